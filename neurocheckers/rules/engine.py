@@ -1,0 +1,249 @@
+"""Checkers rules as pure JAX functions: ``init``, ``step``, ``from_position`` and helpers.
+
+Action encoding: ``action = direction * N + square`` with N dark squares (``rules.num_actions`` =
+4N actions; directions as in ``tables.DIRECTIONS``; squares 0-based, bit order). An action is a step
+when the adjacent square that way is empty and a jump when it holds an opponent piece, so the two can
+never be confused. A multi-jump is a sequence of jump actions by the same player: after a jump that
+can be continued, ``State.continuing`` holds the piece that must move and only its jumps are legal.
+
+Every function works on one game without Python branching on traced values: batch with ``jax.vmap``.
+``Rules`` is static (hashable) and selects code paths at trace time.
+"""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from neurocheckers.rules.presets import Rules
+from neurocheckers.rules.state import BLACK, WHITE, State
+from neurocheckers.rules.tables import Tables, tables
+
+_ZERO = np.uint32(0)
+
+
+def _u32(x: int) -> jax.Array:
+    return jnp.uint32(x)
+
+
+def _neighbors(t: Tables, direction: int, bits: jax.Array) -> jax.Array:
+    """The squares adjacent to ``bits`` in ``direction`` (pieces shifted one step)."""
+    out = jnp.zeros_like(bits)
+    for mask, shift in t.step_groups[direction]:
+        moved = bits & _u32(mask)
+        out = out | (moved << _u32(shift) if shift >= 0 else moved >> _u32(-shift))
+    return out
+
+
+def _movers(color: jax.Array, men: jax.Array, kings: jax.Array, direction: int) -> jax.Array:
+    """The pieces of ``color`` that may move in ``direction``: kings, and men going forward."""
+    forward_color = BLACK if direction < 2 else WHITE
+    return kings | jnp.where(color == forward_color, men, _ZERO)
+
+
+def _generate(
+    t: Tables,
+    color: jax.Array,
+    men: jax.Array,
+    kings: jax.Array,
+    opponents: jax.Array,
+    only: jax.Array | None = None,
+) -> tuple[jax.Array, jax.Array]:
+    """[4] step sources and [4] jump sources per direction for the pieces ``men | kings`` of
+    ``color`` (restricted to the squares ``only`` when given)."""
+    empty = ~(men | kings | opponents) & _u32(t.all_squares)
+    steps, jumps = [], []
+    for d in range(4):
+        movers = _movers(color, men, kings, d)
+        if only is not None:
+            movers = movers & only
+        # A square whose neighbour in d is empty is a neighbour of an empty square in 3 - d.
+        empty_ahead = _neighbors(t, 3 - d, empty)
+        steps.append(movers & empty_ahead)
+        jumps.append(movers & _neighbors(t, 3 - d, opponents & empty_ahead))
+    return jnp.stack(steps), jnp.stack(jumps)
+
+
+def _legal_bits(rules: Rules, steps: jax.Array, jumps: jax.Array) -> jax.Array:
+    if rules.forced_capture:
+        steps = jnp.where(jnp.any(jumps != 0), jnp.zeros_like(steps), steps)
+    return steps | jumps
+
+
+def _mask_of(rules: Rules, legal_bits: jax.Array) -> jax.Array:
+    n = rules.num_squares
+    shifts = jnp.arange(n, dtype=jnp.uint32)
+    return (((legal_bits[:, None] >> shifts) & _u32(1)) != 0).reshape(4 * n)
+
+
+def _conclude(rules: Rules, state: State) -> State:
+    """Fill in ``legal_action_mask``, ``terminated`` and ``result`` after a turn has passed."""
+    no_move = jnp.all(state.legal_bits == 0)
+    to_move_is_black = state.color == BLACK
+    own = jnp.where(
+        to_move_is_black,
+        state.black_men | state.black_kings,
+        state.white_men | state.white_kings,
+    )
+    loses = no_move if rules.stuck_loses else no_move & (own == 0)
+    draw = no_move & ~loses
+    if rules.max_plies:
+        draw = draw | (state.ply >= rules.max_plies)
+    if rules.max_plies_without_capture:
+        draw = draw | (state.plies_without_capture >= rules.max_plies_without_capture)
+    draw = draw & ~loses & (state.continuing == 0)
+    result = jnp.where(loses, jnp.where(to_move_is_black, -1, 1), 0).astype(jnp.int32)
+    return state.replace(
+        legal_action_mask=_mask_of(rules, state.legal_bits),
+        terminated=loses | draw,
+        result=result,
+    )
+
+
+def from_position(
+    rules: Rules,
+    black_men: int | jax.Array,
+    black_kings: int | jax.Array,
+    white_men: int | jax.Array,
+    white_kings: int | jax.Array,
+    color: int | jax.Array = BLACK,
+    ply: int | jax.Array = 0,
+    plies_without_capture: int | jax.Array = 0,
+) -> State:
+    """The state of a position given as bitboards (bit ``i`` = square ``i + 1``), side ``color`` to move."""
+    t = tables(rules.board_size)
+    bm, bk, wm, wk = (jnp.asarray(x, dtype=jnp.uint32) for x in (black_men, black_kings, white_men, white_kings))
+    color = jnp.asarray(color, dtype=jnp.int32)
+    black = color == BLACK
+    steps, jumps = _generate(
+        t,
+        color,
+        jnp.where(black, bm, wm),
+        jnp.where(black, bk, wk),
+        jnp.where(black, wm | wk, bm | bk),
+    )
+    legal_bits = _legal_bits(rules, steps, jumps)
+    state = State(
+        black_men=bm,
+        black_kings=bk,
+        white_men=wm,
+        white_kings=wk,
+        color=color,
+        continuing=jnp.uint32(0),
+        ply=jnp.asarray(ply, dtype=jnp.int32),
+        plies_without_capture=jnp.asarray(plies_without_capture, dtype=jnp.int32),
+        legal_bits=legal_bits,
+        legal_action_mask=jnp.zeros(rules.num_actions, dtype=jnp.bool_),
+        terminated=jnp.bool_(False),
+        result=jnp.int32(0),
+    )
+    return _conclude(rules, state)
+
+
+def init(rules: Rules) -> State:
+    """The starting position: Black's men on the first ``men_rows`` rows, White's on the last, Black to move."""
+    n, men = rules.num_squares, rules.men_per_side
+    return from_position(rules, (1 << men) - 1, 0, ((1 << men) - 1) << (n - men), 0, BLACK)
+
+
+def step(rules: Rules, state: State, action: jax.Array) -> State:
+    """Play ``action`` (which must be legal). A terminated state is returned unchanged."""
+    t = tables(rules.board_size)
+    action = jnp.asarray(action, dtype=jnp.int32)
+    black = state.color == BLACK
+    own_men = jnp.where(black, state.black_men, state.white_men)
+    own_kings = jnp.where(black, state.black_kings, state.white_kings)
+    opp_men = jnp.where(black, state.white_men, state.black_men)
+    opp_kings = jnp.where(black, state.white_kings, state.black_kings)
+
+    source = jnp.left_shift(jnp.uint32(1), (action % rules.num_squares).astype(jnp.uint32))
+    adjacent = jnp.asarray(t.step_bit)[action]
+    is_jump = ((opp_men | opp_kings) & adjacent) != 0
+    target = jnp.where(is_jump, jnp.asarray(t.landing_bit)[action], adjacent)
+    was_king = (own_kings & source) != 0
+    crown_row = jnp.where(black, _u32(t.last_row), _u32(t.first_row))
+    crowned = ~was_king & ((target & crown_row) != 0)
+    becomes_king = was_king | crowned
+    own_men = (own_men & ~source) | jnp.where(becomes_king, _ZERO, target)
+    own_kings = (own_kings & ~source) | jnp.where(becomes_king, target, _ZERO)
+    captured = jnp.where(is_jump, adjacent, _ZERO)
+    opp_men = opp_men & ~captured
+    opp_kings = opp_kings & ~captured
+
+    # The next mover is the opponent, unless the piece that just jumped can and must jump again.
+    other = 1 - state.color
+    opp_steps, opp_jumps = _generate(t, other, opp_men, opp_kings, own_men | own_kings)
+    legal_bits = _legal_bits(rules, opp_steps, opp_jumps)
+    continuing = jnp.bool_(False)
+    if rules.multi_jump:
+        _, own_jumps = _generate(t, state.color, own_men, own_kings, opp_men | opp_kings, only=target)
+        continuing = is_jump & ~crowned & jnp.any(own_jumps != 0)
+        legal_bits = jnp.where(continuing, own_jumps, legal_bits)
+
+    new_black_side = (own_men, own_kings)
+    new_white_side = (opp_men, opp_kings)
+    bm, bk = (jnp.where(black, a, b) for a, b in zip(new_black_side, new_white_side))
+    wm, wk = (jnp.where(black, b, a) for a, b in zip(new_black_side, new_white_side))
+    new_state = state.replace(
+        black_men=bm,
+        black_kings=bk,
+        white_men=wm,
+        white_kings=wk,
+        color=jnp.where(continuing, state.color, other).astype(jnp.int32),
+        continuing=jnp.where(continuing, target, _ZERO),
+        ply=state.ply + 1,
+        plies_without_capture=jnp.where(is_jump, 0, state.plies_without_capture + 1),
+        legal_bits=legal_bits,
+    )
+    new_state = _conclude(rules, new_state)
+    return jax.tree.map(lambda old, new: jnp.where(state.terminated, old, new), state, new_state)
+
+
+def _select_bit(bits: jax.Array, rank: jax.Array) -> jax.Array:
+    """Index of the ``rank``-th (0-based) set bit of a uint32, by binary search over popcounts."""
+    pos = jnp.uint32(0)
+    rank = rank.astype(jnp.uint32)
+    for width in (16, 8, 4, 2, 1):
+        low = (bits >> pos) & _u32((1 << width) - 1)
+        count = jax.lax.population_count(low)
+        go_up = rank >= count
+        rank = jnp.where(go_up, rank - count, rank)
+        pos = jnp.where(go_up, pos + _u32(width), pos)
+    return pos.astype(jnp.int32)
+
+
+def random_action(rules: Rules, key: jax.Array, state: State) -> jax.Array:
+    """A uniformly random legal action ([] int32); 0 when there is none (a terminated game)."""
+    counts = jax.lax.population_count(state.legal_bits).astype(jnp.int32)
+    total = jnp.sum(counts)
+    rank = jnp.floor(jax.random.uniform(key) * total).astype(jnp.int32)
+    rank = jnp.minimum(rank, jnp.maximum(total - 1, 0))
+    cumulative = jnp.cumsum(counts)
+    direction = jnp.sum(cumulative <= rank).astype(jnp.int32)
+    direction = jnp.minimum(direction, 3)
+    rank_in_direction = rank - (cumulative[direction] - counts[direction])
+    square = _select_bit(state.legal_bits[direction], rank_in_direction)
+    return jnp.where(total > 0, direction * rules.num_squares + square, 0)
+
+
+def legal_action_slots(rules: Rules, state: State, size: int | None = None) -> jax.Array:
+    """[K] int32: the legal actions in increasing order, padded with -1.
+
+    ``K`` defaults to ``rules.max_legal_moves`` (4 per piece), which no position can exceed.
+    """
+    size = rules.max_legal_moves if size is None else size
+    (slots,) = jnp.nonzero(state.legal_action_mask, size=size, fill_value=-1)
+    return slots.astype(jnp.int32)
+
+
+def piece_counts(state: State) -> jax.Array:
+    """[4] int32: Black men, Black kings, White men, White kings on the board."""
+    boards = jnp.stack([state.black_men, state.black_kings, state.white_men, state.white_kings], axis=-1)
+    return jax.lax.population_count(boards).astype(jnp.int32)
+
+
+def material_balance(state: State, king_value: float = 1.5) -> jax.Array:
+    """[] float32: Black's material minus White's (men 1, kings ``king_value``)."""
+    c = piece_counts(state).astype(jnp.float32)
+    return (c[..., 0] + king_value * c[..., 1]) - (c[..., 2] + king_value * c[..., 3])

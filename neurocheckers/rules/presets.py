@@ -1,0 +1,106 @@
+"""Rule presets: frozen, hashable configurations that are static under ``jax.jit``."""
+
+from __future__ import annotations
+
+import dataclasses
+
+
+@dataclasses.dataclass(frozen=True)
+class Rules:
+    """A checkers variant. Instances are hashable, so they can be static jit arguments."""
+
+    name: str
+    """Preset name, used in files and on the command line."""
+    board_size: int
+    """Squares per side of the board (6 or 8); only the dark squares are played."""
+    men_rows: int
+    """Rows of men each side starts with."""
+    forced_capture: bool
+    """Whether a side that can capture must capture."""
+    multi_jump: bool
+    """Whether a piece that captured must go on capturing with the same piece when it can."""
+    stuck_loses: bool
+    """Whether a side to move that has pieces but no legal move loses (True) or draws (False).
+    A side to move with no pieces at all always loses."""
+    max_plies: int
+    """The game is drawn once this many plies have been played in total (0: no limit)."""
+    max_plies_without_capture: int
+    """The game is drawn after this many plies in a row without a capture (0: no limit)."""
+
+    def __post_init__(self) -> None:
+        if self.board_size not in (6, 8):
+            raise ValueError(f"board_size must be 6 or 8, got {self.board_size!r}")
+        if not 1 <= self.men_rows <= self.board_size // 2 - 1:
+            raise ValueError(f"men_rows must be in 1..{self.board_size // 2 - 1}, got {self.men_rows!r}")
+        if self.max_plies < 0 or self.max_plies_without_capture < 0:
+            raise ValueError("draw limits must be >= 0 (0 means no limit)")
+
+    @property
+    def num_squares(self) -> int:
+        """Dark squares on the board (18 on 6x6, 32 on 8x8)."""
+        return self.board_size * self.board_size // 2
+
+    @property
+    def num_actions(self) -> int:
+        """Size of the fixed action space: 4 directions x dark squares."""
+        return 4 * self.num_squares
+
+    @property
+    def men_per_side(self) -> int:
+        """Men each side starts with."""
+        return self.men_rows * self.board_size // 2
+
+    @property
+    def max_legal_moves(self) -> int:
+        """An upper bound on the legal actions of any position: each piece has at most one action per direction."""
+        return 4 * self.men_per_side
+
+
+SIMPLE6 = Rules(
+    name="simple6",
+    board_size=6,
+    men_rows=2,
+    forced_capture=False,
+    multi_jump=False,
+    stuck_loses=False,
+    max_plies=60,
+    max_plies_without_capture=0,
+)
+"""The reference study's 6x6 game: optional single captures, a stuck side draws, draw after 60 plies."""
+
+AMERICAN6 = Rules(
+    name="american6",
+    board_size=6,
+    men_rows=2,
+    forced_capture=True,
+    multi_jump=True,
+    stuck_loses=True,
+    max_plies=0,
+    max_plies_without_capture=50,
+)
+"""American rules on 6x6 (the 6x6 DQN study's game): forced multi-jumps, a stuck side loses,
+draw after 50 plies in a row without a capture."""
+
+AMERICAN8 = Rules(
+    name="american8",
+    board_size=8,
+    men_rows=3,
+    forced_capture=True,
+    multi_jump=True,
+    stuck_loses=True,
+    max_plies=0,
+    max_plies_without_capture=40,
+)
+"""English draughts; draw after 40 plies in a row without a capture (OpenSpiel's convention)."""
+
+PRESETS: dict[str, Rules] = {r.name: r for r in (SIMPLE6, AMERICAN6, AMERICAN8)}
+
+
+def get_rules(name: str | Rules) -> Rules:
+    """Return the preset called ``name`` (a ``Rules`` passes through unchanged)."""
+    if isinstance(name, Rules):
+        return name
+    try:
+        return PRESETS[name]
+    except KeyError:
+        raise ValueError(f"unknown rules preset {name!r}; choose one of {', '.join(PRESETS)}") from None
