@@ -113,7 +113,9 @@ def from_position(
 ) -> State:
     """The state of a position given as bitboards (bit ``i`` = square ``i + 1``), side ``color`` to move."""
     t = tables(rules.board_size)
-    bm, bk, wm, wk = (jnp.asarray(x, dtype=jnp.uint32) for x in (black_men, black_kings, white_men, white_kings))
+    bm, bk, wm, wk = (
+        jnp.asarray(x, dtype=jnp.uint32) for x in (black_men, black_kings, white_men, white_kings)
+    )
     color = jnp.asarray(color, dtype=jnp.int32)
     black = color == BLACK
     steps, jumps = _generate(

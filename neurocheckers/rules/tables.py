@@ -61,9 +61,7 @@ def square_of(size: int, row: int, col: int) -> int:
 def tables(size: int) -> Tables:
     """The move tables of a ``size`` x ``size`` board."""
     n = size * size // 2
-    coords = np.array(
-        [(r, c) for r in range(size) for c in range(size) if (r + c) % 2 == 1], dtype=np.int32
-    )
+    coords = np.array([(r, c) for r in range(size) for c in range(size) if (r + c) % 2 == 1], dtype=np.int32)
     assert len(coords) == n
     neighbor = np.full((4, n), -1, dtype=np.int32)
     landing = np.full((4, n), -1, dtype=np.int32)

@@ -1,0 +1,5 @@
+import sys
+
+from neurocheckers.cli import main
+
+sys.exit(main())

@@ -1,0 +1,302 @@
+"""Knowledge-light baseline players and leaf evaluators, as pure JAX functions over one game.
+
+Every policy has the signature ``policy(params, state, key) -> action`` ([] int32) once its static
+settings (the ``Rules``, a depth, a value function) are bound by the factory that builds it, so it can
+be ``jax.vmap``-ed over games and ``jax.jit``-ed. ``params`` is whatever the bound value function needs
+(ignored by the knowledge-free players). On a state without a legal action (a finished game) every
+policy returns 0, like ``random_action``; ``step`` ignores actions on terminated states anyway.
+
+Every value function has the signature ``value_fn(params, state, key) -> v`` ([] float32): the chance
+that the side to move in ``state`` (``state.color``) wins, a draw counting one half. On a terminated
+state both value functions here return the exact outcome for ``state.color`` read from
+``state.result`` (1 win, 1/2 draw, 0 loss). In this engine a finished game is lost by the side to move
+(or drawn), so a natural terminal state rates 0 or 1/2; the 1 case only arises for a hand-made state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+from flax import struct
+
+from neurocheckers.rules.engine import legal_action_slots, material_balance, random_action, step
+from neurocheckers.rules.presets import Rules
+from neurocheckers.rules.state import BLACK, State
+
+Policy = Callable[[Any, State, jax.Array], jax.Array]
+"""``(params, state, key) -> action`` ([] int32) for one game."""
+ValueFn = Callable[[Any, State, jax.Array], jax.Array]
+"""``(params, state, key) -> v`` ([] float32): the chance that the side to move in ``state`` wins."""
+
+WIN_SCORE = 1000.0
+"""Alpha-beta score of a won game (minus its distance in plies from the root); far above any material."""
+_ROOT_MARGIN = 0.25
+"""Alpha-beta scores are multiples of 1/2 (men 1, kings 1.5, integer win scores), so a root window
+lowered by 1/4 keeps every move tied with the best one exact, which the random tie-break needs."""
+
+
+def _sign(color: jax.Array) -> jax.Array:
+    """+1 for Black, -1 for White: turns Black's-view scores into the view of ``color``."""
+    return jnp.where(color == BLACK, 1.0, -1.0).astype(jnp.float32)
+
+
+def outcome_for(state: State, color: jax.Array) -> jax.Array:
+    """[] float32: the result of ``state`` for ``color`` as 1 win / 1/2 draw or unfinished / 0 loss."""
+    return 0.5 * (1.0 + _sign(color) * state.result.astype(jnp.float32))
+
+
+def _pick_best(key: jax.Array, values: jax.Array, valid: jax.Array) -> jax.Array:
+    """Index of the largest valid value, ties broken uniformly at random (0 when none is valid)."""
+    values = jnp.where(valid, values, -jnp.inf)
+    is_best = valid & (values >= jnp.max(values))
+    # A uniform draw per candidate: the argmax over the tied best ones is a uniform pick among them.
+    noise = jax.random.uniform(key, values.shape)
+    return jnp.argmax(jnp.where(is_best, noise, -1.0)).astype(jnp.int32)
+
+
+# ---------------------------------------------------------------------------
+# Random and greedy players
+# ---------------------------------------------------------------------------
+
+
+def random_policy(rules: Rules) -> Policy:
+    """A player choosing uniformly among the legal moves (``params`` ignored)."""
+
+    def policy(params: Any, state: State, key: jax.Array) -> jax.Array:
+        del params
+        return random_action(rules, key, state)
+
+    return policy
+
+
+def greedy_policy(rules: Rules, value_fn: ValueFn) -> Policy:
+    """A 1-ply player: plays the legal move whose resulting position ``value_fn`` rates best for the mover.
+
+    A child that ends the game gets its exact outcome for the mover (1 / 1/2 / 0). Otherwise
+    ``v = value_fn(params, child, key)`` is the chance that the side to move in the child wins, which
+    is the mover itself after a jump that must be continued (value ``v``) and the opponent otherwise
+    (value ``1 - v``). Ties are broken at random. All ``K = rules.max_legal_moves`` slots are rated
+    (padding included, then masked) so the work has a fixed shape.
+    """
+
+    def policy(params: Any, state: State, key: jax.Array) -> jax.Array:
+        slots = legal_action_slots(rules, state)  # [K]
+        valid = slots >= 0
+        children = jax.vmap(lambda a: step(rules, state, a))(jnp.maximum(slots, 0))
+        value_key, tie_key = jax.random.split(key)
+        v = jax.vmap(value_fn, in_axes=(None, 0, 0))(
+            params, children, jax.random.split(value_key, slots.shape[0])
+        )
+        same_mover = children.color == state.color
+        heuristic = jnp.where(same_mover, v, 1.0 - v)
+        exact = outcome_for(children, state.color)
+        values = jnp.where(children.terminated, exact, heuristic)
+        best = _pick_best(tie_key, values, valid & ~state.terminated)
+        return jnp.where(jnp.any(valid), slots[best], 0).astype(jnp.int32)
+
+    return policy
+
+
+# ---------------------------------------------------------------------------
+# Alpha-beta
+# ---------------------------------------------------------------------------
+
+
+@struct.dataclass
+class _SearchStack:
+    """The explicit depth-first stack of one alpha-beta search over a tree of depth D.
+
+    Levels 0..D-1 hold the interior nodes on the current path (level 0 is the root); nodes at depth D
+    and finished games are leaves, scored when generated and never pushed. Scores are from Black's
+    view: Black's nodes maximise, White's minimise (a multi-jump continuation keeps the mover, so its
+    child has the same role and nothing is negated).
+
+    Fields:
+      states: State with [D] leading axes, the node at each level of the current path.
+      cursor: [D] int32, the lowest action index not yet searched at each level.
+      alpha, beta: [D] float32, the search window at each level.
+      best: [D] float32, the best child score found so far at each level (fail-soft).
+      root_scores: [A] float32, the score of each searched root action (exact for every action tied
+        with the best; an upper bound from the mover's view for worse ones; -inf-like when unsearched).
+      level: [] int32, the level of the node being expanded.
+      done: [] bool, whether the search has finished.
+    """
+
+    states: State
+    cursor: jax.Array
+    alpha: jax.Array
+    beta: jax.Array
+    best: jax.Array
+    root_scores: jax.Array
+    level: jax.Array
+    done: jax.Array
+
+
+def _leaf_score(state: State, distance: jax.Array) -> jax.Array:
+    """Black's-view score of a leaf: +-(WIN_SCORE - distance) when the game is over (0 for a draw),
+    the material balance (men 1, kings 1.5) otherwise."""
+    won = state.result.astype(jnp.float32) * (WIN_SCORE - distance.astype(jnp.float32))
+    return jnp.where(state.terminated, won, material_balance(state))
+
+
+def alphabeta_search(rules: Rules, state: State, depth: int) -> tuple[jax.Array, jax.Array]:
+    """Depth-``depth`` alpha-beta from ``state``; one level of depth is one action (a jump of a
+    multi-jump included).
+
+    Returns ``(root_scores, legal)``: [A] float32 scores of the root actions from the view of the side
+    to move (exact for every action whose score equals the best; an upper bound for the others) and
+    the [A] bool mask of searched root actions (all legal actions unless the root is terminated).
+
+    The depth-first recursion is unrolled into a ``lax.while_loop`` over an explicit stack, each
+    iteration searching one child (scoring it if it is a leaf, pushing it otherwise) or returning from
+    a finished node, so ``jax.vmap`` over positions works (the loop runs until every search is done).
+    Children are visited in action order.
+    """
+    if depth < 1:
+        raise ValueError(f"depth must be >= 1, got {depth!r}")
+    num_actions = rules.num_actions
+    actions = jnp.arange(num_actions, dtype=jnp.int32)
+    inf = jnp.float32(jnp.inf)
+
+    def maximising(s: State) -> jax.Array:
+        return s.color == BLACK
+
+    stack = _SearchStack(
+        states=jax.tree.map(lambda x: jnp.broadcast_to(x, (depth, *x.shape)), state),
+        cursor=jnp.zeros(depth, jnp.int32),
+        alpha=jnp.full(depth, -inf),
+        beta=jnp.full(depth, inf),
+        best=jnp.full(depth, -inf).at[0].set(jnp.where(maximising(state), -inf, inf)),
+        root_scores=jnp.zeros(num_actions, jnp.float32),
+        level=jnp.int32(0),
+        done=state.terminated | ~jnp.any(state.legal_action_mask),
+    )
+
+    def body(st: _SearchStack) -> _SearchStack:
+        lv = st.level
+        node = jax.tree.map(lambda x: x[lv], st.states)
+        remaining = node.legal_action_mask & (actions >= st.cursor[lv])
+        action = jnp.argmax(remaining).astype(jnp.int32)
+        expand = jnp.any(remaining) & (st.alpha[lv] < st.beta[lv])
+
+        # Expanding: search the child of `action`.
+        child = step(rules, node, action)
+        child_depth = lv + 1
+        is_leaf = child.terminated | (child_depth >= depth)
+        push = expand & ~is_leaf
+
+        # The score reported to a parent: a leaf child's score to this level, or this finished node's
+        # best score to the level above.
+        target = jnp.where(expand, lv, lv - 1)
+        score = jnp.where(expand, _leaf_score(child, child_depth), st.best[lv])
+        report = (expand & is_leaf) | (~expand & (lv > 0))
+        t = jnp.maximum(target, 0)
+        t_max = maximising(jax.tree.map(lambda x: x[t], st.states))
+        new_best = jnp.where(t_max, jnp.maximum(st.best[t], score), jnp.minimum(st.best[t], score))
+        # At the root the window stays below the best score so moves tied with it are scored exactly.
+        root_shift = jnp.where(t == 0, _ROOT_MARGIN, 0.0)
+        new_alpha = jnp.where(t_max, jnp.maximum(st.alpha[t], score - root_shift), st.alpha[t])
+        new_beta = jnp.where(t_max, st.beta[t], jnp.minimum(st.beta[t], score + root_shift))
+        best = st.best.at[t].set(jnp.where(report, new_best, st.best[t]))
+        alpha = st.alpha.at[t].set(jnp.where(report, new_alpha, st.alpha[t]))
+        beta = st.beta.at[t].set(jnp.where(report, new_beta, st.beta[t]))
+        # The root action the score belongs to: the one just expanded, or the last one pushed.
+        root_action = jnp.where(expand, action, st.cursor[0] - 1)
+        root_scores = st.root_scores.at[root_action].set(
+            jnp.where(report & (target == 0), score, st.root_scores[root_action])
+        )
+        cursor = st.cursor.at[lv].set(jnp.where(expand, action + 1, st.cursor[lv]))
+
+        # Pushing the child as a new node (at most depth - 1, since children at `depth` are leaves).
+        c = jnp.minimum(child_depth, depth - 1)
+        states = jax.tree.map(
+            lambda stacked, x: stacked.at[c].set(jnp.where(push, x, stacked[c])), st.states, child
+        )
+        cursor = cursor.at[c].set(jnp.where(push, 0, cursor[c]))
+        alpha = alpha.at[c].set(jnp.where(push, alpha[lv], alpha[c]))
+        beta = beta.at[c].set(jnp.where(push, beta[lv], beta[c]))
+        best = best.at[c].set(jnp.where(push, jnp.where(maximising(child), -inf, inf), best[c]))
+
+        level = jnp.where(push, child_depth, jnp.where(expand, lv, lv - 1))
+        return _SearchStack(
+            states=states,
+            cursor=cursor,
+            alpha=alpha,
+            beta=beta,
+            best=best,
+            root_scores=root_scores,
+            level=level,
+            done=~expand & (lv == 0),
+        )
+
+    final = jax.lax.while_loop(lambda st: ~st.done, body, stack)
+    legal = state.legal_action_mask & ~state.terminated
+    return _sign(state.color) * final.root_scores, legal
+
+
+def alphabeta_policy(rules: Rules, depth: int) -> Policy:
+    """A depth-``depth`` alpha-beta player with a material evaluation (``params`` ignored).
+
+    Scores from the mover's view: men 1, kings 1.5; a win ``WIN_SCORE`` minus its distance in plies
+    (faster wins first, slower losses first), a draw 0. One level of depth is one action, so a
+    multi-jump uses several levels. Among equally good root moves one is picked at random.
+    """
+
+    def policy(params: Any, state: State, key: jax.Array) -> jax.Array:
+        del params
+        scores, legal = alphabeta_search(rules, state, depth)
+        return jnp.where(jnp.any(legal), _pick_best(key, scores, legal), 0).astype(jnp.int32)
+
+    return policy
+
+
+# ---------------------------------------------------------------------------
+# Value functions
+# ---------------------------------------------------------------------------
+
+
+def rollout_value_fn(rules: Rules, max_plies: int = 300) -> ValueFn:
+    """A knowledge-free value function: one uniformly random game played out from ``state``.
+
+    Returns the outcome for the side to move in ``state`` (1 win, 1/2 draw, 0 loss); a rollout still
+    unfinished after ``max_plies`` actions counts as a draw. A terminated ``state`` returns its exact
+    outcome at once. ``params`` is ignored (the "mcts-rollout" leaf evaluator).
+    """
+
+    def value_fn(params: Any, state: State, key: jax.Array) -> jax.Array:
+        del params
+
+        def cond(carry: tuple[State, jax.Array, jax.Array]) -> jax.Array:
+            s, _, n = carry
+            return ~s.terminated & (n < max_plies)
+
+        def body(carry: tuple[State, jax.Array, jax.Array]) -> tuple[State, jax.Array, jax.Array]:
+            s, k, n = carry
+            k, sub = jax.random.split(k)
+            return step(rules, s, random_action(rules, sub, s)), k, n + 1
+
+        final, _, _ = jax.lax.while_loop(cond, body, (state, key, jnp.int32(0)))
+        # An unfinished game has result 0, which outcome_for reads as a draw.
+        return outcome_for(final, state.color)
+
+    return value_fn
+
+
+def material_value_fn(rules: Rules, scale: float = 0.5, king_value: float = 1.5) -> ValueFn:
+    """A handcrafted value function: ``sigmoid(scale * material)`` for the side to move.
+
+    ``material`` is the mover's men + ``king_value`` x kings minus the opponent's. A terminated state
+    returns its exact outcome. ``params`` and ``key`` are ignored; ``rules`` is taken for uniformity.
+    """
+    del rules
+
+    def value_fn(params: Any, state: State, key: jax.Array) -> jax.Array:
+        del params, key
+        balance = _sign(state.color) * material_balance(state, king_value)
+        v = jax.nn.sigmoid(scale * balance)
+        return jnp.where(state.terminated, outcome_for(state, state.color), v).astype(jnp.float32)
+
+    return value_fn
