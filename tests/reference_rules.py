@@ -462,10 +462,7 @@ def play(rules: RefRules, game: RefGame, move: RefMove) -> RefGame:
     if move not in legal_moves(rules, game.position):
         raise ValueError(f"illegal move {move.notation()}")
     pos = apply_move(rules, game.position, move)
-    if move.captures:
-        without = 0
-    else:
-        without = game.plies_without_capture + 1
+    without = 0 if move.captures else game.plies_without_capture + 1
     return _judge(rules, pos, game.ply + 1, without)
 
 

@@ -52,9 +52,9 @@ def _move(rules: R.RefRules, pos: R.RefPosition, notation: str) -> R.RefMove:
 
 def test_presets():
     assert set(R.REF_PRESETS) == {"simple6", "american6", "american8"}
-    assert SIMPLE6 == R.RefRules("simple6", 6, 2, False, False, False, 60, 0)
-    assert AMERICAN6 == R.RefRules("american6", 6, 2, True, True, True, 0, 50)
-    assert AMERICAN8 == R.RefRules("american8", 8, 3, True, True, True, 0, 40)
+    assert R.REF_PRESETS["simple6"] == R.RefRules("simple6", 6, 2, False, False, False, 60, 0)
+    assert R.REF_PRESETS["american6"] == R.RefRules("american6", 6, 2, True, True, True, 0, 50)
+    assert R.REF_PRESETS["american8"] == R.RefRules("american8", 8, 3, True, True, True, 0, 40)
 
 
 def test_square_numbering():
@@ -215,15 +215,15 @@ def test_crowning_ends_a_capture():
 
 
 def test_step_to_last_row_crowns():
-    pos = R.position_from_fen("B:W1:B25")  # black man 25 (r6,c1)
+    pos = R.position_from_fen("B:WK4:B25")  # black man 25 (r6,c1)
     assert sorted(m.notation() for m in R.legal_moves(AMERICAN8, pos)) == ["25-29", "25-30"]
     after = R.apply_move(AMERICAN8, pos, _move(AMERICAN8, pos, "25-30"))
     assert after.black_kings == {30} and not after.black_men
-    pos = R.position_from_fen("W:W5:B32")  # white man 5 (r1,c0) -> 1
+    pos = R.position_from_fen("W:W5:BK32")  # white man 5 (r1,c0) -> 1
     after = R.apply_move(AMERICAN8, pos, _move(AMERICAN8, pos, "5-1"))
     assert after.white_kings == {1} and not after.white_men
     # 6x6: black man 13 (r4,c1) steps to row 5.
-    pos = R.position_from_fen("B:W3:B13")
+    pos = R.position_from_fen("B:WK3:B13")
     after = R.apply_move(SIMPLE6, pos, _move(SIMPLE6, pos, "13-17"))
     assert after.black_kings == {17}
 
@@ -235,7 +235,7 @@ def test_king_captures_backwards_man_does_not():
     # White king capturing downwards (backwards for White): 6x6 king on 5
     # (r1,c2) over black 8 (r2,c3) to 12 (r3,c4).
     assert _names(AMERICAN6, "W:WK5:B8") == ["5x12"]
-    assert _names(SIMPLE6, "W:WK5:B8") == ["5-1", "5-2", "5-4", "5-7", "5x12"]
+    assert _names(SIMPLE6, "W:WK5:B8") == ["5-1", "5-2", "5-7", "5x12"]
     assert _names(AMERICAN6, "W:W5:B8") == ["5-1", "5-2"]
 
 
@@ -264,9 +264,10 @@ def test_stuck_side_loses_in_american_draws_in_simple6():
     stuck = R.position_from_fen("W:W4:BK1")
     assert R.new_game(AMERICAN6, stuck).terminated and R.new_game(AMERICAN6, stuck).result == 1
     assert R.new_game(SIMPLE6, stuck).terminated and R.new_game(SIMPLE6, stuck).result == 0
-    # Stuck Black (men 16,17 on the last row cannot move; 16 would not be
-    # crowned... it already sits there as a man): White wins in american.
-    blocked = R.position_from_fen("B:WK1:B16,17")
+    # Stuck Black: man 4 (r1,c0) faces white 7 (r2,c1) and the landing
+    # square 11 (r3,c2) is taken. White wins in american, draw in simple6.
+    blocked = R.position_from_fen("B:W7,11:B4")
+    assert R.legal_moves(AMERICAN6, blocked) == []
     assert R.new_game(AMERICAN6, blocked).result == -1
     assert R.new_game(SIMPLE6, blocked).result == 0
     assert R.new_game(SIMPLE6, blocked).terminated
@@ -365,7 +366,7 @@ def test_random_game_is_consistent(name, seed):
     history = R.random_game(rules, seed)
     assert history == R.random_game(rules, seed)  # deterministic
     assert history[0][0] == R.new_game(rules)
-    for (game, moves, move), (next_game, _, _) in zip(history, history[1:]):
+    for (game, moves, move), (next_game, _, _) in zip(history[:-1], history[1:], strict=True):
         assert not game.terminated
         assert moves == sorted(R.legal_moves(rules, game.position), key=lambda m: m.notation())
         assert len({m.notation() for m in moves}) == len(moves)

@@ -144,7 +144,7 @@ def from_position(
 
 
 def init(rules: Rules) -> State:
-    """The starting position: Black's men on the first ``men_rows`` rows, White's on the last, Black to move."""
+    """The opening: Black's men on the first ``men_rows`` rows, White's on the last, Black to move."""
     n, men = rules.num_squares, rules.men_per_side
     return from_position(rules, (1 << men) - 1, 0, ((1 << men) - 1) << (n - men), 0, BLACK)
 
@@ -185,8 +185,8 @@ def step(rules: Rules, state: State, action: jax.Array) -> State:
 
     new_black_side = (own_men, own_kings)
     new_white_side = (opp_men, opp_kings)
-    bm, bk = (jnp.where(black, a, b) for a, b in zip(new_black_side, new_white_side))
-    wm, wk = (jnp.where(black, b, a) for a, b in zip(new_black_side, new_white_side))
+    bm, bk = (jnp.where(black, a, b) for a, b in zip(new_black_side, new_white_side, strict=True))
+    wm, wk = (jnp.where(black, b, a) for a, b in zip(new_black_side, new_white_side, strict=True))
     new_state = state.replace(
         black_men=bm,
         black_kings=bk,

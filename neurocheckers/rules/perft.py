@@ -44,7 +44,8 @@ def _step_all(rules: Rules, states: State, actions: np.ndarray) -> State:
         pad = np.concatenate([np.arange(start, stop), np.full(_CHUNK - (stop - start), start)])
         chunk = _take(states, pad)
         result = fn(chunk, jnp.asarray(actions[pad]))
-        out.append(jax.tree.map(lambda x: np.asarray(x)[: stop - start], result))
+        count = stop - start
+        out.append(jax.tree.map(lambda x, count=count: np.asarray(x)[:count], result))
     return _concat(out)
 
 

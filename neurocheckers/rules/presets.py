@@ -52,7 +52,7 @@ class Rules:
 
     @property
     def max_legal_moves(self) -> int:
-        """An upper bound on the legal actions of any position: each piece has at most one action per direction."""
+        """A bound on the legal actions of any position: one per piece and direction."""
         return 4 * self.men_per_side
 
 
