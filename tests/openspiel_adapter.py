@@ -48,9 +48,7 @@ _OS_DIR_OFFSETS = ((-1, -1), (-1, 1), (1, 1), (1, -1))
 # Our direction index -> (drow, dcol) in our coordinates.
 OUR_DIR_OFFSETS = ((1, -1), (1, 1), (-1, -1), (-1, 1))
 # After the 180-degree rotation OpenSpiel offsets are negated.
-_OS_TO_OUR_DIR = tuple(
-    OUR_DIR_OFFSETS.index((-dr, -dc)) for dr, dc in _OS_DIR_OFFSETS
-)  # == (1, 0, 2, 3)
+_OS_TO_OUR_DIR = tuple(OUR_DIR_OFFSETS.index((-dr, -dc)) for dr, dc in _OS_DIR_OFFSETS)  # == (1, 0, 2, 3)
 _OUR_TO_OS_DIR = tuple(_OS_TO_OUR_DIR.index(d) for d in range(4))
 
 _CHAR_TO_KIND = {
@@ -134,9 +132,7 @@ def openspiel_action_to_squares(action: int) -> tuple[int, int]:
     row, col, d, move_type = decode_openspiel_action(action)
     dist = move_type + 1
     dr, dc = _OS_DIR_OFFSETS[d]
-    return os_cell_to_square(row, col), os_cell_to_square(
-        row + dist * dr, col + dist * dc
-    )
+    return os_cell_to_square(row, col), os_cell_to_square(row + dist * dr, col + dist * dc)
 
 
 def openspiel_action_is_capture(action: int) -> bool:
@@ -265,8 +261,4 @@ def moves_without_capture(state) -> int:
 def in_multi_jump(state) -> bool:
     """True when the side to move is continuing a multi-jump."""
     hist = state.full_history()
-    return (
-        bool(hist)
-        and not state.is_terminal()
-        and hist[-1].player == state.current_player()
-    )
+    return bool(hist) and not state.is_terminal() and hist[-1].player == state.current_player()

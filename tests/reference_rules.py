@@ -433,6 +433,9 @@ def _has_pieces(pos: RefPosition, black: bool) -> bool:
 def _judge(rules: RefRules, pos: RefPosition, ply: int, plies_without_capture: int) -> RefGame:
     """Build a game record, deciding termination for the side now to move."""
     loser_result = -1 if pos.black_to_move else 1
+    # Reaching the no-capture limit draws even a side left without a move (OpenSpiel's order).
+    if rules.max_plies_without_capture and plies_without_capture >= rules.max_plies_without_capture:
+        return RefGame(pos, ply, plies_without_capture, True, 0)
     if not legal_moves(rules, pos):
         if rules.stuck_loses or not _has_pieces(pos, pos.black_to_move):
             return RefGame(pos, ply, plies_without_capture, True, loser_result)

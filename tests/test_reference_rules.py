@@ -334,10 +334,13 @@ def test_simple6_ignores_capture_free_streaks_and_american_resets_on_capture():
     game = R.RefGame(pos, ply=10, plies_without_capture=49, terminated=False, result=0)
     after = R.play(AMERICAN6, game, _move(AMERICAN6, pos, "1-4"))
     assert after.plies_without_capture == 50 and after.terminated and after.result == 0
-    # A win on the 50th quiet ply is a win, not a draw (no-move check first):
-    # black king 5 -> 1 leaves white man 4 stuck.
+    # Blocking the last white piece on the 50th quiet ply draws (the limit is checked first, as in
+    # OpenSpiel); one ply earlier it wins. Black king 5 -> 1 leaves white man 4 stuck.
     pos = R.position_from_fen("B:W4:BK5")
     game = R.RefGame(pos, ply=70, plies_without_capture=49, terminated=False, result=0)
+    after = R.play(AMERICAN6, game, _move(AMERICAN6, pos, "5-1"))
+    assert after.terminated and after.result == 0
+    game = R.RefGame(pos, ply=70, plies_without_capture=48, terminated=False, result=0)
     after = R.play(AMERICAN6, game, _move(AMERICAN6, pos, "5-1"))
     assert after.terminated and after.result == 1
 

@@ -117,6 +117,15 @@ def test_american_draw_after_plies_without_capture(rules):
     assert not bool(after.terminated) and int(after.plies_without_capture) == 0
 
 
+def test_no_capture_limit_is_checked_before_a_stuck_side_loses():
+    # Black king 5 -> 1 leaves White's man on 4 without a move: a win, unless that quiet ply
+    # reaches the no-capture limit, which draws first (OpenSpiel's order).
+    for count, result in ((48, 1), (49, 0)):
+        state = parse_fen(AMERICAN6, "B:W4:BK5", plies_without_capture=count)
+        after = apply_move(AMERICAN6, state, "5-1")
+        assert bool(after.terminated) and int(after.result) == result
+
+
 def test_terminated_state_is_unchanged_by_step():
     state = parse_fen(AMERICAN6, "B:W16,17:B13")
     after = step(AMERICAN6, state, 0)

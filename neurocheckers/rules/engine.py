@@ -87,12 +87,17 @@ def _conclude(rules: Rules, state: State) -> State:
         state.white_men | state.white_kings,
     )
     loses = no_move if rules.stuck_loses else no_move & (own == 0)
-    draw = no_move & ~loses
-    if rules.max_plies:
-        draw = draw | (state.ply >= rules.max_plies)
     if rules.max_plies_without_capture:
-        draw = draw | (state.plies_without_capture >= rules.max_plies_without_capture)
-    draw = draw & ~loses & (state.continuing == 0)
+        # The no-capture limit draws even a side left without a move (OpenSpiel's order); a capture
+        # resets the count, so this never turns a capture of the last piece into a draw.
+        quiet_draw = state.plies_without_capture >= rules.max_plies_without_capture
+        loses = loses & ~quiet_draw
+    else:
+        quiet_draw = jnp.bool_(False)
+    draw = (no_move & ~loses) | quiet_draw
+    if rules.max_plies:
+        draw = draw | ((state.ply >= rules.max_plies) & ~loses)
+    draw = draw & (state.continuing == 0)
     result = jnp.where(loses, jnp.where(to_move_is_black, -1, 1), 0).astype(jnp.int32)
     return state.replace(
         legal_action_mask=_mask_of(rules, state.legal_bits),
