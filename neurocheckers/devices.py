@@ -9,6 +9,7 @@ library code never sets it at import: scripts and the CLI call :func:`use_host_d
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 
@@ -55,8 +56,6 @@ def use_host_devices(n: int | None = None) -> int:
     os.environ["XLA_FLAGS"] = " ".join([*flags, f"{_FLAG}={n}"])
     import jax
 
-    try:
+    with contextlib.suppress(AttributeError, KeyError):  # a JAX without the option
         jax.config.update("jax_num_cpu_devices", n)
-    except (AttributeError, KeyError):  # pragma: no cover - a JAX without the option
-        pass
     return n

@@ -104,28 +104,20 @@ def _select_bit(bits: jax.Array, rank: jax.Array) -> jax.Array:
     return pos.astype(jnp.int32)
 
 
-def _play(rules: Rules, max_plies: int, axis: str | None, key: jax.Array, games: jax.Array) -> PlayoutStats:
-    """Play the games with global indices ``games`` ([G] uint32) to the end; runs under jit
-    (inside ``shard_map`` over the mesh axis ``axis`` when given)."""
-    size = games.shape[0]
-    start = init(rules)
-    states = jax.tree.map(lambda x: jnp.broadcast_to(x, (size, *x.shape)), start)
-    if axis is not None:
-        # The start position is the same on every device; the loop carry differs per device.
-        states = jax.tree.map(lambda x: jax.lax.pcast(x, (axis,), to="varying"), states)
-    batched_step = jax.vmap(functools.partial(step, rules))
-    choose = jax.vmap(functools.partial(action_from_bits, rules))
+def _varying(axis: str | None, tree):
+    """Inside shard_map, mark values computed alike on every device as differing per device (as
+    the loop carry that starts from them does)."""
+    if axis is None:
+        return tree
+    return jax.tree.map(lambda x: jax.lax.pcast(x, (axis,), to="varying"), tree)
 
-    def cond(carry: tuple[State, jax.Array]) -> jax.Array:
-        states, ply = carry
-        return (ply < max_plies) & ~jnp.all(states.terminated)
 
-    def body(carry: tuple[State, jax.Array]) -> tuple[State, jax.Array]:
-        states, ply = carry
-        actions = choose(game_bits(key, ply, games), states.legal_bits)
-        return batched_step(states, actions), ply + 1
+def _start_states(rules: Rules, size: int, axis: str | None) -> State:
+    """[size] copies of the start position."""
+    return _varying(axis, jax.tree.map(lambda x: jnp.broadcast_to(x, (size, *x.shape)), init(rules)))
 
-    states, _ = jax.lax.while_loop(cond, body, (states, jnp.int32(0)))
+
+def _stats(states: State) -> PlayoutStats:
     return PlayoutStats(
         result=states.result,
         length=states.ply,
@@ -134,17 +126,123 @@ def _play(rules: Rules, max_plies: int, axis: str | None, key: jax.Array, games:
     )
 
 
+def _play(rules: Rules, max_plies: int, axis: str | None, key: jax.Array, games: jax.Array) -> PlayoutStats:
+    """Play the games with global indices ``games`` ([G] uint32) side by side to the end.
+
+    Runs under jit (inside ``shard_map`` over the mesh axis ``axis`` when given). The chosen actions
+    are part of the loop carry: computed at the end of one iteration and used by the next. This keeps
+    XLA's CPU fusion from recomputing the action choice inside every fused output of ``step`` (it
+    did, 14 times over, and that made American 8x8 playouts about 6x slower).
+    """
+    batched_step = jax.vmap(functools.partial(step, rules))
+    choose = jax.vmap(functools.partial(action_from_bits, rules))
+    states = _start_states(rules, games.shape[0], axis)
+
+    def cond(carry: tuple[State, jax.Array, jax.Array]) -> jax.Array:
+        states, _, ply = carry
+        return (ply < max_plies) & ~jnp.all(states.terminated)
+
+    def body(carry: tuple[State, jax.Array, jax.Array]) -> tuple[State, jax.Array, jax.Array]:
+        states, actions, ply = carry
+        states = batched_step(states, actions)
+        actions = choose(game_bits(key, ply + 1, games), states.legal_bits)
+        return states, actions, ply + 1
+
+    actions = choose(game_bits(key, jnp.int32(0), games), states.legal_bits)
+    states, _, _ = jax.lax.while_loop(cond, body, (states, actions, jnp.int32(0)))
+    return _stats(states)
+
+
+def _play_window(
+    rules: Rules, max_plies: int, window: int, axis: str | None, key: jax.Array, games: jax.Array
+) -> PlayoutStats:
+    """Like ``_play``, but only ``window`` games are in flight at a time.
+
+    An inner loop plays the window until a quarter of its slots hold finished games (or a game hits
+    ``max_plies``); the outer loop then records those games and refills their slots with unstarted
+    ones. The long tail of a few long games so runs on a small batch, and the bookkeeping runs once
+    per refill, not once per ply. Each game still draws ``game_bits(key, t, i)`` at its own ply
+    ``t``, so results equal ``_play``'s.
+    """
+    size = games.shape[0]
+    refill_at = max(1, window // 4)
+    batched_step = jax.vmap(functools.partial(step, rules))
+    choose = jax.vmap(functools.partial(action_from_bits, rules))
+    start = init(rules)
+    # fold_in(key, t) for every ply t: a slot's ply key is a gather, not a second Threefry block.
+    ply_keys = jax.vmap(lambda t: jax.random.fold_in(key, t))(jnp.arange(max_plies + 1, dtype=jnp.uint32))
+
+    def choose_for(states: State, slot_game: jax.Array) -> jax.Array:
+        ids = games[jnp.minimum(slot_game, size - 1)]
+        keys = ply_keys[jnp.minimum(states.ply, max_plies)]
+        data = jax.vmap(lambda k, i: jax.random.key_data(jax.random.fold_in(k, i)))(keys, ids)
+        return choose(data[..., 0] ^ data[..., 1], states.legal_bits)
+
+    def live(states: State, slot_game: jax.Array) -> jax.Array:
+        # Empty slots (slot_game == size) hold a terminated state.
+        del slot_game
+        return ~states.terminated & (states.ply < max_plies)
+
+    def inner_cond(carry):
+        states, slot_game, _, next_game = carry
+        going = live(states, slot_game)
+        at_cap = jnp.any(~states.terminated & (states.ply >= max_plies))
+        wait = (jnp.sum((~going).astype(jnp.int32)) < refill_at) | (next_game >= size)
+        return jnp.any(going) & wait & ~at_cap
+
+    def inner_body(carry):
+        states, slot_game, actions, next_game = carry
+        states = batched_step(states, actions)
+        return states, slot_game, choose_for(states, slot_game), next_game
+
+    def outer_cond(carry):
+        states, slot_game, _, _ = carry
+        return jnp.any(live(states, slot_game))
+
+    def outer_body(carry):
+        states, slot_game, next_game, out = carry
+        states, *_ = jax.lax.while_loop(
+            inner_cond, inner_body, (states, slot_game, choose_for(states, slot_game), next_game)
+        )
+        done = (slot_game < size) & ~live(states, slot_game)
+        # Record the games that just finished (index == size: dropped).
+        where = jnp.where(done, slot_game, size)
+        out = jax.tree.map(lambda o, v: o.at[where].set(v, mode="drop"), out, _stats(states))
+        # Refill their slots with the next unstarted games, in slot order; empty the rest.
+        new_game = next_game + jnp.cumsum(done.astype(jnp.int32)) - 1
+        refill = done & (new_game < size)
+        slot_game = jnp.where(done, jnp.where(refill, new_game, size), slot_game)
+        next_game = next_game + jnp.sum(done.astype(jnp.int32))
+
+        def reset(x: jax.Array, x0: jax.Array) -> jax.Array:
+            return jnp.where(refill.reshape(-1, *([1] * x0.ndim)), x0, x)
+
+        states = jax.tree.map(reset, states, start)
+        states = states.replace(terminated=states.terminated | (slot_game >= size))
+        return states, slot_game, next_game, out
+
+    states = _start_states(rules, window, axis)
+    slot_game = jnp.arange(window, dtype=jnp.int32)
+    out = jax.tree.map(lambda x: jnp.zeros((size, *x.shape[1:]), x.dtype), _stats(states))
+    carry = (states, *_varying(axis, (slot_game, jnp.int32(window), out)))
+    return jax.lax.while_loop(outer_cond, outer_body, carry)[-1]
+
+
 @functools.cache
-def _compiled(rules: Rules, batch_size: int, max_plies: int, num_devices: int):
+def _compiled(rules: Rules, batch_size: int, max_plies: int, num_devices: int, window: int):
     """A jitted ``key -> PlayoutStats`` for these settings (cached: one trace per setting)."""
     games = np.arange(batch_size, dtype=np.uint32)
+    per_device = batch_size // num_devices
+    if window >= per_device or max_plies == 0:
+        play = functools.partial(_play, rules, max_plies)
+    else:
+        play = functools.partial(_play_window, rules, max_plies, window)
     if num_devices <= 1:
-        play = functools.partial(_play, rules, max_plies, None)
-        return jax.jit(lambda key: play(key, jnp.asarray(games)))
+        return jax.jit(lambda key: play(None, key, jnp.asarray(games)))
 
     mesh = Mesh(np.array(jax.local_devices()[:num_devices]), (_AXIS,))
     sharded = jax.shard_map(
-        functools.partial(_play, rules, max_plies, _AXIS),
+        functools.partial(play, _AXIS),
         mesh=mesh,
         in_specs=(PartitionSpec(), PartitionSpec(_AXIS)),
         out_specs=PartitionSpec(_AXIS),
@@ -161,6 +259,14 @@ def playout_devices(batch_size: int, devices: int | None = None) -> int:
     return n if n > 1 and batch_size % n == 0 else 1
 
 
+def default_window(rules: Rules, games_per_device: int) -> int:
+    """Games in flight per device when not given: all of them up to 1024, else a quarter (at least
+    1024), so that the tail of long games runs on a smaller batch."""
+    if games_per_device <= 1024:
+        return games_per_device
+    return max(1024, games_per_device // 4)
+
+
 def random_playouts(
     rules: Rules,
     key: jax.Array,
@@ -168,6 +274,7 @@ def random_playouts(
     max_plies: int | None = None,
     *,
     devices: int | None = None,
+    window: int | None = None,
 ) -> PlayoutStats:
     """Play ``batch_size`` uniform-random games from the start; returns per-game ``PlayoutStats``.
 
@@ -187,4 +294,9 @@ def random_playouts(
     cap = default_max_plies(rules) if max_plies is None else int(max_plies)
     if cap < 0:
         raise ValueError(f"max_plies must be >= 0, got {max_plies!r}")
-    return _compiled(rules, int(batch_size), cap, playout_devices(batch_size, devices))(key)
+    num_devices = playout_devices(batch_size, devices)
+    per_device = batch_size // num_devices
+    window = default_window(rules, per_device) if window is None else min(int(window), per_device)
+    if window < 1:
+        raise ValueError(f"window must be >= 1, got {window!r}")
+    return _compiled(rules, int(batch_size), cap, num_devices, window)(key)

@@ -25,6 +25,7 @@ from flax import struct
 from neurocheckers.rules.engine import legal_action_slots, material_balance, random_action, step
 from neurocheckers.rules.presets import Rules
 from neurocheckers.rules.state import BLACK, State
+from neurocheckers.rules.tables import tables
 
 Policy = Callable[[Any, State, jax.Array], jax.Array]
 """``(params, state, key) -> action`` ([] int32) for one game."""
@@ -106,7 +107,7 @@ def greedy_policy(rules: Rules, value_fn: ValueFn) -> Policy:
 
 
 @struct.dataclass
-class _SearchStack:
+class SearchStack:
     """The explicit depth-first stack of one alpha-beta search over a tree of depth D.
 
     Levels 0..D-1 hold the interior nodes on the current path (level 0 is the root); nodes at depth D
@@ -114,14 +115,18 @@ class _SearchStack:
     view: Black's nodes maximise, White's minimise (a multi-jump continuation keeps the mover, so its
     child has the same role and nothing is negated).
 
+    Children are visited captures first (better pruning), in a fixed order of 2A "slots": slot ``v``
+    is action ``v % A``, taken in the first pass (``v < A``) if it is a capture, else in the second.
+
     Fields:
       states: State with [D] leading axes, the node at each level of the current path.
-      cursor: [D] int32, the lowest action index not yet searched at each level.
+      cursor: [D] int32, the lowest slot (in 0..2A) not yet searched at each level.
       alpha, beta: [D] float32, the search window at each level.
       best: [D] float32, the best child score found so far at each level (fail-soft).
-      root_scores: [A] float32, the score of each searched root action (exact for every action tied
-        with the best; an upper bound from the mover's view for worse ones; -inf-like when unsearched).
+      root_scores: [A] float32, the Black's-view score of each searched root action (exact for every
+        action tied with the best; a bound on the worse side for the others; 0 when unsearched).
       level: [] int32, the level of the node being expanded.
+      iterations: [] int32, loop iterations so far (children searched plus nodes finished).
       done: [] bool, whether the search has finished.
     """
 
@@ -132,6 +137,7 @@ class _SearchStack:
     best: jax.Array
     root_scores: jax.Array
     level: jax.Array
+    iterations: jax.Array
     done: jax.Array
 
 
@@ -142,44 +148,52 @@ def _leaf_score(state: State, distance: jax.Array) -> jax.Array:
     return jnp.where(state.terminated, won, material_balance(state))
 
 
-def alphabeta_search(rules: Rules, state: State, depth: int) -> tuple[jax.Array, jax.Array]:
-    """Depth-``depth`` alpha-beta from ``state``; one level of depth is one action (a jump of a
-    multi-jump included).
+def _capture_actions(rules: Rules, state: State) -> jax.Array:
+    """[A] bool: the actions that would be captures (their adjacent square holds an opponent piece)."""
+    black = state.color == BLACK
+    opponents = jnp.where(black, state.white_men | state.white_kings, state.black_men | state.black_kings)
+    return (jnp.asarray(tables(rules.board_size).step_bit) & opponents) != 0
 
-    Returns ``(root_scores, legal)``: [A] float32 scores of the root actions from the view of the side
-    to move (exact for every action whose score equals the best; an upper bound for the others) and
-    the [A] bool mask of searched root actions (all legal actions unless the root is terminated).
+
+def alphabeta_stack(rules: Rules, state: State, depth: int) -> SearchStack:
+    """Run a depth-``depth`` alpha-beta search from ``state`` and return its final stack (for
+    ``root_scores`` and the ``iterations`` statistic); ``alphabeta_search`` is the usual entry point.
 
     The depth-first recursion is unrolled into a ``lax.while_loop`` over an explicit stack, each
     iteration searching one child (scoring it if it is a leaf, pushing it otherwise) or returning from
-    a finished node, so ``jax.vmap`` over positions works (the loop runs until every search is done).
-    Children are visited in action order.
+    a finished node, so ``jax.vmap`` over positions works (the batched loop runs until every search is
+    done, so a batch costs as many iterations as its largest search).
     """
     if depth < 1:
         raise ValueError(f"depth must be >= 1, got {depth!r}")
     num_actions = rules.num_actions
-    actions = jnp.arange(num_actions, dtype=jnp.int32)
+    slots = jnp.arange(2 * num_actions, dtype=jnp.int32)
+    first_pass = slots < num_actions
     inf = jnp.float32(jnp.inf)
 
-    def maximising(s: State) -> jax.Array:
-        return s.color == BLACK
+    def maximising(color: jax.Array) -> jax.Array:
+        return color == BLACK
 
-    stack = _SearchStack(
+    stack = SearchStack(
         states=jax.tree.map(lambda x: jnp.broadcast_to(x, (depth, *x.shape)), state),
         cursor=jnp.zeros(depth, jnp.int32),
         alpha=jnp.full(depth, -inf),
         beta=jnp.full(depth, inf),
-        best=jnp.full(depth, -inf).at[0].set(jnp.where(maximising(state), -inf, inf)),
+        best=jnp.full(depth, -inf).at[0].set(jnp.where(maximising(state.color), -inf, inf)),
         root_scores=jnp.zeros(num_actions, jnp.float32),
         level=jnp.int32(0),
+        iterations=jnp.int32(0),
         done=state.terminated | ~jnp.any(state.legal_action_mask),
     )
 
-    def body(st: _SearchStack) -> _SearchStack:
+    def body(st: SearchStack) -> SearchStack:
         lv = st.level
         node = jax.tree.map(lambda x: x[lv], st.states)
-        remaining = node.legal_action_mask & (actions >= st.cursor[lv])
-        action = jnp.argmax(remaining).astype(jnp.int32)
+        captures = jnp.zeros(num_actions, bool)
+        in_order = jnp.tile(node.legal_action_mask, 2) & (jnp.tile(captures, 2) == first_pass)
+        remaining = in_order & (slots >= st.cursor[lv])
+        slot = jnp.argmax(remaining).astype(jnp.int32)
+        action = slot % num_actions
         expand = jnp.any(remaining) & (st.alpha[lv] < st.beta[lv])
 
         # Expanding: search the child of `action`.
@@ -194,7 +208,7 @@ def alphabeta_search(rules: Rules, state: State, depth: int) -> tuple[jax.Array,
         score = jnp.where(expand, _leaf_score(child, child_depth), st.best[lv])
         report = (expand & is_leaf) | (~expand & (lv > 0))
         t = jnp.maximum(target, 0)
-        t_max = maximising(jax.tree.map(lambda x: x[t], st.states))
+        t_max = maximising(st.states.color[t])
         new_best = jnp.where(t_max, jnp.maximum(st.best[t], score), jnp.minimum(st.best[t], score))
         # At the root the window stays below the best score so moves tied with it are scored exactly.
         root_shift = jnp.where(t == 0, _ROOT_MARGIN, 0.0)
@@ -204,11 +218,11 @@ def alphabeta_search(rules: Rules, state: State, depth: int) -> tuple[jax.Array,
         alpha = st.alpha.at[t].set(jnp.where(report, new_alpha, st.alpha[t]))
         beta = st.beta.at[t].set(jnp.where(report, new_beta, st.beta[t]))
         # The root action the score belongs to: the one just expanded, or the last one pushed.
-        root_action = jnp.where(expand, action, st.cursor[0] - 1)
+        root_action = jnp.where(expand, action, (st.cursor[0] - 1) % num_actions)
         root_scores = st.root_scores.at[root_action].set(
             jnp.where(report & (target == 0), score, st.root_scores[root_action])
         )
-        cursor = st.cursor.at[lv].set(jnp.where(expand, action + 1, st.cursor[lv]))
+        cursor = st.cursor.at[lv].set(jnp.where(expand, slot + 1, st.cursor[lv]))
 
         # Pushing the child as a new node (at most depth - 1, since children at `depth` are leaves).
         c = jnp.minimum(child_depth, depth - 1)
@@ -218,10 +232,10 @@ def alphabeta_search(rules: Rules, state: State, depth: int) -> tuple[jax.Array,
         cursor = cursor.at[c].set(jnp.where(push, 0, cursor[c]))
         alpha = alpha.at[c].set(jnp.where(push, alpha[lv], alpha[c]))
         beta = beta.at[c].set(jnp.where(push, beta[lv], beta[c]))
-        best = best.at[c].set(jnp.where(push, jnp.where(maximising(child), -inf, inf), best[c]))
+        best = best.at[c].set(jnp.where(push, jnp.where(maximising(child.color), -inf, inf), best[c]))
 
         level = jnp.where(push, child_depth, jnp.where(expand, lv, lv - 1))
-        return _SearchStack(
+        return SearchStack(
             states=states,
             cursor=cursor,
             alpha=alpha,
@@ -229,10 +243,23 @@ def alphabeta_search(rules: Rules, state: State, depth: int) -> tuple[jax.Array,
             best=best,
             root_scores=root_scores,
             level=level,
+            iterations=st.iterations + 1,
             done=~expand & (lv == 0),
         )
 
-    final = jax.lax.while_loop(lambda st: ~st.done, body, stack)
+    return jax.lax.while_loop(lambda st: ~st.done, body, stack)
+
+
+def alphabeta_search(rules: Rules, state: State, depth: int) -> tuple[jax.Array, jax.Array]:
+    """Depth-``depth`` alpha-beta from ``state``; one level of depth is one action (a jump of a
+    multi-jump included). Leaves are scored as in ``alphabeta_policy``.
+
+    Returns ``(root_scores, legal)``: [A] float32 scores of the root actions from the view of the side
+    to move (exact for every action whose score equals the best; an upper bound below the best for
+    the others) and the [A] bool mask of searched root actions (the legal actions unless the root is
+    terminated; scores elsewhere are meaningless).
+    """
+    final = alphabeta_stack(rules, state, depth)
     legal = state.legal_action_mask & ~state.terminated
     return _sign(state.color) * final.root_scores, legal
 

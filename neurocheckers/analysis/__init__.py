@@ -1,0 +1,1 @@
+"""Reading runs back: plots and tables."""

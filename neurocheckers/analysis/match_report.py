@@ -1,0 +1,71 @@
+"""Summaries of a match: win/draw/loss counts, score with a 95% interval, material histogram."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+
+def summarize(
+    score: np.ndarray, length: np.ndarray, material_diff: np.ndarray, finished: np.ndarray
+) -> dict[str, Any]:
+    """Counts and the mean score of A with a normal-approximation 95% confidence interval."""
+    score = np.asarray(score, dtype=np.float64)
+    material_diff = np.asarray(material_diff, dtype=np.float64) + 0.0  # -0.0 -> 0.0
+    n = len(score)
+    mean = float(score.mean()) if n else float("nan")
+    half = 1.96 * float(score.std(ddof=1)) / math.sqrt(n) if n > 1 else float("nan")
+    return {
+        "games": n,
+        "wins": int((score == 1.0).sum()),
+        "draws": int((score == 0.5).sum()),
+        "losses": int((score == 0.0).sum()),
+        "score": mean,
+        "score_ci95": [mean - half, mean + half],
+        "mean_length": float(np.mean(length)) if n else float("nan"),
+        "unfinished": int((~np.asarray(finished)).sum()),
+        "material_diff_histogram": {
+            str(k): int(v)
+            for k, v in zip(*np.unique(np.asarray(material_diff), return_counts=True), strict=True)
+        },
+    }
+
+
+def format_table(name_a: str, name_b: str, rules: str, summary: dict[str, Any]) -> str:
+    s = summary
+    lo, hi = s["score_ci95"]
+    lines = [
+        f"{name_a} vs {name_b} on {rules}: {s['games']} games (A moves first in half)",
+        f"  A wins   {s['wins']:>8}  ({s['wins'] / s['games']:.1%})",
+        f"  draws    {s['draws']:>8}  ({s['draws'] / s['games']:.1%})",
+        f"  A losses {s['losses']:>8}  ({s['losses'] / s['games']:.1%})",
+        f"  A score  {s['score']:.4f}  (95% CI {lo:.4f} .. {hi:.4f})",
+        f"  mean game length {s['mean_length']:.1f} plies; unfinished at the ply cap: {s['unfinished']}",
+        "  final material difference (A - B): count",
+    ]
+    for key, count in sorted(s["material_diff_histogram"].items(), key=lambda kv: float(kv[0])):
+        lines.append(f"    {float(key):+6.1f}: {count}")
+    return "\n".join(lines)
+
+
+def plot_material_histogram(material_diff: np.ndarray, title: str, out: str | Path) -> Path:
+    """The DQN study's plot: how many games ended with each final material difference (A - B)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    values, counts = np.unique(np.asarray(material_diff), return_counts=True)
+    fig, ax = plt.subplots(figsize=(7, 4))
+    ax.bar(values, counts, width=0.4)
+    ax.set_xlabel("final material difference (A - B; men 1, kings 1.5)")
+    ax.set_ylabel("games")
+    ax.set_title(title)
+    ax.grid(alpha=0.3, axis="y")
+    fig.tight_layout()
+    fig.savefig(out, dpi=120)
+    plt.close(fig)
+    return Path(out)

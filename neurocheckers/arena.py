@@ -1,0 +1,241 @@
+"""Many games at once: player A against player B, and a whole population against one boss.
+
+Each call is one jitted ``lax.while_loop`` over plies with every game of the batch stepping together;
+finished games stay put (``step`` leaves a terminated state unchanged) until all are over or the ply
+cap is reached, and a game still going on at the cap is scored as a draw.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+from flax import struct
+
+from neurocheckers.evaluator import EvaluatorSpec, encode, value_fn
+from neurocheckers.rules.engine import piece_counts, random_action, step
+from neurocheckers.rules.presets import Rules
+from neurocheckers.rules.state import BLACK, State
+from neurocheckers.search.mcts import MCTSConfig, search
+
+Policy = Callable[[Any, State, jax.Array], jax.Array]
+"""``(params, state, key) -> action``: one game's move choice; vmapped over games by the arena."""
+
+
+@struct.dataclass
+class GameRecords:
+    """Per-game outcomes ([N] games, or [P, G] for a population) seen from player A (the member).
+
+    Fields:
+      score: [N] float32, A's points: win 1, draw 1/2, loss 0.
+      result: [N] int32, +1 Black won, -1 White won, 0 draw (or unfinished at the cap).
+      a_is_black: [N] bool, whether A had the first move.
+      length: [N] int32, plies played.
+      finished: [N] bool, whether the game ended by the rules (not by the ply cap).
+      pieces: [N, 4] int32, final Black men, Black kings, White men, White kings.
+      material_diff: [N] float32, A's final material minus B's (men 1, kings 1.5).
+      positions: [N, L, 2S] float32 encoded positions before each ply (only with ``record``; else
+        [N, 0, 2S]), from the side to move.
+      a_to_move: [N, L] bool, whether A was to move in each recorded position.
+      recorded: [N, L] bool, whether the position at that ply was reached.
+    """
+
+    score: jax.Array
+    result: jax.Array
+    a_is_black: jax.Array
+    length: jax.Array
+    finished: jax.Array
+    pieces: jax.Array
+    material_diff: jax.Array
+    positions: jax.Array
+    a_to_move: jax.Array
+    recorded: jax.Array
+
+
+def _initial_states(rules: Rules, shape: tuple[int, ...]) -> State:
+    from neurocheckers.rules.engine import init
+
+    start = init(rules)
+    return jax.tree.map(lambda x: jnp.broadcast_to(x, shape + x.shape), start)
+
+
+def _records(
+    rules: Rules, states: State, a_is_black: jax.Array, length: jax.Array, trace: tuple
+) -> GameRecords:
+    result = jnp.where(states.terminated, states.result, 0)
+    a_sign = jnp.where(a_is_black, 1, -1)
+    score = 0.5 + 0.5 * (result * a_sign).astype(jnp.float32)
+    pieces = piece_counts(states)
+    black_material = pieces[..., 0] + 1.5 * pieces[..., 1]
+    white_material = pieces[..., 2] + 1.5 * pieces[..., 3]
+    diff = jnp.where(a_is_black, 1.0, -1.0) * (black_material - white_material)
+    positions, a_to_move, recorded = trace
+    return GameRecords(
+        score=score,
+        result=result,
+        a_is_black=a_is_black,
+        length=length,
+        finished=states.terminated,
+        pieces=pieces,
+        material_diff=diff,
+        positions=positions,
+        a_to_move=a_to_move,
+        recorded=recorded,
+    )
+
+
+def _play(
+    rules: Rules,
+    choose: Callable[[State, jax.Array, jax.Array], jax.Array],
+    a_is_black: jax.Array,
+    key: jax.Array,
+    max_plies: int,
+    opening_plies: int,
+    record: bool,
+) -> GameRecords:
+    """The ply loop shared by both arenas. ``choose(states, a_to_move, key)`` gives the actions of
+    the whole batch (any leading shape, the shape of ``a_is_black``)."""
+    shape = a_is_black.shape
+    batch_step = step
+    for _ in shape:
+        batch_step = jax.vmap(batch_step, in_axes=(None, 0, 0))
+    batch_random = random_action
+    for _ in shape:
+        batch_random = jax.vmap(batch_random, in_axes=(None, 0, 0))
+    batch_encode = encode
+    for _ in shape:
+        batch_encode = jax.vmap(batch_encode, in_axes=(None, 0))
+    num_inputs = 2 * rules.num_squares
+    steps_kept = max_plies if record else 0
+    trace = (
+        jnp.zeros(shape + (steps_kept, num_inputs), jnp.float32),
+        jnp.zeros(shape + (steps_kept,), jnp.bool_),
+        jnp.zeros(shape + (steps_kept,), jnp.bool_),
+    )
+
+    def cond(carry):
+        states, ply, _, _, _ = carry
+        return (ply < max_plies) & ~jnp.all(states.terminated)
+
+    def body(carry):
+        states, ply, key, length, trace = carry
+        key, choose_key, opening_key = jax.random.split(key, 3)
+        a_to_move = (states.color == BLACK) == a_is_black
+        actions = choose(states, a_to_move, choose_key)
+        if opening_plies:
+            keys = jax.random.split(opening_key, shape).reshape(shape + opening_key.shape)
+            randoms = batch_random(rules, keys, states)
+            actions = jnp.where(ply < opening_plies, randoms, actions)
+        actions = jnp.maximum(actions, 0)  # a terminated root gives -1; step ignores it anyway
+        if record:
+            positions, movers, reached = trace
+            live = ~states.terminated
+            positions = positions.at[..., ply, :].set(batch_encode(rules, states))
+            movers = movers.at[..., ply].set(a_to_move)
+            reached = reached.at[..., ply].set(live)
+            trace = (positions, movers, reached)
+        length = length + (~states.terminated).astype(jnp.int32)
+        states = batch_step(rules, states, actions)
+        return states, ply + 1, key, length, trace
+
+    states = _initial_states(rules, shape)
+    carry = (states, jnp.int32(0), key, jnp.zeros(shape, jnp.int32), trace)
+    states, _, _, length, trace = jax.lax.while_loop(cond, body, carry)
+    return _records(rules, states, a_is_black, length, trace)
+
+
+@functools.partial(
+    jax.jit,
+    static_argnames=("rules", "policy_a", "policy_b", "num_games", "max_plies", "opening_plies", "record"),
+)
+def play_match(
+    rules: Rules,
+    policy_a: Policy,
+    params_a: Any,
+    policy_b: Policy,
+    params_b: Any,
+    key: jax.Array,
+    num_games: int,
+    max_plies: int = 400,
+    opening_plies: int = 0,
+    record: bool = False,
+) -> GameRecords:
+    """``num_games`` games of A against B; A has the first move in the first half (rounded up).
+
+    Both policies are evaluated for every game at every ply and the mover's choice is kept, so any
+    two policies can meet; the population arena below avoids that double work.
+    """
+    a_is_black = jnp.arange(num_games) < (num_games + 1) // 2
+
+    def choose(states: State, a_to_move: jax.Array, key: jax.Array) -> jax.Array:
+        key_a, key_b = jax.random.split(key)
+        keys_a = jax.random.split(key_a, num_games)
+        keys_b = jax.random.split(key_b, num_games)
+        actions_a = jax.vmap(policy_a, in_axes=(None, 0, 0))(params_a, states, keys_a)
+        actions_b = jax.vmap(policy_b, in_axes=(None, 0, 0))(params_b, states, keys_b)
+        return jnp.where(a_to_move, actions_a, actions_b)
+
+    return _play(rules, choose, a_is_black, key, max_plies, opening_plies, record)
+
+
+@functools.cache
+def _member_or_boss_value_fn(spec: EvaluatorSpec):
+    """A leaf evaluator over ``(member, boss, use_member)``: each search uses its own player's MLP."""
+    evaluate = value_fn(spec)
+
+    def evaluate_either(params, state, key):
+        member, boss, use_member = params
+        return jnp.where(use_member, evaluate(member, state, key), evaluate(boss, state, key))
+
+    return evaluate_either
+
+
+@functools.partial(
+    jax.jit,
+    static_argnames=(
+        "rules",
+        "spec",
+        "search_config",
+        "games_per_member",
+        "max_plies",
+        "opening_plies",
+        "record",
+    ),
+)
+def play_population(
+    rules: Rules,
+    spec: EvaluatorSpec,
+    search_config: MCTSConfig,
+    population: Any,
+    boss: Any,
+    key: jax.Array,
+    games_per_member: int,
+    max_plies: int = 200,
+    opening_plies: int = 0,
+    record: bool = False,
+) -> GameRecords:
+    """Every member of ``population`` ([P] leading axis) plays ``games_per_member`` games against
+    ``boss``, the first half with the first move; both sides search with ``search_config``.
+
+    Records have shape [P, G]. One search runs per game and ply; its leaves are rated by the mover's
+    own network (the member's or the boss's).
+    """
+    num_members = jax.tree.leaves(population)[0].shape[0]
+    shape = (num_members, games_per_member)
+    a_is_black = jnp.broadcast_to(jnp.arange(games_per_member) < games_per_member // 2, shape)
+    evaluate = _member_or_boss_value_fn(spec)
+    one_search = functools.partial(search, rules, search_config, evaluate)
+
+    def member_games(member, states, use_member, keys):
+        params = (member, boss, use_member)
+        games = jax.vmap(one_search, in_axes=((None, None, 0), 0, 0))
+        return games(params, states, keys).action
+
+    def choose(states: State, a_to_move: jax.Array, key: jax.Array) -> jax.Array:
+        keys = jax.random.split(key, shape)
+        return jax.vmap(member_games)(population, states, a_to_move, keys)
+
+    return _play(rules, choose, a_is_black, key, max_plies, opening_plies, record)

@@ -1,0 +1,225 @@
+"""The neural evaluator: an MLP that maps a position to the chance that the side to move wins.
+
+Input encoding (``encode``, version ``INPUT_ENCODING``): two vectors over the N dark squares, men
+then kings, each +1 for a piece of the side to move and -1 for an opponent piece, 0 elsewhere.
+The board is always seen from the side to move: when White is to move, the board is rotated 180
+degrees (square ``i`` becomes square ``N - 1 - i``), so the side to move always plays "down the
+board" like Black. One network then serves both colours, and a position and its colour-swapped
+mirror image get the same value.
+
+Parameters are a flax pytree ``{"layer_0": {"kernel", "bias"}, ..., "layer_L": {...}}`` (the
+``params`` collection, without the ``{"params": ...}`` wrapper); hidden layers are ``layer_0`` ..
+``layer_{L-1}``, and ``layer_L`` is the output layer. A population is the same pytree with a leading
+``[P]`` axis on every leaf.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import flax.linen as nn
+import jax
+import jax.numpy as jnp
+from jax.flatten_util import ravel_pytree
+
+from neurocheckers.rules.presets import Rules
+from neurocheckers.rules.state import BLACK, State
+
+Params = Any
+"""A flax parameter pytree (one member, or a population with a leading ``[P]`` axis)."""
+
+INPUT_ENCODING = "stm-men-kings-rot180-v1"
+"""Version tag of ``encode``'s layout, written into agent files."""
+
+
+@dataclasses.dataclass(frozen=True)
+class EvaluatorSpec:
+    """The shape of an evaluator network. Hashable, so it can be a static jit argument."""
+
+    layers: int
+    """Hidden ReLU layers (the reference study's base case is 5; its variants 3 and 7)."""
+    width: int
+    """Units per hidden layer."""
+    board_size: int
+    """Squares per side of the board the network reads (6 or 8)."""
+
+    def __post_init__(self) -> None:
+        for name in ("layers", "width", "board_size"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise ValueError(f"EvaluatorSpec.{name} must be an int, got {value!r}")
+        if self.layers < 1:
+            raise ValueError(f"EvaluatorSpec.layers must be >= 1, got {self.layers!r}")
+        if self.width < 1:
+            raise ValueError(f"EvaluatorSpec.width must be >= 1, got {self.width!r}")
+        if self.board_size not in (6, 8):
+            raise ValueError(f"EvaluatorSpec.board_size must be 6 or 8, got {self.board_size!r}")
+
+    @classmethod
+    def for_rules(cls, rules: Rules, layers: int, width: int) -> EvaluatorSpec:
+        """The spec of a ``layers`` x ``width`` network for the board of ``rules``."""
+        return cls(layers=layers, width=width, board_size=rules.board_size)
+
+    @property
+    def num_squares(self) -> int:
+        """N dark squares of the board."""
+        return self.board_size * self.board_size // 2
+
+    @property
+    def input_size(self) -> int:
+        """Length of the encoded input: 2 * N (men, then kings)."""
+        return 2 * self.num_squares
+
+
+class MLP(nn.Module):
+    """``layers`` Dense + ReLU blocks, then Dense(1) + sigmoid: the chance that the side to move wins."""
+
+    layers: int
+    width: int
+
+    @nn.compact
+    def __call__(self, x: jax.Array) -> jax.Array:
+        """x: [..., 2N] encoded positions -> [...] win probabilities in (0, 1)."""
+        for i in range(self.layers):
+            x = nn.relu(nn.Dense(self.width, name=f"layer_{i}")(x))
+        logit = nn.Dense(1, name=f"layer_{self.layers}")(x)
+        return jax.nn.sigmoid(logit[..., 0])
+
+
+def _mlp(spec: EvaluatorSpec) -> MLP:
+    return MLP(layers=spec.layers, width=spec.width)
+
+
+def layer_names(spec: EvaluatorSpec) -> tuple[str, ...]:
+    """Names of the layers in order, hidden layers first and the output layer last."""
+    return tuple(f"layer_{i}" for i in range(spec.layers + 1))
+
+
+def param_shapes(spec: EvaluatorSpec) -> dict[str, dict[str, tuple[int, ...]]]:
+    """The shape of every parameter of one member: ``{layer: {"kernel": (in, out), "bias": (out,)}}``."""
+    sizes = [spec.input_size] + [spec.width] * spec.layers + [1]
+    return {
+        name: {"kernel": (sizes[i], sizes[i + 1]), "bias": (sizes[i + 1],)}
+        for i, name in enumerate(layer_names(spec))
+    }
+
+
+# ---------------------------------------------------------------------------
+# Encoding
+# ---------------------------------------------------------------------------
+
+
+def _square_bits(board: jax.Array, num_squares: int) -> jax.Array:
+    """[] uint32 bitboard -> [N] float32 of 0/1, square 0 first."""
+    shifts = jnp.arange(num_squares, dtype=jnp.uint32)
+    return ((board >> shifts) & jnp.uint32(1)).astype(jnp.float32)
+
+
+def _encode(num_squares: int, state: State) -> jax.Array:
+    black = state.color == BLACK
+    own_men = jnp.where(black, state.black_men, state.white_men)
+    own_kings = jnp.where(black, state.black_kings, state.white_kings)
+    opp_men = jnp.where(black, state.white_men, state.black_men)
+    opp_kings = jnp.where(black, state.white_kings, state.black_kings)
+    men = _square_bits(own_men, num_squares) - _square_bits(opp_men, num_squares)
+    kings = _square_bits(own_kings, num_squares) - _square_bits(opp_kings, num_squares)
+    planes = jnp.concatenate([men, kings])
+    # 180-degree rotation for White: (row, col) -> (size-1-row, size-1-col) is square i -> N-1-i.
+    rotated = jnp.concatenate([men[::-1], kings[::-1]])
+    return jnp.where(black, planes, rotated)
+
+
+def encode(rules: Rules, state: State) -> jax.Array:
+    """f32[2N]: men (+1 own, -1 opponent) then kings (+1/-1), seen from the side to move.
+
+    When White is to move the board is rotated 180 degrees (square ``i`` -> ``N - 1 - i``), so the
+    side to move always looks down the board like Black. One game; ``jax.vmap`` for batches.
+    """
+    return _encode(rules.num_squares, state)
+
+
+# ---------------------------------------------------------------------------
+# Parameters and populations
+# ---------------------------------------------------------------------------
+
+
+def init_params(key: jax.Array, spec: EvaluatorSpec) -> Params:
+    """Fresh parameters of one member (flax defaults: LeCun-normal kernels, zero biases)."""
+    return _mlp(spec).init(key, jnp.zeros((spec.input_size,), jnp.float32))["params"]
+
+
+def init_population(key: jax.Array, spec: EvaluatorSpec, size: int) -> Params:
+    """``size`` fresh members from one key: the member pytree with a leading ``[P]`` axis."""
+    if size < 1:
+        raise ValueError(f"population size must be >= 1, got {size!r}")
+    return jax.vmap(lambda k: init_params(k, spec))(jax.random.split(key, size))
+
+
+def value(spec: EvaluatorSpec, params: Params, state_or_obs: State | jax.Array) -> jax.Array:
+    """f32[]: the chance that the side to move wins, for one member and one position.
+
+    ``state_or_obs`` is a ``State`` or an already encoded ``[2N]`` observation.
+    """
+    obs = state_or_obs
+    if isinstance(state_or_obs, State):
+        obs = _encode(spec.num_squares, state_or_obs)
+    return _mlp(spec).apply({"params": params}, obs)
+
+
+@functools.cache
+def value_fn(spec: EvaluatorSpec) -> Callable[[Params, State, jax.Array], jax.Array]:
+    """``(params, state, key) -> f32[]``: ``value`` in the leaf-evaluator signature of the search.
+
+    Cached per spec, so the same function object (a static jit argument) is reused and compiled once.
+    """
+
+    def evaluate(params: Params, state: State, key: jax.Array) -> jax.Array:
+        del key  # deterministic evaluator
+        return value(spec, params, state)
+
+    return evaluate
+
+
+@functools.partial(jax.jit, static_argnums=0)
+def population_values(spec: EvaluatorSpec, pop_params: Params, obs: jax.Array) -> jax.Array:
+    """[P, M] win probabilities of P members on their own M encoded positions ``obs`` [P, M, 2N]."""
+    return jax.vmap(lambda p, o: _mlp(spec).apply({"params": p}, o))(pop_params, obs)
+
+
+def select_members(pop_params: Params, indices: jax.Array | Sequence[int]) -> Params:
+    """The members at ``indices`` ([Q] ints) as a population with a leading ``[Q]`` axis."""
+    indices = jnp.asarray(indices, dtype=jnp.int32)
+    return jax.tree.map(lambda x: x[indices], pop_params)
+
+
+@functools.cache
+def _unravel(spec: EvaluatorSpec) -> tuple[int, Callable[[jax.Array], Params]]:
+    """(D, unravel) of one member's layout, built once per spec."""
+    template = jax.tree.map(
+        lambda s: jnp.zeros(s, jnp.float32),
+        param_shapes(spec),
+        is_leaf=lambda x: isinstance(x, tuple),
+    )
+    flat, unravel = ravel_pytree(template)
+    return flat.shape[0], unravel
+
+
+def num_params(spec: EvaluatorSpec) -> int:
+    """D: parameters of one member."""
+    return _unravel(spec)[0]
+
+
+def flatten_population(pop_params: Params) -> jax.Array:
+    """[P, D] float32 genomes: each member's parameters raveled in ``ravel_pytree`` order."""
+    return jax.vmap(lambda p: ravel_pytree(p)[0])(pop_params)
+
+
+def unflatten_population(spec: EvaluatorSpec, flat: jax.Array) -> Params:
+    """The inverse of ``flatten_population``: [P, D] genomes -> population pytree."""
+    size, unravel = _unravel(spec)
+    if flat.ndim != 2 or flat.shape[1] != size:
+        raise ValueError(f"expected genomes of shape [P, {size}] for {spec}, got {tuple(flat.shape)}")
+    return jax.vmap(unravel)(flat)

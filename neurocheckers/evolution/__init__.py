@@ -1,0 +1,45 @@
+"""Neuroevolution: the reference study's genetic operators and adapters to evosax's strategies."""
+
+from neurocheckers.evolution.operators import (
+    crossover_layers,
+    layer_paths,
+    masked_loss,
+    mutate_one_layer,
+    next_generation,
+    num_layers,
+    pick_partners,
+    rank_members,
+    supervised_train,
+    train_member,
+)
+from neurocheckers.evolution.strategies import (
+    STRATEGIES,
+    FlatStrategy,
+    es_ask,
+    es_best,
+    es_init,
+    es_mean,
+    es_tell,
+    make_strategy,
+)
+
+__all__ = [
+    "STRATEGIES",
+    "FlatStrategy",
+    "crossover_layers",
+    "es_ask",
+    "es_best",
+    "es_init",
+    "es_mean",
+    "es_tell",
+    "layer_paths",
+    "make_strategy",
+    "masked_loss",
+    "mutate_one_layer",
+    "next_generation",
+    "num_layers",
+    "pick_partners",
+    "rank_members",
+    "supervised_train",
+    "train_member",
+]

@@ -1,0 +1,221 @@
+"""The reference study's boss-lineage genetic algorithm, as pure functions over ``EvoState``.
+
+One epoch: every member plays ``games_per_epoch`` games against the boss (half with each colour),
+fitness = points (win 1, draw 1/2, loss 0), ranking best first with ties to the lower index; the best
+member becomes the new boss when its points reach ``promotion_threshold * games_per_epoch``; the
+next generation is elites, mutants, crossovers and learners (``operators.next_generation``).
+evosax strategies replace the generation step (ask/tell on flat genomes) but keep the same games,
+fitness and boss promotion. ``evolve_epoch`` is one jitted function of (state, key).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+from flax import struct
+
+from neurocheckers.arena import play_population
+from neurocheckers.evaluator import EvaluatorSpec, _mlp, init_params, init_population
+from neurocheckers.evolution.operators import next_generation, rank_members
+from neurocheckers.evolution.strategies import es_ask, es_init, es_tell, make_strategy
+from neurocheckers.experiment.config import ExperimentConfig
+from neurocheckers.rules.presets import Rules, get_rules
+from neurocheckers.search.mcts import MCTSConfig
+
+
+@struct.dataclass
+class EvoState:
+    """Everything an evolution run needs to continue (P members).
+
+    Fields:
+      population: member params with a leading [P] axis.
+      boss: params of the current boss (no leading axis).
+      boss_id: [] int32, 0 for the random first boss, then 1, 2, ... per promotion.
+      boss_epoch: [] int32, the epoch in which the boss was promoted (-1 for the first boss).
+      epoch: [] int32, epochs completed.
+      es_state: the evosax strategy's state (an empty tuple for the boss GA).
+    """
+
+    population: Any
+    boss: Any
+    boss_id: jax.Array
+    boss_epoch: jax.Array
+    epoch: jax.Array
+    es_state: Any = ()
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Setup:
+    """The static pieces of a run derived from its config (hashes by identity: a static jit argument).
+
+    Fields:
+      config: the experiment config.
+      rules: the rules preset.
+      spec: the evaluator's shape.
+      search: MCTS settings of members and boss.
+      record_plies: plies of each game kept for the supervised quarter.
+      strategy: the evosax adapter, or None for the boss GA.
+      es_params: the evosax params, or None.
+    """
+
+    config: ExperimentConfig
+    rules: Rules
+    spec: EvaluatorSpec
+    search: MCTSConfig
+    record_plies: int
+    strategy: Any = None
+    es_params: Any = None
+
+
+@functools.cache
+def make_setup(config: ExperimentConfig, simulations: int | None = None) -> Setup:
+    """The ``Setup`` of ``config``; ``simulations`` overrides the count (e.g. one calibrated from
+    ``seconds_per_move``). Cached, so equal configs share one Setup and one compiled epoch."""
+    rules = get_rules(config.rules)
+    spec = EvaluatorSpec.for_rules(rules, config.layers, config.width)
+    sims = simulations if simulations is not None else config.simulations
+    search = MCTSConfig(num_simulations=int(sims))
+    record = min(config.max_plies, rules.max_plies) if rules.max_plies else config.max_plies
+    strategy = es_params = None
+    if config.strategy != "boss_ga":
+        example = init_params(jax.random.key(0), spec)
+        strategy, es_params = make_strategy(
+            config.strategy, config.population, example, std=config.mutation_rate
+        )
+    return Setup(config, rules, spec, search, record, strategy, es_params)
+
+
+def init(setup: Setup, key: jax.Array) -> EvoState:
+    """Random members and a random first boss, all from ``key``."""
+    pop_key, boss_key, es_key = jax.random.split(key, 3)
+    population = init_population(pop_key, setup.spec, setup.config.population)
+    boss = init_params(boss_key, setup.spec)
+    es_state: Any = ()
+    if setup.strategy is not None:
+        es_state = es_init(es_key, setup.strategy, setup.es_params, boss)
+        es_state = jax.tree.map(lambda x: jnp.array(x, dtype=jnp.asarray(x).dtype), es_state)
+    return EvoState(
+        population=population,
+        boss=boss,
+        boss_id=jnp.int32(0),
+        boss_epoch=jnp.int32(-1),
+        epoch=jnp.int32(0),
+        es_state=es_state,
+    )
+
+
+def epoch_key(seed: int, epoch: int | jax.Array) -> jax.Array:
+    """The key of one epoch: derived from the seed and the epoch number alone, so a resumed run
+    draws exactly what an uninterrupted one would."""
+    return jax.random.fold_in(jax.random.key(seed), epoch)
+
+
+def _training_data(setup: Setup, records) -> tuple[jax.Array, jax.Array, jax.Array]:
+    """Each member's positions as the side to move [P, M, 2N], its final score in that game [P, M]
+    and a 0/1 validity mask [P, M], with M = games x recorded plies."""
+    positions = records.positions  # [P, G, L, 2N]
+    p, g, length, d = positions.shape
+    targets = jnp.broadcast_to(records.score[:, :, None], (p, g, length))
+    valid = (records.a_to_move & records.recorded).astype(jnp.float32)
+    return positions.reshape(p, g * length, d), targets.reshape(p, g * length), valid.reshape(p, g * length)
+
+
+def choose_boss(fitness: jax.Array, games: int, threshold: float) -> tuple[jax.Array, jax.Array]:
+    """(ranking [P] best first, promote []): the best member (ties to the lower index) becomes the
+    boss when its points reach ``threshold * games`` (>=, so exactly 3/4 of the games is enough)."""
+    ranking = rank_members(fitness)
+    return ranking, fitness[ranking[0]] >= threshold * games
+
+
+def _quantiles(fitness: jax.Array) -> jax.Array:
+    return jnp.quantile(fitness, jnp.array([0.0, 0.25, 0.5, 0.75, 1.0]))
+
+
+@functools.partial(jax.jit, static_argnums=0)
+def evolve_epoch(setup: Setup, state: EvoState, key: jax.Array) -> tuple[EvoState, dict[str, jax.Array]]:
+    """Play one epoch's games, promote a boss if one earned it, and breed the next generation."""
+    c = setup.config
+    games_key, breed_key, ask_key = jax.random.split(key, 3)
+    es_state = state.es_state
+    population = state.population
+    if setup.strategy is not None:
+        population, es_state = es_ask(ask_key, setup.strategy, es_state, setup.es_params)
+    records = play_population(
+        setup.rules,
+        setup.spec,
+        setup.search,
+        population,
+        state.boss,
+        games_key,
+        c.games_per_epoch,
+        max_plies=setup.record_plies,
+        opening_plies=c.opening_plies,
+        record=setup.strategy is None,
+    )
+    fitness = jnp.sum(records.score, axis=1)
+    ranking, promote = choose_boss(fitness, c.games_per_epoch, c.promotion_threshold)
+    best = ranking[0]
+    best_points = fitness[best]
+    best_params = jax.tree.map(lambda x: x[best], population)
+    boss = jax.tree.map(lambda new, old: jnp.where(promote, new, old), best_params, state.boss)
+
+    metrics: dict[str, jax.Array] = {}
+    if setup.strategy is None:
+        inputs, targets, weights = _training_data(setup, records)
+        mlp = _mlp(setup.spec)
+        next_population, gen_metrics = next_generation(
+            breed_key,
+            population,
+            ranking,
+            inputs,
+            targets,
+            weights,
+            apply_fn=lambda p, x: mlp.apply({"params": p}, x),
+            mutation_rate=c.mutation_rate,
+            learning_rate=c.learning_rate,
+            train_steps=c.train_steps,
+            loss=c.loss,
+        )
+        metrics["learner_loss_before"] = gen_metrics["learner_loss_before"]
+        metrics["learner_loss_after"] = gen_metrics["learner_loss_after"]
+    else:
+        es_state, _ = es_tell(breed_key, setup.strategy, population, fitness, es_state, setup.es_params)
+        # Keep the carried state's exact types (no weak types) so the next epoch reuses this compile.
+        es_state = jax.tree.map(lambda new, old: jnp.asarray(new, old.dtype), es_state, state.es_state)
+        next_population = population
+        metrics["learner_loss_before"] = jnp.float32(jnp.nan)
+        metrics["learner_loss_after"] = jnp.float32(jnp.nan)
+
+    q = _quantiles(fitness)
+    epoch = state.epoch
+    new_state = EvoState(
+        population=next_population,
+        boss=boss,
+        boss_id=state.boss_id + promote.astype(jnp.int32),
+        boss_epoch=jnp.where(promote, epoch, state.boss_epoch),
+        epoch=epoch + 1,
+        es_state=es_state,
+    )
+    metrics.update(
+        fitness_min=q[0],
+        fitness_q25=q[1],
+        fitness_median=q[2],
+        fitness_q75=q[3],
+        fitness_max=q[4],
+        fitness_mean=jnp.mean(fitness),
+        best_member=best,
+        best_points=best_points,
+        boss_changed=promote,
+        boss_id=new_state.boss_id,
+        boss_age=epoch - new_state.boss_epoch,
+        games=jnp.int32(records.score.size),
+        plies=jnp.sum(records.length),
+        wins=jnp.sum(records.score == 1.0),
+        draws=jnp.sum(records.score == 0.5),
+        losses=jnp.sum(records.score == 0.0),
+    )
+    return new_state, metrics

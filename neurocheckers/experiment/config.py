@@ -1,0 +1,198 @@
+"""Experiment configuration: a frozen dataclass, loaded from TOML, with one-line field docs."""
+
+from __future__ import annotations
+
+import dataclasses
+import tomllib
+import typing
+from pathlib import Path
+from typing import Any
+
+from neurocheckers.rules.presets import PRESETS
+
+STRATEGIES = ("boss_ga", "SimpleGA", "Open_ES", "SNES", "CMA_ES")
+LOSSES = ("mae", "mse")
+
+
+class ConfigError(ValueError):
+    """A configuration that cannot be run; the message names the bad key and value."""
+
+
+@dataclasses.dataclass(frozen=True)
+class ExperimentConfig:
+    """One evolution experiment. Every field can be set in TOML or with ``--set key=value``."""
+
+    name: str = "experiment"
+    """Experiment name, used in the run folder's name."""
+    rules: str = "simple6"
+    """Rules preset: simple6, american6 or american8."""
+    layers: int = 5
+    """Hidden ReLU layers of each agent's MLP (the study: 5; variants 3 and 7)."""
+    width: int = 32
+    """Units per hidden layer (the study does not give it; quote it with every figure)."""
+    population: int = 256
+    """Members in the population (divisible by 4: elites, mutants, crossovers, learners)."""
+    games_per_epoch: int = 8
+    """Games each member plays against the boss per epoch, half with each colour (even)."""
+    epochs: int = 512
+    """Epochs to run."""
+    simulations: int = 16
+    """MCTS simulations per move for members and boss (ignored when seconds_per_move > 0)."""
+    seconds_per_move: float = 0.0
+    """Time budget per move; > 0 calibrates a simulation count on this machine once, at the start."""
+    mutation_rate: float = 0.125
+    """Standard deviation of the Gaussian noise added to one layer of each mutant."""
+    learning_rate: float = 0.002
+    """Adam learning rate of the supervised quarter."""
+    train_steps: int = 8
+    """Full-batch Adam steps each learner takes per epoch."""
+    loss: str = "mae"
+    """Supervised loss: mae (the study's mean difference) or mse."""
+    strategy: str = "boss_ga"
+    """boss_ga (the study's algorithm) or an evosax strategy: SimpleGA, Open_ES, SNES, CMA_ES."""
+    promotion_threshold: float = 0.75
+    """Fraction of games_per_epoch points the best member needs to become the boss."""
+    opening_plies: int = 0
+    """Random plies played before the agents take over, for varied games."""
+    max_plies: int = 200
+    """Safety cap on a game's length; a game still going on is scored as a draw."""
+    seed: int = 0
+    """Random seed: the same config and seed give the same metrics on the same machine."""
+    checkpoint_every: int = 10
+    """Write a checkpoint every this many epochs (and at the end)."""
+
+    def __post_init__(self) -> None:
+        validate(self)
+
+    @property
+    def elites(self) -> int:
+        return self.population // 4
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def field_docs() -> dict[str, str]:
+    """Each field's one-line documentation, read from the attribute docstrings in this source."""
+    import ast
+    import inspect
+
+    tree = ast.parse(inspect.getsource(ExperimentConfig))
+    docs: dict[str, str] = {}
+    body = tree.body[0].body  # type: ignore[attr-defined]
+    for node, following in zip(body, body[1:], strict=False):
+        if isinstance(node, ast.AnnAssign) and isinstance(following, ast.Expr):
+            value = getattr(following, "value", None)
+            if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                docs[node.target.id] = value.value.strip()  # type: ignore[attr-defined]
+    return docs
+
+
+_TYPES = {f.name: f.type for f in dataclasses.fields(ExperimentConfig)}
+
+
+def _type_of(name: str) -> type:
+    hints = typing.get_type_hints(ExperimentConfig)
+    return hints[name]
+
+
+def validate(config: ExperimentConfig) -> None:
+    """Raise ``ConfigError`` for wrong types or impossible values, before anything is compiled."""
+    for f in dataclasses.fields(config):
+        value = getattr(config, f.name)
+        expected = _type_of(f.name)
+        ok = isinstance(value, expected) and not (expected is int and isinstance(value, bool))
+        if expected is float and isinstance(value, int) and not isinstance(value, bool):
+            ok = True
+        if not ok:
+            raise ConfigError(f"{f.name} must be {expected.__name__}, got {value!r}")
+
+    def need(condition: bool, message: str) -> None:
+        if not condition:
+            raise ConfigError(message)
+
+    c = config
+    need(c.rules in PRESETS, f"rules must be one of {', '.join(PRESETS)}, got {c.rules!r}")
+    need(c.layers >= 1, f"layers must be >= 1, got {c.layers}")
+    need(c.width >= 1, f"width must be >= 1, got {c.width}")
+    need(
+        c.population >= 4 and c.population % 4 == 0,
+        f"population must be a positive multiple of 4, got {c.population}",
+    )
+    need(
+        c.games_per_epoch >= 2 and c.games_per_epoch % 2 == 0,
+        f"games_per_epoch must be even and >= 2, got {c.games_per_epoch}",
+    )
+    need(c.epochs >= 1, f"epochs must be >= 1, got {c.epochs}")
+    need(c.simulations >= 1, f"simulations must be >= 1, got {c.simulations}")
+    need(c.seconds_per_move >= 0, f"seconds_per_move must be >= 0, got {c.seconds_per_move}")
+    need(c.mutation_rate >= 0, f"mutation_rate must be >= 0, got {c.mutation_rate}")
+    need(c.learning_rate >= 0, f"learning_rate must be >= 0, got {c.learning_rate}")
+    need(c.train_steps >= 0, f"train_steps must be >= 0, got {c.train_steps}")
+    need(c.loss in LOSSES, f"loss must be one of {', '.join(LOSSES)}, got {c.loss!r}")
+    need(c.strategy in STRATEGIES, f"strategy must be one of {', '.join(STRATEGIES)}, got {c.strategy!r}")
+    need(
+        0 < c.promotion_threshold <= 1, f"promotion_threshold must be in (0, 1], got {c.promotion_threshold}"
+    )
+    need(c.opening_plies >= 0, f"opening_plies must be >= 0, got {c.opening_plies}")
+    need(c.max_plies >= 1, f"max_plies must be >= 1, got {c.max_plies}")
+    need(c.checkpoint_every >= 1, f"checkpoint_every must be >= 1, got {c.checkpoint_every}")
+    need(bool(c.name) and "/" not in c.name, f"name must be a non-empty word without '/', got {c.name!r}")
+
+
+def _parse_value(key: str, text: str) -> Any:
+    """A ``--set`` value: parsed as TOML when possible (numbers, booleans), else a plain string."""
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text
+
+
+def _read_toml(path: Path, seen: tuple[Path, ...] = ()) -> dict[str, Any]:
+    path = path.resolve()
+    if path in seen:
+        raise ConfigError(f"config inheritance loops through {path}")
+    try:
+        data = tomllib.loads(path.read_text())
+    except FileNotFoundError:
+        raise ConfigError(f"config file not found: {path}") from None
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"config file {path} is not valid TOML: {e}") from None
+    parent = data.pop("inherit", None)
+    if parent is None:
+        return data
+    if not isinstance(parent, str):
+        raise ConfigError(f"inherit in {path} must be a file name, got {parent!r}")
+    base = _read_toml(path.parent / parent, seen + (path,))
+    base.update(data)
+    return base
+
+
+def make_config(values: dict[str, Any]) -> ExperimentConfig:
+    """An ``ExperimentConfig`` from a flat dict, rejecting unknown keys by name."""
+    unknown = sorted(set(values) - set(_TYPES))
+    if unknown:
+        raise ConfigError(f"unknown config key(s): {', '.join(unknown)}; known keys: {', '.join(_TYPES)}")
+    values = dict(values)
+    for key, value in values.items():
+        if _type_of(key) is float and isinstance(value, int) and not isinstance(value, bool):
+            values[key] = float(value)
+    return ExperimentConfig(**values)
+
+
+def load_config(
+    path: str | Path | None = None, overrides: list[str] | None = None, **fields: Any
+) -> ExperimentConfig:
+    """Load a TOML config (following ``inherit = "base.toml"``), then apply ``key=value``
+    overrides and keyword fields. The experiment name defaults to the file's stem."""
+    values: dict[str, Any] = {}
+    if path is not None:
+        values["name"] = Path(path).stem
+        values.update(_read_toml(Path(path)))
+    for item in overrides or []:
+        key, sep, text = item.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"--set needs key=value, got {item!r}")
+        values[key.strip()] = _parse_value(key.strip(), text.strip())
+    values.update({k: v for k, v in fields.items() if v is not None})
+    return make_config(values)
