@@ -29,15 +29,21 @@ from neurocheckers.search.baselines import (
 def make_driver(rules: Rules, policy_a: Policy, policy_b: Policy, chunk: int):
     """Jitted ``key -> (score_a [chunk], plies [chunk])``: ``chunk`` whole games of A against B.
 
-    A plays Black in even games and White in odd ones; its score is 1 / 1/2 / 0. Both policies are
-    evaluated at every ply (a vmapped select), so the cost per ply is that of A plus B.
+    A plays Black in even games and White in odd ones; its score is 1 / 1/2 / 0. Under vmap both
+    policies are evaluated at every ply, each seeing a finished game when it is not its turn (searches
+    then stop at once; fixed-cost players like greedy still pay full price).
     """
 
     def one(key: jax.Array, a_color: jax.Array) -> tuple[jax.Array, jax.Array]:
         def body(carry):
             s, k = carry
             k, ka, kb = jax.random.split(k, 3)
-            action = jnp.where(s.color == a_color, policy_a(None, s, ka), policy_b(None, s, kb))
+            # Under vmap both policies run at every ply; showing each one a finished game when it is
+            # not its turn lets a search (alpha-beta's while_loop) stop at once instead of being wasted.
+            a_turn = s.color == a_color
+            action_a = policy_a(None, s.replace(terminated=s.terminated | ~a_turn), ka)
+            action_b = policy_b(None, s.replace(terminated=s.terminated | a_turn), kb)
+            action = jnp.where(a_turn, action_a, action_b)
             return step(rules, s, action), k
 
         s, _ = jax.lax.while_loop(lambda c: ~c[0].terminated, body, (init(rules), key))
@@ -52,7 +58,7 @@ def run(rules: Rules, name: str, policy_a: Policy, policy_b: Policy, games: int,
     chunk = min(chunk, games)
     driver = make_driver(rules, policy_a, policy_b, chunk)
     t0 = time.perf_counter()
-    jax.block_until_ready(driver(jax.random.key(10_000 + seed)))
+    driver = driver.lower(jax.random.key(seed)).compile()
     compile_s = time.perf_counter() - t0
     scores, plies = [], []
     t0 = time.perf_counter()

@@ -79,7 +79,12 @@ def play_games(rules, policy_a, policy_b, key, num_games: int, params_a=None, pa
         def body(carry):
             s, k = carry
             k, ka, kb = jax.random.split(k, 3)
-            action = jnp.where(s.color == a_color, policy_a(params_a, s, ka), policy_b(params_b, s, kb))
+            # Under vmap both policies run at every ply; showing each one a finished game when it is
+            # not its turn lets a search (alpha-beta's while_loop) stop at once instead of being wasted.
+            a_turn = s.color == a_color
+            action_a = policy_a(params_a, s.replace(terminated=s.terminated | ~a_turn), ka)
+            action_b = policy_b(params_b, s.replace(terminated=s.terminated | a_turn), kb)
+            action = jnp.where(a_turn, action_a, action_b)
             return step(rules, s, action), k
 
         s, _ = jax.lax.while_loop(cond, body, (init(rules), key))

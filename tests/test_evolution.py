@@ -175,3 +175,40 @@ def test_bad_run_folders_give_clear_errors_and_change_nothing(uninterrupted_run,
     (other / "config.json").write_text(json.dumps(config))
     with pytest.raises(RunError, match="another config"):
         run(other)
+
+
+def test_evolve_command_killed_with_sigkill_resumes_to_identical_metrics(uninterrupted_run, tiny_config, tmp_path):
+    """A real ``kill -9`` of ``neurocheckers evolve`` at a random moment, then ``--resume``."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    env = dict(os.environ)
+    env.setdefault("NEUROCHECKERS_CACHE", str(jax.config.jax_compilation_cache_dir))
+    config_file = tmp_path / "tiny.toml"
+    config_file.write_text("\n".join(item.replace("=tiny", '="tiny"') for item in TINY) + "\n")
+    out = tmp_path / "runs"
+    args = [sys.executable, "-m", "neurocheckers", "evolve", str(config_file), "--out", str(out), "--no-plot"]
+    proc = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    deadline = time.time() + 240
+    run_dirs: list = []
+    while time.time() < deadline and proc.poll() is None:
+        run_dirs = [p for p in out.iterdir() if p.is_dir()] if out.exists() else []
+        if run_dirs and (run_dirs[0] / METRICS_FILE).exists() and len(read_metrics(run_dirs[0])) >= 3:
+            break
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert run_dirs, proc.stdout.read().decode()
+    run_dir = run_dirs[0]
+    resumed = subprocess.run(
+        [sys.executable, "-m", "neurocheckers", "evolve", "--resume", str(run_dir), "--no-plot"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    assert _stable_rows(run_dir) == _stable_rows(uninterrupted_run)

@@ -189,7 +189,7 @@ def alphabeta_stack(rules: Rules, state: State, depth: int) -> SearchStack:
     def body(st: SearchStack) -> SearchStack:
         lv = st.level
         node = jax.tree.map(lambda x: x[lv], st.states)
-        captures = jnp.zeros(num_actions, bool)
+        captures = _capture_actions(rules, node)
         in_order = jnp.tile(node.legal_action_mask, 2) & (jnp.tile(captures, 2) == first_pass)
         remaining = in_order & (slots >= st.cursor[lv])
         slot = jnp.argmax(remaining).astype(jnp.int32)
