@@ -208,6 +208,44 @@ def evolve(
         print("plot: " + ", ".join(str(f) for f in files))
 
 
+@app.command()
+def plot(
+    run_dirs: Annotated[list[str], typer.Argument(help="One or more run folders (overlaid).")],
+    out: Annotated[str | None, typer.Option(help="Output file (PNG and SVG are both written).")] = None,
+) -> None:
+    """Plot fitness over epochs (min/mean/max band, best member, boss changes) for one or more runs."""
+    from neurocheckers.analysis.plots import plot_fitness
+    from neurocheckers.experiment.run import RunError, read_run_config
+
+    try:
+        for run_dir in run_dirs:
+            read_run_config(run_dir)
+    except RunError as e:
+        raise UserError(str(e)) from None
+    target = out or f"{run_dirs[0]}/fitness.png"
+    for path in plot_fitness(run_dirs, target):
+        print(path)
+
+
+@app.command()
+def export(
+    run_dir: Annotated[str, typer.Argument(help="A run folder.")],
+    out: Annotated[str, typer.Option(help="The agent file to write (.safetensors).")] = "agent.safetensors",
+    epoch: Annotated[
+        int | None, typer.Option(help="Export the boss in charge at this epoch instead of the last.")
+    ] = None,
+) -> None:
+    """Export a run's boss (the final one by default) as an agent file for match and play."""
+    from neurocheckers.analysis.lineage import export_boss
+    from neurocheckers.experiment.run import RunError
+
+    try:
+        path, entry = export_boss(run_dir, out, epoch)
+    except (RunError, ValueError) as e:
+        raise UserError(str(e)) from None
+    print(f"boss #{entry.boss_id} (promoted after epoch {entry.epoch}) written to {path}")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point: run the app, turning usage and input errors into one-line messages."""
     from neurocheckers._setup import configure_jax

@@ -113,8 +113,25 @@ def _varying(axis: str | None, tree):
 
 
 def _start_states(rules: Rules, size: int, axis: str | None) -> State:
-    """[size] copies of the start position."""
-    return _varying(axis, jax.tree.map(lambda x: jnp.broadcast_to(x, (size, *x.shape)), init(rules)))
+    """[size] copies of the start position (without ``legal_action_mask``)."""
+    start = init(rules).replace(legal_action_mask=None)
+    return _varying(axis, jax.tree.map(lambda x: jnp.broadcast_to(x, (size, *x.shape)), start))
+
+
+def _stepper(rules: Rules, size: int):
+    """A vmapped ``step`` over states stored without ``legal_action_mask`` (``None``).
+
+    Playouts choose from ``legal_bits``; a [B, A] mask in a loop carry that XLA cannot prove dead
+    (as in the nested loops of ``_play_window``) would be rebuilt and copied at every ply.
+    """
+    batched_step = jax.vmap(functools.partial(step, rules))
+    blank = jnp.zeros((size, rules.num_actions), dtype=jnp.bool_)
+
+    def fn(states: State, actions: jax.Array) -> State:
+        states = batched_step(states.replace(legal_action_mask=blank), actions)
+        return states.replace(legal_action_mask=None)
+
+    return fn
 
 
 def _stats(states: State) -> PlayoutStats:
@@ -134,7 +151,7 @@ def _play(rules: Rules, max_plies: int, axis: str | None, key: jax.Array, games:
     XLA's CPU fusion from recomputing the action choice inside every fused output of ``step`` (it
     did, 14 times over, and that made American 8x8 playouts about 6x slower).
     """
-    batched_step = jax.vmap(functools.partial(step, rules))
+    batched_step = _stepper(rules, games.shape[0])
     choose = jax.vmap(functools.partial(action_from_bits, rules))
     states = _start_states(rules, games.shape[0], axis)
 
@@ -166,9 +183,9 @@ def _play_window(
     """
     size = games.shape[0]
     refill_at = max(1, window // 4)
-    batched_step = jax.vmap(functools.partial(step, rules))
+    batched_step = _stepper(rules, window)
     choose = jax.vmap(functools.partial(action_from_bits, rules))
-    start = init(rules)
+    start = init(rules).replace(legal_action_mask=None)
     # fold_in(key, t) for every ply t: a slot's ply key is a gather, not a second Threefry block.
     ply_keys = jax.vmap(lambda t: jax.random.fold_in(key, t))(jnp.arange(max_plies + 1, dtype=jnp.uint32))
 

@@ -77,7 +77,9 @@ class MCTSConfig:
         if not self.root_dirichlet_alpha >= 0:
             raise ValueError(f"root_dirichlet_alpha must be >= 0, got {self.root_dirichlet_alpha!r}")
         if not 0 <= self.root_dirichlet_fraction <= 1:
-            raise ValueError(f"root_dirichlet_fraction must be in [0, 1], got {self.root_dirichlet_fraction!r}")
+            raise ValueError(
+                f"root_dirichlet_fraction must be in [0, 1], got {self.root_dirichlet_fraction!r}"
+            )
 
 
 @struct.dataclass
@@ -244,7 +246,9 @@ def search(
 
     num_words = (num_nodes + 31) // 32
     word_ids = jnp.arange(num_words, dtype=jnp.int32)
-    root_stats = jnp.stack([0.0, 0.0, root_legal_count.astype(jnp.float32), state.terminated.astype(jnp.float32)])
+    root_stats = jnp.stack(
+        [0.0, 0.0, root_legal_count.astype(jnp.float32), state.terminated.astype(jnp.float32)]
+    )
     empty_nodes = jax.tree.map(lambda x: jnp.zeros((num_nodes,) + x.shape, x.dtype), _compact(state))
     tree = _Tree(
         nodes=jax.tree.map(lambda arr, x: arr.at[0].set(x), empty_nodes, _compact(state)),
@@ -259,7 +263,9 @@ def search(
         num_legal = node_stats[_NUM_LEGAL]
         legal = slot_ids < num_legal
         prior = jnp.where(node == 0, root_prior, 1.0 / jnp.maximum(num_legal, 1.0))
-        q = jnp.where(visits > 0, child_stats[:, _VALUE_SUM] / jnp.maximum(visits, 1.0), config.first_play_value)
+        q = jnp.where(
+            visits > 0, child_stats[:, _VALUE_SUM] / jnp.maximum(visits, 1.0), config.first_play_value
+        )
         explore = config.c_puct * prior * jnp.sqrt(node_stats[_VISITS]) / (1.0 + visits)
         noise_bits = (_hash32(noise_seed, node) * slot_multipliers) >> 8
         noise = noise_bits.astype(jnp.float32) * (config.tie_break_noise / (1 << 24))
@@ -331,7 +337,9 @@ def search(
     tree = jax.lax.fori_loop(0, num_sims, simulate, tree)
 
     root_children = tree.children[0]
-    root_child_stats = jnp.where((root_children >= 0)[:, None], tree.stats[jnp.maximum(root_children, 0)], 0.0)
+    root_child_stats = jnp.where(
+        (root_children >= 0)[:, None], tree.stats[jnp.maximum(root_children, 0)], 0.0
+    )
     visits = root_child_stats[:, _VISITS]
     value_sum = root_child_stats[:, _VALUE_SUM]
     # Most visits; the uniform noise (< 1) only breaks ties between equal counts.
@@ -450,4 +458,3 @@ def _single_search(
     rules: Rules, config: MCTSConfig, value_fn: ValueFn
 ) -> Callable[[Any, State, jax.Array], SearchOutput]:
     return jax.jit(functools.partial(search, rules, config, value_fn))
-

@@ -1,0 +1,77 @@
+"""The boss lineage of a run: which boss was in charge when, export of a boss as an agent file."""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+from pathlib import Path
+
+from neurocheckers.agent_file import load_agent, save_agent
+from neurocheckers.experiment.run import LINEAGE_DIR, LINEAGE_FILE, RunError, read_metrics, read_run_config
+
+
+@dataclasses.dataclass(frozen=True)
+class LineageEntry:
+    """One boss: its id, the epoch after which it was promoted (-1 for the random first boss), the
+    points that promoted it, and its weights file."""
+
+    boss_id: int
+    epoch: int
+    points: float
+    path: Path
+
+
+def lineage(run_dir: str | Path) -> list[LineageEntry]:
+    run_dir = Path(run_dir)
+    read_run_config(run_dir)
+    try:
+        with open(run_dir / LINEAGE_FILE, newline="") as f:
+            rows = list(csv.DictReader(f))
+    except FileNotFoundError:
+        raise RunError(f"{run_dir} has no {LINEAGE_FILE}") from None
+    return [
+        LineageEntry(
+            int(r["boss_id"]), int(r["epoch"]), float(r["points"]), run_dir / LINEAGE_DIR / r["file"]
+        )
+        for r in rows
+    ]
+
+
+def boss_in_charge(entries: list[LineageEntry], epoch: int) -> LineageEntry:
+    """The boss that played during ``epoch``: the last one promoted before it."""
+    earlier = [e for e in entries if e.epoch < epoch]
+    if not earlier:
+        raise RunError(f"no boss was in charge at epoch {epoch}")
+    return earlier[-1]
+
+
+def export_boss(run_dir: str | Path, out: str | Path, epoch: int | None = None) -> tuple[Path, LineageEntry]:
+    """Write the final boss (or the one in charge at ``epoch``) as an agent file with metadata."""
+    config, simulations = read_run_config(run_dir)
+    entries = lineage(run_dir)
+    epochs_done = len(read_metrics(run_dir))
+    if epoch is None:
+        entry = entries[-1]
+    else:
+        if not 0 <= epoch <= epochs_done:
+            raise RunError(f"--epoch must be in 0..{epochs_done} for this run, got {epoch}")
+        entry = boss_in_charge(entries, epoch)
+    agent = load_agent(entry.path, config.rules)
+    metadata = {
+        k: v
+        for k, v in agent.metadata.items()
+        if k not in ("format", "format_version", "rules", "board_size", "layers", "width", "input_encoding")
+    }
+    metadata.update(
+        run=Path(run_dir).name,
+        lineage_epoch=str(entry.epoch),
+        fitness_points=str(entry.points),
+        games_per_epoch=str(config.games_per_epoch),
+        search="mcts",
+        simulations=str(simulations),
+        seconds_per_move=str(config.seconds_per_move),
+    )
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    save_agent(out, agent.rules, agent.spec, agent.params, metadata)
+    return out, entry
