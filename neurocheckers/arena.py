@@ -13,6 +13,7 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 from flax import struct
 
 from neurocheckers.evaluator import EvaluatorSpec, encode, value_fn
@@ -87,17 +88,27 @@ def _records(
     )
 
 
+def game_keys(key: jax.Array, game_ids: jax.Array) -> jax.Array:
+    """One key per game from its global id, so a batch split across devices draws what the whole
+    batch would on one device."""
+    fold = functools.partial(jax.random.fold_in, key)
+    for _ in game_ids.shape:
+        fold = jax.vmap(fold)
+    return fold(game_ids)
+
+
 def _play(
     rules: Rules,
     choose: Callable[[State, jax.Array, jax.Array], jax.Array],
     a_is_black: jax.Array,
+    game_ids: jax.Array,
     key: jax.Array,
     max_plies: int,
     opening_plies: int,
     record: bool,
 ) -> GameRecords:
-    """The ply loop shared by both arenas. ``choose(states, a_to_move, key)`` gives the actions of
-    the whole batch (any leading shape, the shape of ``a_is_black``)."""
+    """The ply loop shared by both arenas. ``choose(states, a_to_move, keys)`` gives the actions of
+    the whole batch (any leading shape, the shape of ``a_is_black``) from one key per game."""
     shape = a_is_black.shape
     batch_step = step
     for _ in shape:
@@ -122,11 +133,10 @@ def _play(
 
     def body(carry):
         states, ply, key, length, trace = carry
-        key, choose_key, opening_key = jax.random.split(key, 3)
+        keys = game_keys(jax.random.fold_in(key, ply), game_ids)
         a_to_move = (states.color == BLACK) == a_is_black
-        actions = choose(states, a_to_move, choose_key)
+        actions = choose(states, a_to_move, keys)
         if opening_plies:
-            keys = jax.random.split(opening_key, shape).reshape(shape + opening_key.shape)
             randoms = batch_random(rules, keys, states)
             actions = jnp.where(ply < opening_plies, randoms, actions)
         actions = jnp.maximum(actions, 0)  # a terminated root gives -1; step ignores it anyway
@@ -170,15 +180,14 @@ def play_match(
     """
     a_is_black = jnp.arange(num_games) < (num_games + 1) // 2
 
-    def choose(states: State, a_to_move: jax.Array, key: jax.Array) -> jax.Array:
-        key_a, key_b = jax.random.split(key)
-        keys_a = jax.random.split(key_a, num_games)
-        keys_b = jax.random.split(key_b, num_games)
-        actions_a = jax.vmap(policy_a, in_axes=(None, 0, 0))(params_a, states, keys_a)
+    def choose(states: State, a_to_move: jax.Array, keys: jax.Array) -> jax.Array:
+        keys_b = jax.vmap(jax.random.fold_in, in_axes=(0, None))(keys, 1)
+        actions_a = jax.vmap(policy_a, in_axes=(None, 0, 0))(params_a, states, keys)
         actions_b = jax.vmap(policy_b, in_axes=(None, 0, 0))(params_b, states, keys_b)
         return jnp.where(a_to_move, actions_a, actions_b)
 
-    return _play(rules, choose, a_is_black, key, max_plies, opening_plies, record)
+    game_ids = jnp.arange(num_games, dtype=jnp.int32)
+    return _play(rules, choose, a_is_black, game_ids, key, max_plies, opening_plies, record)
 
 
 @functools.cache
@@ -224,8 +233,50 @@ def play_population(
     own network (the member's or the boss's).
     """
     num_members = jax.tree.leaves(population)[0].shape[0]
+    member_ids = jnp.arange(num_members, dtype=jnp.int32)
+    play = functools.partial(
+        _play_members,
+        rules,
+        spec,
+        search_config,
+        games_per_member,
+        max_plies,
+        opening_plies,
+        record,
+    )
+    devices = jax.local_device_count()
+    if devices > 1 and num_members % devices == 0:
+        # One shard of the population per host device; each runs its own ply loop. Per-game keys
+        # come from global ids, so the result is the same as on one device.
+        mesh = jax.sharding.Mesh(np.array(jax.local_devices()), ("members",))
+        spec_members, spec_all = jax.sharding.PartitionSpec("members"), jax.sharding.PartitionSpec()
+        play = jax.shard_map(
+            play,
+            mesh=mesh,
+            in_specs=(spec_members, spec_all, spec_members, spec_all),
+            out_specs=spec_members,
+            check_vma=False,
+        )
+    return play(population, boss, member_ids, key)
+
+
+def _play_members(
+    rules: Rules,
+    spec: EvaluatorSpec,
+    search_config: MCTSConfig,
+    games_per_member: int,
+    max_plies: int,
+    opening_plies: int,
+    record: bool,
+    population: Any,
+    boss: Any,
+    member_ids: jax.Array,
+    key: jax.Array,
+) -> GameRecords:
+    num_members = member_ids.shape[0]
     shape = (num_members, games_per_member)
     a_is_black = jnp.broadcast_to(jnp.arange(games_per_member) < games_per_member // 2, shape)
+    game_ids = member_ids[:, None] * games_per_member + jnp.arange(games_per_member, dtype=jnp.int32)
     evaluate = _member_or_boss_value_fn(spec)
     one_search = functools.partial(search, rules, search_config, evaluate)
 
@@ -234,8 +285,7 @@ def play_population(
         games = jax.vmap(one_search, in_axes=((None, None, 0), 0, 0))
         return games(params, states, keys).action
 
-    def choose(states: State, a_to_move: jax.Array, key: jax.Array) -> jax.Array:
-        keys = jax.random.split(key, shape)
+    def choose(states: State, a_to_move: jax.Array, keys: jax.Array) -> jax.Array:
         return jax.vmap(member_games)(population, states, a_to_move, keys)
 
-    return _play(rules, choose, a_is_black, key, max_plies, opening_plies, record)
+    return _play(rules, choose, a_is_black, game_ids, key, max_plies, opening_plies, record)

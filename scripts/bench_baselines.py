@@ -70,11 +70,11 @@ def run(rules: Rules, name: str, policy_a: Policy, policy_b: Policy, games: int,
     scores = np.concatenate(scores)[:games]
     plies = np.concatenate(plies)
     n = len(plies)  # games actually played (whole chunks)
-    win, draw = np.mean(scores == 1.0), np.mean(scores == 0.5)
+    win, draw, loss = (np.mean(scores == v) for v in (1.0, 0.5, 0.0))
     print(
         f"{rules.name:10s} {name:28s} games={n:6d} chunk={chunk:5d} compile={compile_s:5.1f}s "
         f"time={elapsed:7.2f}s games/s={n / elapsed:9.1f} plies/s={plies.sum() / elapsed:10.0f} "
-        f"mean_plies={plies.mean():5.1f} | A: win={win:.3f} draw={draw:.3f} loss={1 - win - draw:.3f} "
+        f"mean_plies={plies.mean():5.1f} | A: win={win:.3f} draw={draw:.3f} loss={loss:.3f} "
         f"score={scores.mean():.3f}",
         flush=True,
     )

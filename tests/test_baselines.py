@@ -70,7 +70,10 @@ def random_positions_fn(rules, max_plies: int):
 
 
 def play_games(rules, policy_a, policy_b, key, num_games: int, params_a=None, params_b=None):
-    """Mean score of ``policy_a`` (1 win, 1/2 draw) over ``num_games``; it plays Black in even games."""
+    """[num_games] scores of ``policy_a`` (1 win, 1/2 draw, 0 loss); it plays Black in even games.
+
+    A tiny vmapped ``while_loop`` driver for these tests (the arena module is the real one).
+    """
 
     def one(key, a_color):
         def cond(carry):
@@ -106,7 +109,8 @@ def _jit_step(rules):
 
 
 def reference_minimax(rules, state, depth: int, distance: int = 0) -> float:
-    """Black's-view minimax score with the same evaluation as ``alphabeta_policy`` (no pruning)."""
+    """Black's-view minimax score with the same evaluation as ``alphabeta_policy``: plain recursion in
+    Python without pruning, over the same ``step`` (jitted on its own for speed)."""
     if bool(state.terminated):
         return float(state.result) * (WIN_SCORE - distance)
     if distance == depth:

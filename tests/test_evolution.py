@@ -177,7 +177,9 @@ def test_bad_run_folders_give_clear_errors_and_change_nothing(uninterrupted_run,
         run(other)
 
 
-def test_evolve_command_killed_with_sigkill_resumes_to_identical_metrics(uninterrupted_run, tiny_config, tmp_path):
+def test_evolve_command_killed_with_sigkill_resumes_to_identical_metrics(
+    uninterrupted_run, tiny_config, tmp_path
+):
     """A real ``kill -9`` of ``neurocheckers evolve`` at a random moment, then ``--resume``."""
     import os
     import signal

@@ -1,19 +1,21 @@
 """Batched uniform-random playouts: many games from the start in one jitted ``lax.while_loop``.
 
-``random_playouts(rules, key, batch_size)`` plays ``batch_size`` games at once (a vmapped
-``step``), one ply per loop iteration, until every game is over or ``max_plies`` is reached.
+``random_playouts(rules, key, batch_size)`` plays ``batch_size`` games side by side (a vmapped
+``step``), one ply per loop iteration, until every game is over or ``max_plies`` is reached, and
+returns per-game :class:`PlayoutStats`.
 
-Random numbers. Game ``i`` at ply ``t`` draws its action from the 32 random bits
-``game_bits(key, t, i)``: the two words of ``fold_in(fold_in(key, t), i)`` xor-ed. One Threefry
-block per game and ply, no per-game key splitting; for a whole batch these are exactly
-``jax.random.bits(fold_in(key, t), (B,))`` (under JAX's default partitionable Threefry), and every
-game's stream depends only on ``(key, i)``, so results are the same on one device or split over
-several. The action is the ``rank``-th legal action (in increasing action order) with
-``rank = ((bits >> 8) * num_legal) >> 24``.
+Random numbers: one key per ply, one cheap hash per game. Ply ``t`` has the seed
+``s_t = ply_seed(key, t)`` (the two words of ``jax.random.fold_in(key, t)`` xor-ed: one Threefry
+block for the whole batch), and game ``i`` (its index in the batch) draws the 32 bits
+``game_bits(s_t, i) = mix32(s_t ^ (i * 0x9E3779B9))`` (MurmurHash3's finaliser, a bijection, so
+the games of a ply never share bits). It picks legal action number ``((bits >> 8) * n) >> 24`` of
+its ``n`` legal actions in increasing action order (:func:`action_from_bits`). No per-game keys are
+split, and a game's draws depend only on ``(key, i, t)``: the same key gives the same games on one
+device or several. (Per-game Threefry bits cost about a quarter of the loop's time.)
 
-Devices. When ``jax.local_device_count() > 1`` and the batch divides evenly, the batch is split
-across the devices with ``jax.shard_map``: each device runs its own while loop over its games (no
-communication per ply). On CPU, get several host devices with
+Devices: when ``jax.local_device_count() > 1`` and the batch divides evenly, the batch is split
+across the devices with ``jax.shard_map``; each device runs its own while loop over its games, with
+no communication per ply. On CPU, get several host devices with
 :func:`neurocheckers.devices.use_host_devices` before JAX starts.
 """
 
@@ -28,7 +30,7 @@ from flax import struct
 from jax.sharding import Mesh, PartitionSpec
 
 from neurocheckers.rules.engine import init, piece_counts, step
-from neurocheckers.rules.presets import Rules
+from neurocheckers.rules.presets import Rules, get_rules
 from neurocheckers.rules.state import State
 
 _AXIS = "games"
@@ -65,11 +67,26 @@ def default_max_plies(rules: Rules) -> int:
     return 10_000
 
 
-def game_bits(key: jax.Array, ply: jax.Array, games: jax.Array) -> jax.Array:
-    """[G] uint32: the random bits of the games with global indices ``games`` ([G]) at ``ply``."""
-    ply_key = jax.random.fold_in(key, ply)
-    data = jax.vmap(lambda i: jax.random.key_data(jax.random.fold_in(ply_key, i)))(games)
-    return data[..., 0] ^ data[..., 1]
+def ply_seed(key: jax.Array, ply: jax.Array | int) -> jax.Array:
+    """[] uint32: the seed of ply ``ply``, the two words of ``fold_in(key, ply)`` xor-ed (one
+    Threefry block per ply, shared by the whole batch)."""
+    data = jax.random.key_data(jax.random.fold_in(key, ply))
+    return data[0] ^ data[1]
+
+
+def mix32(x: jax.Array) -> jax.Array:
+    """MurmurHash3's 32-bit finaliser: a bijection of uint32 with full avalanche."""
+    x = x ^ (x >> np.uint32(16))
+    x = x * np.uint32(0x85EBCA6B)
+    x = x ^ (x >> np.uint32(13))
+    x = x * np.uint32(0xC2B2AE35)
+    return x ^ (x >> np.uint32(16))
+
+
+def game_bits(seed: jax.Array, games: jax.Array) -> jax.Array:
+    """[G] uint32: the random bits of the games with global indices ``games`` ([G] uint32) at the
+    ply whose :func:`ply_seed` is ``seed`` ([] or [G])."""
+    return mix32(seed ^ (games.astype(jnp.uint32) * np.uint32(0x9E3779B9)))
 
 
 def action_from_bits(rules: Rules, bits: jax.Array, legal_bits: jax.Array) -> jax.Array:
@@ -121,8 +138,9 @@ def _start_states(rules: Rules, size: int, axis: str | None) -> State:
 def _stepper(rules: Rules, size: int):
     """A vmapped ``step`` over states stored without ``legal_action_mask`` (``None``).
 
-    Playouts choose from ``legal_bits``; a [B, A] mask in a loop carry that XLA cannot prove dead
-    (as in the nested loops of ``_play_window``) would be rebuilt and copied at every ply.
+    Playouts choose from ``legal_bits``. XLA drops the dead [B, A] mask from this loop by itself,
+    but where it cannot prove the mask dead (nested loops, States kept as outputs) building and
+    copying it every ply made playouts 1.4-4.4x slower; keeping it out of the carry is free.
     """
     batched_step = jax.vmap(functools.partial(step, rules))
     blank = jnp.zeros((size, rules.num_actions), dtype=jnp.bool_)
@@ -148,8 +166,9 @@ def _play(rules: Rules, max_plies: int, axis: str | None, key: jax.Array, games:
 
     Runs under jit (inside ``shard_map`` over the mesh axis ``axis`` when given). The chosen actions
     are part of the loop carry: computed at the end of one iteration and used by the next. This keeps
-    XLA's CPU fusion from recomputing the action choice inside every fused output of ``step`` (it
-    did, 14 times over, and that made American 8x8 playouts about 6x slower).
+    XLA's CPU fusion from recomputing the action choice inside every fused output of ``step``: chosen
+    in the same iteration, it was recomputed 14 times over on 8x8, and playouts were 2x (american6),
+    4x (simple6) and 13x (american8) slower.
     """
     batched_step = _stepper(rules, games.shape[0])
     choose = jax.vmap(functools.partial(action_from_bits, rules))
@@ -162,98 +181,19 @@ def _play(rules: Rules, max_plies: int, axis: str | None, key: jax.Array, games:
     def body(carry: tuple[State, jax.Array, jax.Array]) -> tuple[State, jax.Array, jax.Array]:
         states, actions, ply = carry
         states = batched_step(states, actions)
-        actions = choose(game_bits(key, ply + 1, games), states.legal_bits)
+        actions = choose(game_bits(ply_seed(key, ply + 1), games), states.legal_bits)
         return states, actions, ply + 1
 
-    actions = choose(game_bits(key, jnp.int32(0), games), states.legal_bits)
+    actions = choose(game_bits(ply_seed(key, jnp.int32(0)), games), states.legal_bits)
     states, _, _ = jax.lax.while_loop(cond, body, (states, actions, jnp.int32(0)))
     return _stats(states)
 
 
-def _play_window(
-    rules: Rules, max_plies: int, window: int, axis: str | None, key: jax.Array, games: jax.Array
-) -> PlayoutStats:
-    """Like ``_play``, but only ``window`` games are in flight at a time.
-
-    An inner loop plays the window until a quarter of its slots hold finished games (or a game hits
-    ``max_plies``); the outer loop then records those games and refills their slots with unstarted
-    ones. The long tail of a few long games so runs on a small batch, and the bookkeeping runs once
-    per refill, not once per ply. Each game still draws ``game_bits(key, t, i)`` at its own ply
-    ``t``, so results equal ``_play``'s.
-    """
-    size = games.shape[0]
-    refill_at = max(1, window // 4)
-    batched_step = _stepper(rules, window)
-    choose = jax.vmap(functools.partial(action_from_bits, rules))
-    start = init(rules).replace(legal_action_mask=None)
-    # fold_in(key, t) for every ply t: a slot's ply key is a gather, not a second Threefry block.
-    ply_keys = jax.vmap(lambda t: jax.random.fold_in(key, t))(jnp.arange(max_plies + 1, dtype=jnp.uint32))
-
-    def choose_for(states: State, slot_game: jax.Array) -> jax.Array:
-        ids = games[jnp.minimum(slot_game, size - 1)]
-        keys = ply_keys[jnp.minimum(states.ply, max_plies)]
-        data = jax.vmap(lambda k, i: jax.random.key_data(jax.random.fold_in(k, i)))(keys, ids)
-        return choose(data[..., 0] ^ data[..., 1], states.legal_bits)
-
-    def live(states: State, slot_game: jax.Array) -> jax.Array:
-        # Empty slots (slot_game == size) hold a terminated state.
-        del slot_game
-        return ~states.terminated & (states.ply < max_plies)
-
-    def inner_cond(carry):
-        states, slot_game, _, next_game = carry
-        going = live(states, slot_game)
-        at_cap = jnp.any(~states.terminated & (states.ply >= max_plies))
-        wait = (jnp.sum((~going).astype(jnp.int32)) < refill_at) | (next_game >= size)
-        return jnp.any(going) & wait & ~at_cap
-
-    def inner_body(carry):
-        states, slot_game, actions, next_game = carry
-        states = batched_step(states, actions)
-        return states, slot_game, choose_for(states, slot_game), next_game
-
-    def outer_cond(carry):
-        states, slot_game, _, _ = carry
-        return jnp.any(live(states, slot_game))
-
-    def outer_body(carry):
-        states, slot_game, next_game, out = carry
-        states, *_ = jax.lax.while_loop(
-            inner_cond, inner_body, (states, slot_game, choose_for(states, slot_game), next_game)
-        )
-        done = (slot_game < size) & ~live(states, slot_game)
-        # Record the games that just finished (index == size: dropped).
-        where = jnp.where(done, slot_game, size)
-        out = jax.tree.map(lambda o, v: o.at[where].set(v, mode="drop"), out, _stats(states))
-        # Refill their slots with the next unstarted games, in slot order; empty the rest.
-        new_game = next_game + jnp.cumsum(done.astype(jnp.int32)) - 1
-        refill = done & (new_game < size)
-        slot_game = jnp.where(done, jnp.where(refill, new_game, size), slot_game)
-        next_game = next_game + jnp.sum(done.astype(jnp.int32))
-
-        def reset(x: jax.Array, x0: jax.Array) -> jax.Array:
-            return jnp.where(refill.reshape(-1, *([1] * x0.ndim)), x0, x)
-
-        states = jax.tree.map(reset, states, start)
-        states = states.replace(terminated=states.terminated | (slot_game >= size))
-        return states, slot_game, next_game, out
-
-    states = _start_states(rules, window, axis)
-    slot_game = jnp.arange(window, dtype=jnp.int32)
-    out = jax.tree.map(lambda x: jnp.zeros((size, *x.shape[1:]), x.dtype), _stats(states))
-    carry = (states, *_varying(axis, (slot_game, jnp.int32(window), out)))
-    return jax.lax.while_loop(outer_cond, outer_body, carry)[-1]
-
-
 @functools.cache
-def _compiled(rules: Rules, batch_size: int, max_plies: int, num_devices: int, window: int):
+def _compiled(rules: Rules, batch_size: int, max_plies: int, num_devices: int):
     """A jitted ``key -> PlayoutStats`` for these settings (cached: one trace per setting)."""
     games = np.arange(batch_size, dtype=np.uint32)
-    per_device = batch_size // num_devices
-    if window >= per_device or max_plies == 0:
-        play = functools.partial(_play, rules, max_plies)
-    else:
-        play = functools.partial(_play_window, rules, max_plies, window)
+    play = functools.partial(_play, rules, max_plies)
     if num_devices <= 1:
         return jax.jit(lambda key: play(None, key, jnp.asarray(games)))
 
@@ -276,27 +216,18 @@ def playout_devices(batch_size: int, devices: int | None = None) -> int:
     return n if n > 1 and batch_size % n == 0 else 1
 
 
-def default_window(rules: Rules, games_per_device: int) -> int:
-    """Games in flight per device when not given: all of them up to 1024, else a quarter (at least
-    1024), so that the tail of long games runs on a smaller batch."""
-    if games_per_device <= 1024:
-        return games_per_device
-    return max(1024, games_per_device // 4)
-
-
 def random_playouts(
-    rules: Rules,
+    rules: Rules | str,
     key: jax.Array,
     batch_size: int,
     max_plies: int | None = None,
     *,
     devices: int | None = None,
-    window: int | None = None,
 ) -> PlayoutStats:
     """Play ``batch_size`` uniform-random games from the start; returns per-game ``PlayoutStats``.
 
     Args:
-      rules: the variant (static).
+      rules: the variant (static), or a preset name.
       key: a JAX PRNG key (typed ``jax.random.key`` or raw ``PRNGKey``).
       batch_size: games B, played together (one vmapped ``step`` per ply).
       max_plies: safety cap on plies; default :func:`default_max_plies` (every game ends by then).
@@ -306,14 +237,10 @@ def random_playouts(
     The loop stops as soon as every game has ended. One compilation per (rules, B, max_plies,
     device count); later calls with a new key reuse it.
     """
+    rules = get_rules(rules)
     if batch_size < 1:
         raise ValueError(f"batch_size must be >= 1, got {batch_size!r}")
     cap = default_max_plies(rules) if max_plies is None else int(max_plies)
     if cap < 0:
         raise ValueError(f"max_plies must be >= 0, got {max_plies!r}")
-    num_devices = playout_devices(batch_size, devices)
-    per_device = batch_size // num_devices
-    window = default_window(rules, per_device) if window is None else min(int(window), per_device)
-    if window < 1:
-        raise ValueError(f"window must be >= 1, got {window!r}")
-    return _compiled(rules, int(batch_size), cap, num_devices, window)(key)
+    return _compiled(rules, int(batch_size), cap, playout_devices(batch_size, devices))(key)

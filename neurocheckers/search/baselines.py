@@ -115,12 +115,14 @@ class SearchStack:
     view: Black's nodes maximise, White's minimise (a multi-jump continuation keeps the mover, so its
     child has the same role and nothing is negated).
 
-    Children are visited captures first (better pruning), in a fixed order of 2A "slots": slot ``v``
-    is action ``v % A``, taken in the first pass (``v < A``) if it is a capture, else in the second.
+    Moves are enumerated from the node's ``legal_bits`` as 8 rows of 32 bits, captures first (better
+    pruning): slot ``v * 32 + i`` is the move of square ``i`` in direction ``v % 4``, in the first
+    pass (``v < 4``) if it is a capture and in the second otherwise. Stacked states carry an empty
+    ``legal_action_mask`` ([0]) so that the [A]-sized mask is neither stored nor computed by ``step``.
 
     Fields:
       states: State with [D] leading axes, the node at each level of the current path.
-      cursor: [D] int32, the lowest slot (in 0..2A) not yet searched at each level.
+      cursor: [D] int32, the lowest slot (in 0..256) not yet searched at each level.
       alpha, beta: [D] float32, the search window at each level.
       best: [D] float32, the best child score found so far at each level (fail-soft).
       root_scores: [A] float32, the Black's-view score of each searched root action (exact for every
@@ -148,11 +150,27 @@ def _leaf_score(state: State, distance: jax.Array) -> jax.Array:
     return jnp.where(state.terminated, won, material_balance(state))
 
 
-def _capture_actions(rules: Rules, state: State) -> jax.Array:
-    """[A] bool: the actions that would be captures (their adjacent square holds an opponent piece)."""
+def _ordered_moves(rules: Rules, state: State) -> jax.Array:
+    """[8] uint32: the legal moves as rows of source bits, captures first (rows 0-3 by direction),
+    then the other moves (rows 4-7)."""
+    t = tables(rules.board_size)
     black = state.color == BLACK
     opponents = jnp.where(black, state.white_men | state.white_kings, state.black_men | state.black_kings)
-    return (jnp.asarray(tables(rules.board_size).step_bit) & opponents) != 0
+    rows = []
+    for d in range(4):
+        # The squares whose neighbour in direction d holds an opponent: opponents shifted back (3 - d).
+        before = jnp.uint32(0)
+        for mask, shift in t.step_groups[3 - d]:
+            moved = opponents & jnp.uint32(mask)
+            before = before | (moved << jnp.uint32(shift) if shift >= 0 else moved >> jnp.uint32(-shift))
+        rows.append(before)
+    captures = jnp.stack(rows)
+    return jnp.concatenate([state.legal_bits & captures, state.legal_bits & ~captures])
+
+
+def _lowest_bit(x: jax.Array) -> jax.Array:
+    """Index of the lowest set bit of a nonzero uint32."""
+    return jax.lax.population_count((x & (jnp.uint32(0) - x)) - jnp.uint32(1)).astype(jnp.int32)
 
 
 def alphabeta_stack(rules: Rules, state: State, depth: int) -> SearchStack:
@@ -166,38 +184,47 @@ def alphabeta_stack(rules: Rules, state: State, depth: int) -> SearchStack:
     """
     if depth < 1:
         raise ValueError(f"depth must be >= 1, got {depth!r}")
-    num_actions = rules.num_actions
-    slots = jnp.arange(2 * num_actions, dtype=jnp.int32)
-    first_pass = slots < num_actions
+    n = rules.num_squares
+    rows = jnp.arange(8, dtype=jnp.int32)
     inf = jnp.float32(jnp.inf)
+    no_mask = jnp.zeros((0,), jnp.bool_)
+    full_mask = jnp.zeros(rules.num_actions, jnp.bool_)
 
     def maximising(color: jax.Array) -> jax.Array:
         return color == BLACK
 
+    def slot_action(slot: jax.Array) -> jax.Array:
+        return (slot // 32) % 4 * n + slot % 32
+
+    root = state.replace(legal_action_mask=no_mask)
     stack = SearchStack(
-        states=jax.tree.map(lambda x: jnp.broadcast_to(x, (depth, *x.shape)), state),
+        states=jax.tree.map(lambda x: jnp.broadcast_to(x, (depth, *x.shape)), root),
         cursor=jnp.zeros(depth, jnp.int32),
         alpha=jnp.full(depth, -inf),
         beta=jnp.full(depth, inf),
         best=jnp.full(depth, -inf).at[0].set(jnp.where(maximising(state.color), -inf, inf)),
-        root_scores=jnp.zeros(num_actions, jnp.float32),
+        root_scores=jnp.zeros(rules.num_actions, jnp.float32),
         level=jnp.int32(0),
         iterations=jnp.int32(0),
-        done=state.terminated | ~jnp.any(state.legal_action_mask),
+        done=state.terminated | ~jnp.any(state.legal_bits != 0),
     )
 
     def body(st: SearchStack) -> SearchStack:
         lv = st.level
         node = jax.tree.map(lambda x: x[lv], st.states)
-        captures = _capture_actions(rules, node)
-        in_order = jnp.tile(node.legal_action_mask, 2) & (jnp.tile(captures, 2) == first_pass)
-        remaining = in_order & (slots >= st.cursor[lv])
-        slot = jnp.argmax(remaining).astype(jnp.int32)
-        action = slot % num_actions
-        expand = jnp.any(remaining) & (st.alpha[lv] < st.beta[lv])
+        # The moves at or after the cursor: whole rows after its row, the bits from its bit on in it.
+        cursor_row, cursor_bit = st.cursor[lv] // 32, (st.cursor[lv] % 32).astype(jnp.uint32)
+        from_bit = jnp.where(rows == cursor_row, jnp.uint32(0xFFFFFFFF) << cursor_bit, jnp.uint32(0))
+        keep = jnp.where(rows > cursor_row, jnp.uint32(0xFFFFFFFF), from_bit)
+        remaining = _ordered_moves(rules, node) & keep
+        row = jnp.argmax(remaining != 0).astype(jnp.int32)
+        slot = row * 32 + _lowest_bit(remaining[row])
+        action = slot_action(slot)
+        expand = jnp.any(remaining != 0) & (st.alpha[lv] < st.beta[lv])
 
         # Expanding: search the child of `action`.
-        child = step(rules, node, action)
+        # `step` merges every field, so it gets a constant mask; the child's mask is dropped unused.
+        child = step(rules, node.replace(legal_action_mask=full_mask), action)
         child_depth = lv + 1
         is_leaf = child.terminated | (child_depth >= depth)
         push = expand & ~is_leaf
@@ -218,7 +245,7 @@ def alphabeta_stack(rules: Rules, state: State, depth: int) -> SearchStack:
         alpha = st.alpha.at[t].set(jnp.where(report, new_alpha, st.alpha[t]))
         beta = st.beta.at[t].set(jnp.where(report, new_beta, st.beta[t]))
         # The root action the score belongs to: the one just expanded, or the last one pushed.
-        root_action = jnp.where(expand, action, (st.cursor[0] - 1) % num_actions)
+        root_action = jnp.where(expand, action, slot_action(st.cursor[0] - 1))
         root_scores = st.root_scores.at[root_action].set(
             jnp.where(report & (target == 0), score, st.root_scores[root_action])
         )
@@ -227,7 +254,9 @@ def alphabeta_stack(rules: Rules, state: State, depth: int) -> SearchStack:
         # Pushing the child as a new node (at most depth - 1, since children at `depth` are leaves).
         c = jnp.minimum(child_depth, depth - 1)
         states = jax.tree.map(
-            lambda stacked, x: stacked.at[c].set(jnp.where(push, x, stacked[c])), st.states, child
+            lambda stacked, x: stacked.at[c].set(jnp.where(push, x, stacked[c])),
+            st.states,
+            child.replace(legal_action_mask=no_mask),
         )
         cursor = cursor.at[c].set(jnp.where(push, 0, cursor[c]))
         alpha = alpha.at[c].set(jnp.where(push, alpha[lv], alpha[c]))

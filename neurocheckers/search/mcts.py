@@ -8,22 +8,26 @@ child slots (the legal actions in increasing order, as ``legal_action_slots`` li
 uniform prior, and no rewards: values live in [0, 1] as the chance that a player wins.
 
 The tree of one search has ``S + 1`` nodes (S = ``num_simulations``; node 0 is the root and
-simulation ``s`` creates node ``s + 1``) and, per node, K edges. Each simulation:
+simulation ``s`` creates node ``s + 1``), each with K child slots. Each simulation:
 
-1. descends from the root with PUCT, ``q + c_puct * prior * sqrt(N(parent)) / (1 + N(edge))``,
-   where an unvisited edge has ``q = first_play_value`` (so, by default, every move is tried once
-   before any is tried twice) and a tiny seeded noise breaks ties;
-2. stops at the first unexpanded edge, or at an existing terminal node (a finished game is revisited
-   with its exact value, never expanded further);
+1. descends from the root with PUCT, ``q + c_puct * prior * sqrt(N(node)) / (1 + N(child))``,
+   where an unexpanded child has ``q = first_play_value`` (so, by default, every move is tried once
+   before any is tried twice); ties fall at random (seeded by the key);
+2. stops at the first unexpanded slot, or at an existing terminal node (a finished game is
+   revisited with its exact value, never expanded further);
 3. expands one node with ``step`` and evaluates it: a terminal node by its exact result (win 1,
    draw 1/2, loss 0 for the side to move), any other with the injected ``value_fn``;
 4. backs the value up along the path.
 
-Two-player care: an edge stores values from the perspective of the player to move at its parent
-(the player who chooses it). The player changes across an edge only when ``child.color !=
-parent.color``; during a multi-jump the same player moves again. So the leaf value ``v`` (for the
-side to move at the leaf) is flipped to ``1 - v`` only across colour-changing edges: an edge out of
-node ``n`` receives ``v`` if ``n``'s side to move is the leaf's, else ``1 - v``.
+Two-player care: a node stores values from the perspective of the player to move at its parent
+(the player who chose the move into it). The player changes from parent to child only when
+``child.color != parent.color``; during a multi-jump the same player moves again. So the leaf value
+``v`` (for the side to move at the leaf) is flipped to ``1 - v`` only across colour-changing edges:
+a node on the path receives ``v`` if its parent's side to move is the leaf's, else ``1 - v``.
+
+Cost: descents run inside one ``lax.while_loop``, as deep as the deepest game of a vmapped batch.
+The path is kept as a bitmask over nodes, so the backup is elementwise over the S + 1 nodes rather
+than a scatter; each descent step gathers the K children's numbers with one gather.
 
 Everything is written for one game without Python branching on traced values; ``jax.vmap`` over
 states and keys gives a batch of games, and over params too for a population.
@@ -39,7 +43,6 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 from flax import struct
 
 from neurocheckers.rules.engine import legal_action_slots, step
@@ -59,9 +62,10 @@ class MCTSConfig:
     c_puct: float = 1.25
     """Exploration weight of PUCT (the prior is uniform over legal moves, noised at the root)."""
     first_play_value: float = 1.0
-    """Value assumed for an edge never visited (first-play urgency); 1.0 tries every move once first."""
-    tie_break_noise: float = 1e-5
-    """Scale of the seeded uniform noise added to selection scores, so ties fall at random."""
+    """Value assumed for a move never tried (first-play urgency); 1.0 tries every move once first."""
+    random_ties: bool = True
+    """Whether ties between selection scores, and between the visit counts of the final choice, are
+    broken at random (seeded by the search key) rather than towards the lowest slot."""
     root_dirichlet_alpha: float = 0.0
     """Concentration of the Dirichlet noise mixed into the root prior; 0 switches it off."""
     root_dirichlet_fraction: float = 0.25
@@ -72,8 +76,6 @@ class MCTSConfig:
             raise ValueError(f"num_simulations must be an int >= 1, got {self.num_simulations!r}")
         if not self.c_puct >= 0:
             raise ValueError(f"c_puct must be >= 0, got {self.c_puct!r}")
-        if not self.tie_break_noise >= 0:
-            raise ValueError(f"tie_break_noise must be >= 0, got {self.tie_break_noise!r}")
         if not self.root_dirichlet_alpha >= 0:
             raise ValueError(f"root_dirichlet_alpha must be >= 0, got {self.root_dirichlet_alpha!r}")
         if not 0 <= self.root_dirichlet_fraction <= 1:
@@ -106,9 +108,9 @@ class SearchOutput:
     legal_slots: jax.Array
 
 
-_VISITS, _VALUE_SUM, _NUM_LEGAL, _TERMINATED = range(4)
-"""Columns of ``_Tree.stats``: packed in one array so that the descent reads a child's numbers with
-one gather."""
+_VISITS, _VALUE_SUM = range(2)
+"""Rows of ``_Tree.stats``: packed in one array so that the descent reads the numbers of a node's
+children with one gather."""
 
 
 @struct.dataclass
@@ -118,15 +120,16 @@ class _Tree:
     Fields:
       nodes: State with a leading [S + 1] axis; ``legal_action_mask`` is dropped (shape [S + 1, 0])
         because slots are derived from ``legal_bits`` and ``step`` recomputes the mask.
-      stats: [S + 1, 4] float32, per node: visits (simulations whose path went through it), value sum
-        (backed-up values for the player who moved into it: its parent's side to move), number of
-        legal moves (its valid slots are 0 .. num_legal - 1), and 1.0 if the game is over there.
+      stats: [2, S + 1] float32, per node: visits (simulations whose path went through it) and value
+        sum (backed-up values for the player who moved into it: its parent's side to move).
+      num_legal: [S + 1] int32, legal moves at each node (its valid slots are 0 .. num_legal - 1).
       mover: [S + 1] int32, the colour that moved into each node (the parent's ``color``).
       children: [S + 1, K] int32, the node reached by each slot, -1 while unexpanded.
     """
 
     nodes: State
     stats: jax.Array
+    num_legal: jax.Array
     mover: jax.Array
     children: jax.Array
 
@@ -141,24 +144,26 @@ def _hash32(seed: jax.Array, counter: jax.Array) -> jax.Array:
     return x ^ (x >> 16)
 
 
-def _slot_multipliers(k: int) -> np.ndarray:
-    """[K] fixed odd uint32 constants: ``hash(node) * m[slot]`` gives each slot of a node its own noise
-    with one multiply, instead of a full hash per slot."""
-    return np.random.default_rng(0x5EED).integers(0, 1 << 31, size=k, dtype=np.uint32) * 2 + 1
+def _argmax_random_ties(scores: jax.Array, salt: jax.Array) -> jax.Array:
+    """[] int32: the slot of the highest of f32[K] ``scores`` (K <= 64); ties go to a random slot.
 
-
-def _argmax_by_key(scores: jax.Array) -> jax.Array:
-    """[] int32: argmax of f32[K] ``scores`` (K <= 64), the lowest slot among exact ties.
-
-    XLA on CPU runs ``argmax`` (a reduce over value and index pairs) as scalar code; packing the slot
-    into the low 6 bits of an order-preserving int32 of the score makes it a plain ``max``, about 3x
-    faster. The packing drops the 6 lowest mantissa bits (a relative 2^-17), below the tie-break noise.
+    XLA on CPU runs ``argmax`` (a reduce over value and index pairs) as scalar code. Here each score
+    becomes an order-preserving int32 whose 6 lowest bits are replaced by a code of its slot, so a
+    plain (vectorised) ``max`` finds the best slot, about 3x faster. Codes are a permutation of the
+    slots drawn from ``salt`` (``a * slot + b mod 64`` with odd ``a``), so among scores that tie (equal
+    to a relative 2^-17, the precision the 6 bits cost) the winner is random; salt 0 picks the lowest.
     """
     k = scores.shape[-1]
+    slots = jnp.arange(k, dtype=jnp.int32)
+    salt = salt.astype(jnp.int32)
+    a = (salt | 1) & 63
+    b = (salt >> 8) & 63
+    a_inverse = (a * (2 - a * a)) & 63  # odd a is its own inverse mod 8; one Newton step gives mod 64
+    codes = jnp.where(salt == 0, 63 - slots, (a * slots + b) & 63)
     bits = jax.lax.bitcast_convert_type(scores, jnp.int32)
     ordered = jnp.where(bits >= 0, bits, bits ^ jnp.int32(0x7FFFFFFF))
-    keys = (ordered & jnp.int32(~63)) | (63 - jnp.arange(k, dtype=jnp.int32))
-    return 63 - (jnp.max(keys, axis=-1) & 63)
+    code = jnp.max((ordered & jnp.int32(~63)) | codes, axis=-1) & 63
+    return jnp.where(salt == 0, 63 - code, ((code - b) * a_inverse) & 63)
 
 
 def _select_bit(bits: jax.Array, rank: jax.Array) -> jax.Array:
@@ -229,7 +234,6 @@ def search(
     node_ids = jnp.arange(num_nodes, dtype=jnp.int32)
     if k > 64:
         raise ValueError(f"at most 64 move slots are supported, rules {rules.name!r} need {k}")
-    slot_multipliers = jnp.asarray(_slot_multipliers(k))
     noise_key, choice_key, dirichlet_key, value_key = jax.random.split(key, 4)
     noise_seed = jax.random.bits(noise_key, (), jnp.uint32)
 
@@ -244,32 +248,31 @@ def search(
         frac = config.root_dirichlet_fraction
         root_prior = (1.0 - frac) * root_prior + frac * dirichlet
 
+    # A zero that depends on the game. Under ``shard_map`` a loop carry must vary over the same mesh
+    # axes as the values the loop puts into it, so constants that start a carry get this zero added.
+    zero = state.ply * 0
     num_words = (num_nodes + 31) // 32
     word_ids = jnp.arange(num_words, dtype=jnp.int32)
-    root_stats = jnp.stack(
-        [0.0, 0.0, root_legal_count.astype(jnp.float32), state.terminated.astype(jnp.float32)]
-    )
     empty_nodes = jax.tree.map(lambda x: jnp.zeros((num_nodes,) + x.shape, x.dtype), _compact(state))
     tree = _Tree(
         nodes=jax.tree.map(lambda arr, x: arr.at[0].set(x), empty_nodes, _compact(state)),
-        stats=jnp.zeros((num_nodes, 4), jnp.float32).at[0].set(root_stats),
+        stats=jnp.zeros((2, num_nodes), jnp.float32) + zero.astype(jnp.float32),
+        num_legal=jnp.zeros((num_nodes,), jnp.int32).at[0].set(root_legal_count),
         mover=jnp.zeros((num_nodes,), jnp.int32).at[0].set(1 - state.color),
-        children=jnp.full((num_nodes, k), -1, jnp.int32),
+        children=jnp.full((num_nodes, k), -1, jnp.int32) + zero,
     )
 
-    def select_slot(node: jax.Array, node_stats: jax.Array, child_stats: jax.Array) -> jax.Array:
-        """PUCT choice among the legal slots of ``node``; ``child_stats`` [K, 4] (zeros if unexpanded)."""
-        visits = child_stats[:, _VISITS]
-        num_legal = node_stats[_NUM_LEGAL]
+    def select_slot(
+        node: jax.Array, node_visits: jax.Array, num_legal: jax.Array, child_stats: jax.Array
+    ) -> jax.Array:
+        """PUCT choice among the legal slots of ``node``; ``child_stats`` [2, K] (zeros if unexpanded)."""
+        visits = child_stats[_VISITS]
         legal = slot_ids < num_legal
-        prior = jnp.where(node == 0, root_prior, 1.0 / jnp.maximum(num_legal, 1.0))
-        q = jnp.where(
-            visits > 0, child_stats[:, _VALUE_SUM] / jnp.maximum(visits, 1.0), config.first_play_value
-        )
-        explore = config.c_puct * prior * jnp.sqrt(node_stats[_VISITS]) / (1.0 + visits)
-        noise_bits = (_hash32(noise_seed, node) * slot_multipliers) >> 8
-        noise = noise_bits.astype(jnp.float32) * (config.tie_break_noise / (1 << 24))
-        return _argmax_by_key(jnp.where(legal, q + explore + noise, -jnp.inf))
+        prior = jnp.where(node == 0, root_prior, 1.0 / jnp.maximum(num_legal, 1).astype(jnp.float32))
+        q = jnp.where(visits > 0, child_stats[_VALUE_SUM] / jnp.maximum(visits, 1.0), config.first_play_value)
+        explore = config.c_puct * prior * jnp.sqrt(node_visits) / (1.0 + visits)
+        salt = _hash32(noise_seed, node) | 1 if config.random_ties else jnp.uint32(0)
+        return _argmax_random_ties(jnp.where(legal, q + explore, -jnp.inf), salt)
 
     def simulate(sim: jax.Array, tree: _Tree) -> _Tree:
         # Descent. The path is a bitmask over nodes (``num_words`` uint32): a tiny loop carry, and the
@@ -278,33 +281,38 @@ def search(
             return carry[3]
 
         def descend(carry):
-            node, node_stats, _, _, path = carry
+            node, node_visits, _, _, path = carry
             row = tree.children[node]
-            child_stats = jnp.where((row >= 0)[:, None], tree.stats[jnp.maximum(row, 0)], 0.0)
-            slot = select_slot(node, node_stats, child_stats)
+            child_stats = jnp.where(row >= 0, tree.stats[:, jnp.maximum(row, 0)], 0.0)
+            slot = select_slot(node, node_visits, tree.num_legal[node], child_stats)
             child = row[slot]
-            chosen_stats = child_stats[slot]
             expanded = child >= 0
             # Go on through expanded, unfinished children; stop at a new slot or a finished game.
-            descending = expanded & (chosen_stats[_TERMINATED] == 0)
+            descending = expanded & ~tree.nodes.terminated[jnp.maximum(child, 0)]
             bit = jnp.left_shift(jnp.uint32(1), (child & 31).astype(jnp.uint32))
             path = jnp.where(word_ids == (child >> 5), path | bit, path)  # child -1 matches no word
             return (
                 jnp.where(expanded, child, node),
-                jnp.where(expanded, chosen_stats, node_stats),
+                jnp.where(expanded, child_stats[_VISITS, slot], node_visits),
                 slot,
                 descending,
                 path,
             )
 
-        root_path = jnp.zeros((num_words,), jnp.uint32).at[0].set(1)
-        start = (jnp.int32(0), tree.stats[0], jnp.int32(0), tree.stats[0, _TERMINATED] == 0, root_path)
-        node, node_stats, slot, _, path = jax.lax.while_loop(keep_going, descend, start)
+        root_path = jnp.zeros((num_words,), jnp.uint32).at[0].set(1) + zero.astype(jnp.uint32)
+        root_visits = (sim + zero).astype(jnp.float32)
+        start = (zero, root_visits, zero, ~tree.nodes.terminated[0], root_path)
+        node, _, slot, _, path = jax.lax.while_loop(keep_going, descend, start)
         # ``node`` is now the parent of a new slot, or a finished game (revisited, not expanded).
-        expand = node_stats[_TERMINATED] == 0
         parent_state = _node_state(rules, tree, node)
+        expand = ~parent_state.terminated
         new_index = sim + 1
         new_state = step(rules, parent_state, _slot_action(rules, parent_state.legal_bits, slot))
+        # Store the new node, then read it back for the evaluation: the stored copy is a fusion
+        # boundary, so XLA does not recompute the whole step for each input unit of the network.
+        nodes = jax.tree.map(lambda arr, x: arr.at[new_index].set(x), tree.nodes, _compact(new_state))
+        stored = _node_state(rules, tree.replace(nodes=nodes), new_index)
+        new_state = stored.replace(legal_action_mask=new_state.legal_action_mask)  # for value_fn only
 
         sim_key = jax.random.fold_in(value_key, sim)
         leaf_value = jnp.where(
@@ -313,38 +321,31 @@ def search(
             value_fn(params, new_state, sim_key),
         )
 
-        new_stats = jnp.stack(
-            [0.0, 0.0, _num_legal(new_state).astype(jnp.float32), new_state.terminated.astype(jnp.float32)]
-        )
-        nodes = jax.tree.map(lambda arr, x: arr.at[new_index].set(x), tree.nodes, _compact(new_state))
-        stats = tree.stats.at[new_index].set(new_stats)
-        mover = tree.mover.at[new_index].set(parent_state.color)
         # Backup over the path: a node gets v if its mover is the leaf's side to move, else 1 - v (the
         # value flips only across edges where the player changes, not inside a multi-jump).
-        on_path = ((path[node_ids >> 5] >> (node_ids & 31).astype(jnp.uint32)) & 1) == 1
-        on_path = on_path | (expand & (node_ids == new_index))
-        gain = jnp.where(mover == new_state.color, leaf_value, 1.0 - leaf_value)
-        on = on_path.astype(jnp.float32)
-        zero = jnp.zeros_like(on)
-        stats = stats + jnp.stack([on, on * gain, zero, zero], axis=-1)
+        on_path = ((path[node_ids >> 5] >> (node_ids & 31).astype(jnp.uint32)) & 1).astype(jnp.float32)
+        gain = jnp.where(tree.mover == new_state.color, leaf_value, 1.0 - leaf_value)
+        stats = tree.stats + jnp.stack([on_path, on_path * gain])
+        # The new node: one visit with its own value, for the player who moved into it.
+        new_gain = jnp.where(parent_state.color == new_state.color, leaf_value, 1.0 - leaf_value)
+        visited = expand.astype(jnp.float32)
         return _Tree(
             nodes=nodes,
-            stats=stats,
-            mover=mover,
+            stats=stats.at[:, new_index].set(jnp.stack([visited, visited * new_gain])),
+            num_legal=tree.num_legal.at[new_index].set(_num_legal(new_state)),
+            mover=tree.mover.at[new_index].set(parent_state.color),
             children=tree.children.at[jnp.where(expand, node, num_nodes), slot].set(new_index, mode="drop"),
         )
 
     tree = jax.lax.fori_loop(0, num_sims, simulate, tree)
 
     root_children = tree.children[0]
-    root_child_stats = jnp.where(
-        (root_children >= 0)[:, None], tree.stats[jnp.maximum(root_children, 0)], 0.0
-    )
-    visits = root_child_stats[:, _VISITS]
-    value_sum = root_child_stats[:, _VALUE_SUM]
-    # Most visits; the uniform noise (< 1) only breaks ties between equal counts.
-    choice_noise = jax.random.uniform(choice_key, (k,))
-    best = jnp.argmax(jnp.where(root_legal, visits + 0.5 * choice_noise, -jnp.inf))
+    root_child_stats = jnp.where(root_children >= 0, tree.stats[:, jnp.maximum(root_children, 0)], 0.0)
+    visits = root_child_stats[_VISITS]
+    value_sum = root_child_stats[_VALUE_SUM]
+    # Most visits, ties at random.
+    choice_salt = jax.random.bits(choice_key, (), jnp.uint32) | 1 if config.random_ties else jnp.uint32(0)
+    best = _argmax_random_ties(jnp.where(root_legal, visits, -jnp.inf), choice_salt)
     slots = legal_action_slots(rules, state, k)
     total = jnp.sum(visits)
     root_value = jnp.where(
@@ -432,29 +433,50 @@ def anytime_search(
 ) -> SearchOutput:
     """Search one game until a wall-clock deadline of ``seconds``, for interactive play.
 
-    Runs the jitted ``search`` with ``config.num_simulations``, then doubles the count while the
-    next run is predicted (at 2.2x the last one) to end before the deadline, and returns the last
-    completed result. The first run always completes; compile time of each new size counts against
-    the deadline (JAX's persistent compilation cache makes that small in later processes).
-    A position with a single legal move returns after the first run.
+    Runs the jitted ``search`` with ``config.num_simulations``, then doubles the count while the next
+    run is predicted to end before the deadline (2.2x the last run, plus the last compile time when
+    the next size is not compiled yet), and returns the last completed result. The first run always
+    completes. Compiled sizes are kept for the process, so later moves only pay for running. A
+    position with a single legal move returns after the first run.
     """
     deadline = time.perf_counter() + seconds
     num_sims = config.num_simulations
-    result = None
     while True:
-        run = _single_search(rules, dataclasses.replace(config, num_simulations=num_sims), value_fn)
+        sized = dataclasses.replace(config, num_simulations=num_sims)
+        compiled, compile_seconds = _compiled_search(rules, sized, value_fn, params, state, key)
         started = time.perf_counter()
-        result = jax.block_until_ready(run(params, state, key))
+        result = jax.block_until_ready(compiled(params, state, key))
         took = time.perf_counter() - started
         if int(state.num_legal_actions) <= 1 or num_sims * 2 > max_simulations:
             return result
-        if time.perf_counter() + 2.2 * took > deadline:
+        bigger = dataclasses.replace(config, num_simulations=num_sims * 2)
+        compiled_already = _search_signature(rules, bigger, value_fn, params, state) in _COMPILED_SEARCHES
+        predicted = 2.2 * took + (0.0 if compiled_already else compile_seconds)
+        if time.perf_counter() + predicted > deadline:
             return result
         num_sims *= 2
 
 
-@functools.cache
-def _single_search(
-    rules: Rules, config: MCTSConfig, value_fn: ValueFn
-) -> Callable[[Any, State, jax.Array], SearchOutput]:
-    return jax.jit(functools.partial(search, rules, config, value_fn))
+_COMPILED_SEARCHES: dict[tuple, tuple[Any, float]] = {}
+"""Compiled one-game searches of ``anytime_search`` with the seconds their compilation took."""
+
+
+def _search_signature(
+    rules: Rules, config: MCTSConfig, value_fn: ValueFn, params: Any, state: State
+) -> tuple:
+    shapes = tuple((x.shape, x.dtype) for x in jax.tree.leaves((params, state)))
+    return rules, config, value_fn, jax.tree.structure((params, state)), shapes
+
+
+def _compiled_search(
+    rules: Rules, config: MCTSConfig, value_fn: ValueFn, params: Any, state: State, key: jax.Array
+) -> tuple[Any, float]:
+    """The compiled one-game search for these settings and argument shapes, and its compile seconds."""
+    signature = _search_signature(rules, config, value_fn, params, state)
+    if signature not in _COMPILED_SEARCHES:
+        started = time.perf_counter()
+        compiled = (
+            jax.jit(functools.partial(search, rules, config, value_fn)).lower(params, state, key).compile()
+        )
+        _COMPILED_SEARCHES[signature] = (compiled, time.perf_counter() - started)
+    return _COMPILED_SEARCHES[signature]
