@@ -189,9 +189,8 @@ def evolve(
 
         def on_epoch(row):
             status = (
-                f"boss #{int(row['boss_id'])} (changes so far: {int(row['boss_id'])}) "
-                f"mean {float(row['fitness_mean']):.2f} best {float(row['best_points']):.1f} "
-                f"{float(row['plies_per_second']):,.0f} plies/s {float(row['wall_seconds']):.2f} s/epoch"
+                f"boss #{int(row['boss_id'])} mean {float(row['fitness_mean']):.2f} "
+                f"best {float(row['best_points']):.1f} {float(row['wall_seconds']):.2f}s"
             )
             progress.update(task, completed=int(row["epoch"]) + 1, status=status)
 
@@ -248,8 +247,18 @@ def export(
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point: run the app, turning usage and input errors into one-line messages."""
-    from neurocheckers._setup import configure_jax
+    import os
 
+    from neurocheckers._setup import configure_jax
+    from neurocheckers.devices import backend_initialized, use_host_devices
+
+    if not backend_initialized():  # in-process callers (tests) keep the devices they already have
+        # One host device per core: evolution splits the population across them (same results).
+        wanted = os.environ.get("NEUROCHECKERS_DEVICES", "")
+        if wanted and not (wanted.isdigit() and int(wanted) >= 1):
+            print(f"neurocheckers: error: NEUROCHECKERS_DEVICES must be >= 1, got {wanted!r}", file=sys.stderr)
+            return 2
+        use_host_devices(int(wanted) if wanted else None)
     configure_jax()
     try:
         app(args=argv, standalone_mode=False)
