@@ -42,6 +42,9 @@ class GameRecords:
         [N, 0, 2S]), from the side to move.
       a_to_move: [N, L] bool, whether A was to move in each recorded position.
       recorded: [N, L] bool, whether the position at that ply was reached.
+      actions: [N, L] int32 actions played at each ply, -1 once the game is over (only with
+        ``record_actions``; else [N, 0]). Random opening plies are included: replaying them from the
+        initial position with ``step`` gives the game.
     """
 
     score: jax.Array
@@ -54,6 +57,7 @@ class GameRecords:
     positions: jax.Array
     a_to_move: jax.Array
     recorded: jax.Array
+    actions: jax.Array
 
 
 def _initial_states(rules: Rules, shape: tuple[int, ...]) -> State:
@@ -64,7 +68,7 @@ def _initial_states(rules: Rules, shape: tuple[int, ...]) -> State:
 
 
 def _records(
-    rules: Rules, states: State, a_is_black: jax.Array, length: jax.Array, trace: tuple
+    rules: Rules, states: State, a_is_black: jax.Array, length: jax.Array, trace: tuple, actions: jax.Array
 ) -> GameRecords:
     result = jnp.where(states.terminated, states.result, 0)
     a_sign = jnp.where(a_is_black, 1, -1)
@@ -85,6 +89,7 @@ def _records(
         positions=positions,
         a_to_move=a_to_move,
         recorded=recorded,
+        actions=actions,
     )
 
 
@@ -106,6 +111,7 @@ def _play(
     max_plies: int,
     opening_plies: int,
     record: bool,
+    record_actions: bool = False,
 ) -> GameRecords:
     """The ply loop shared by both arenas. ``choose(states, a_to_move, keys)`` gives the actions of
     the whole batch (any leading shape, the shape of ``a_is_black``) from one key per game."""
@@ -126,13 +132,14 @@ def _play(
         jnp.zeros(shape + (steps_kept,), jnp.bool_),
         jnp.zeros(shape + (steps_kept,), jnp.bool_),
     )
+    played = jnp.full(shape + (max_plies if record_actions else 0,), -1, jnp.int32)
 
     def cond(carry):
-        states, ply, _, _, _ = carry
+        states, ply, _, _, _, _ = carry
         return (ply < max_plies) & ~jnp.all(states.terminated)
 
     def body(carry):
-        states, ply, key, length, trace = carry
+        states, ply, key, length, trace, played = carry
         keys = game_keys(jax.random.fold_in(key, ply), game_ids)
         a_to_move = (states.color == BLACK) == a_is_black
         actions = choose(states, a_to_move, keys)
@@ -147,19 +154,30 @@ def _play(
             movers = movers.at[..., ply].set(a_to_move)
             reached = reached.at[..., ply].set(live)
             trace = (positions, movers, reached)
+        if record_actions:
+            played = played.at[..., ply].set(jnp.where(states.terminated, -1, actions))
         length = length + (~states.terminated).astype(jnp.int32)
         states = batch_step(rules, states, actions)
-        return states, ply + 1, key, length, trace
+        return states, ply + 1, key, length, trace, played
 
     states = _initial_states(rules, shape)
-    carry = (states, jnp.int32(0), key, jnp.zeros(shape, jnp.int32), trace)
-    states, _, _, length, trace = jax.lax.while_loop(cond, body, carry)
-    return _records(rules, states, a_is_black, length, trace)
+    carry = (states, jnp.int32(0), key, jnp.zeros(shape, jnp.int32), trace, played)
+    states, _, _, length, trace, played = jax.lax.while_loop(cond, body, carry)
+    return _records(rules, states, a_is_black, length, trace, played)
 
 
 @functools.partial(
     jax.jit,
-    static_argnames=("rules", "policy_a", "policy_b", "num_games", "max_plies", "opening_plies", "record"),
+    static_argnames=(
+        "rules",
+        "policy_a",
+        "policy_b",
+        "num_games",
+        "max_plies",
+        "opening_plies",
+        "record",
+        "record_actions",
+    ),
 )
 def play_match(
     rules: Rules,
@@ -172,11 +190,14 @@ def play_match(
     max_plies: int = 400,
     opening_plies: int = 0,
     record: bool = False,
+    record_actions: bool = False,
 ) -> GameRecords:
     """``num_games`` games of A against B; A has the first move in the first half (rounded up).
 
     Both policies are evaluated for every game at every ply and the mover's choice is kept, so any
-    two policies can meet; the population arena below avoids that double work.
+    two policies can meet; the population arena below avoids that double work. With
+    ``record_actions`` the records hold every game's actions ([N, max_plies], -1 after its end), e.g.
+    for ``analysis.games.games_from_actions``.
     """
     a_is_black = jnp.arange(num_games) < (num_games + 1) // 2
 
@@ -187,7 +208,7 @@ def play_match(
         return jnp.where(a_to_move, actions_a, actions_b)
 
     game_ids = jnp.arange(num_games, dtype=jnp.int32)
-    return _play(rules, choose, a_is_black, game_ids, key, max_plies, opening_plies, record)
+    return _play(rules, choose, a_is_black, game_ids, key, max_plies, opening_plies, record, record_actions)
 
 
 @functools.cache

@@ -1,0 +1,291 @@
+"""Game files: whole games in standard notation, as JSON (never pickle).
+
+A file looks like::
+
+    {"format": "neurocheckers-games", "version": 1, "rules": "simple6",
+     "games": [{"black": "mcts:a.safetensors:64", "white": "random",
+                "start_fen": "B:W13,14,15,16,17,18:B1,2,3,4,5,6",
+                "moves": ["5-8", "14-11", "8x15", ...], "result": "1-0", "plies": 31}]}
+
+Each move is a whole turn (a multi-jump is one move, ``1x10x19``); ``result`` is ``"1-0"`` (Black
+won), ``"0-1"`` (White won), ``"1/2-1/2"`` (draw) or ``"*"`` (unfinished, e.g. stopped at a ply cap);
+``plies`` counts engine actions (each jump of a multi-jump is one). Games may carry extra keys, which
+are kept as they are. ``load_games`` replays every game and refuses a file whose moves are illegal or
+whose result disagrees with the moves.
+
+Writers: ``games_from_actions`` turns the arena's per-game actions into game dicts and ``save_games``
+writes them (``match --save-games`` and lineage replays); ``show`` draws a saved game.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import json
+import os
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import jax
+import numpy as np
+
+from neurocheckers.rules.engine import init, step
+from neurocheckers.rules.notation import (
+    Move,
+    action_squares,
+    apply_move,
+    legal_actions,
+    parse_fen,
+    parse_move,
+    to_fen,
+)
+from neurocheckers.rules.presets import PRESETS, Rules, get_rules
+from neurocheckers.rules.state import State
+
+FORMAT = "neurocheckers-games"
+"""Value of a game file's ``format`` key."""
+VERSION = 1
+"""Version of the file layout; bumped when it changes incompatibly."""
+RESULTS = {1: "1-0", -1: "0-1", 0: "1/2-1/2"}
+"""PDN result of a finished game by ``State.result``; ``"*"`` marks an unfinished game."""
+UNFINISHED = "*"
+
+
+@dataclasses.dataclass(frozen=True)
+class GameFile:
+    """A loaded game file: its rules and its games (dicts as described in the module docstring)."""
+
+    rules: Rules
+    games: tuple[dict[str, Any], ...]
+
+
+def result_text(state: State) -> str:
+    """The PDN result of ``state``: ``1-0``, ``0-1``, ``1/2-1/2``, or ``*`` while it goes on."""
+    return RESULTS[int(state.result)] if bool(state.terminated) else UNFINISHED
+
+
+@functools.cache
+def _replay_fn(rules: Rules):
+    """A jitted ``actions [N, L] -> (states before each ply [N, L], legal [N, L], final states [N])``."""
+
+    def one_game(actions: jax.Array):
+        def body(state: State, action: jax.Array):
+            legal = state.legal_action_mask[jax.numpy.maximum(action, 0)] & ~state.terminated
+            after = step(rules, state, jax.numpy.maximum(action, 0))
+            # -1 marks the end: the state stays put (step also leaves a finished game unchanged).
+            after = jax.tree.map(lambda a, b: jax.numpy.where(action >= 0, a, b), after, state)
+            return after, (state.replace(legal_action_mask=state.legal_action_mask[:0]), legal)
+
+        final, (before, legal) = jax.lax.scan(body, init(rules), actions)
+        return before, legal, final
+
+    return jax.jit(jax.vmap(one_game))
+
+
+def _names(names: str | Sequence[str], count: int, what: str) -> list[str]:
+    if isinstance(names, str):
+        return [names] * count
+    names = list(names)
+    if len(names) != count:
+        raise ValueError(f"{what} has {len(names)} names for {count} games")
+    return [str(n) for n in names]
+
+
+def games_from_actions(
+    rules: Rules | str,
+    actions: np.ndarray | jax.Array,
+    black_names: str | Sequence[str],
+    white_names: str | Sequence[str],
+) -> list[dict[str, Any]]:
+    """Game dicts (the file format's ``games`` entries) of games played from the initial position.
+
+    ``actions``: [N, L] int, each game's actions ply by ply (random opening plies included), -1 after
+    its end (as ``GameRecords.actions`` of ``arena.play_match(..., record_actions=True)``).
+    ``black_names`` / ``white_names``: one name for all games, or [N] names (who had Black / White).
+    A game still going on after its last action gets the result ``"*"``. Raises ``ValueError`` naming
+    the game and ply of an action that is illegal or follows the end of its game.
+    """
+    rules = get_rules(rules)
+    actions = np.asarray(actions)
+    if actions.ndim != 2:
+        raise ValueError(f"actions must have shape [N, L], got {actions.shape}")
+    count, length = actions.shape
+    blacks = _names(black_names, count, "black_names")
+    whites = _names(white_names, count, "white_names")
+    if count == 0:
+        return []
+    actions = actions.astype(np.int32)
+    before, legal, final = jax.device_get(_replay_fn(rules)(actions))
+    start_fen = to_fen(jax.device_get(init(rules)))
+    games = []
+    for i in range(count):
+        moves: list[str] = []
+        path: list[int] = []
+        capture = False
+        plies = 0
+        for t in range(length):
+            action = int(actions[i, t])
+            if action < 0:
+                if np.any(actions[i, t:] >= 0):
+                    raise ValueError(f"game {i + 1}: an action follows the end marker -1 at ply {t}")
+                break
+            state = jax.tree.map(lambda x, i=i, t=t: x[i, t], before)
+            if bool(state.terminated):
+                raise ValueError(f"game {i + 1}: action {action} at ply {t} follows the end of the game")
+            if not bool(legal[i, t]):
+                raise ValueError(f"game {i + 1}: action {action} at ply {t} is illegal")
+            src, dst, is_capture = action_squares(rules, state, action)
+            if int(state.continuing) == 0 and path:  # a new turn begins
+                moves.append(("x" if capture else "-").join(map(str, path)))
+                path, capture = [], False
+            path = path or [src]
+            path.append(dst)
+            capture = capture or is_capture
+            plies += 1
+        if path:
+            moves.append(("x" if capture else "-").join(map(str, path)))
+        end = jax.tree.map(lambda x, i=i: x[i], final)
+        games.append(
+            {
+                "black": blacks[i],
+                "white": whites[i],
+                "start_fen": start_fen,
+                "moves": moves,
+                "result": result_text(end),
+                "plies": plies,
+            }
+        )
+    return games
+
+
+def pick_balanced(a_is_black: np.ndarray, count: int) -> np.ndarray:
+    """Indices (increasing) of up to ``count`` games out of [N] ``a_is_black``: the first games with A
+    as Black and the first with A as White, half each when both colours have enough."""
+    a_is_black = np.asarray(a_is_black, dtype=bool)
+    black, white = np.flatnonzero(a_is_black), np.flatnonzero(~a_is_black)
+    take_black = min(len(black), max((count + 1) // 2, count - len(white)))
+    take_white = min(len(white), count - take_black)
+    return np.sort(np.concatenate([black[:take_black], white[:take_white]]))
+
+
+_MOVE = re.compile(r"^\d+([-x]\d+)+$")
+
+
+def find_move(rules: Rules, state: State, text: str) -> Move:
+    """The legal move written ``text`` in ``state``, found by following its squares (one ``step``
+    per action, cheaper than listing every move); falls back to ``parse_move`` for shorthand and for
+    its error, a ``ValueError`` listing the legal moves."""
+    cleaned = text.strip().lower()
+    if _MOVE.match(cleaned) and not bool(state.terminated):
+        squares = [int(s) for s in re.split(r"[-x]", cleaned)]
+        current, taken, capture = state, [], False
+        for src, dst in zip(squares, squares[1:], strict=False):
+            if taken and not int(current.continuing):
+                break  # the turn ended before the path did
+            found = [a for a in legal_actions(current) if action_squares(rules, current, a)[:2] == (src, dst)]
+            if len(found) != 1:
+                break
+            is_capture = action_squares(rules, current, found[0])[2]
+            capture = capture or is_capture
+            taken.append(found[0])
+            current = apply_move(rules, current, Move((found[0],), (src, dst), is_capture))
+        else:
+            move = Move(tuple(taken), tuple(squares), capture)
+            if not int(current.continuing) and move.notation == cleaned:
+                return move
+    return parse_move(rules, state, text)
+
+
+def replay_game(rules: Rules, game: dict[str, Any]) -> tuple[list[State], list[Move]]:
+    """Replay ``game`` (a dict of the file format): the states before and after each move
+    ([M + 1] host ``State``s) and the M ``Move``s. Raises ``ValueError`` naming the bad move."""
+    try:
+        state = parse_fen(rules, game["start_fen"])
+    except ValueError as error:
+        raise ValueError(f"bad start_fen: {error}") from None
+    states, moves = [state], []
+    for number, text in enumerate(game["moves"], start=1):
+        if bool(state.terminated):
+            raise ValueError(f"move {number} ({text!r}) follows the end of the game")
+        try:
+            move = find_move(rules, state, text)
+        except ValueError as error:
+            raise ValueError(f"move {number}: {error}") from None
+        state = apply_move(rules, state, move)
+        states.append(state)
+        moves.append(move)
+    return states, moves
+
+
+def _check_game(rules: Rules, game: Any) -> None:
+    """Raise ``ValueError`` naming what is wrong with one game dict."""
+    if not isinstance(game, dict):
+        raise ValueError(f"a game must be an object, got {type(game).__name__}")
+    for key, kind in (("black", str), ("white", str), ("start_fen", str), ("result", str), ("plies", int)):
+        if not isinstance(game.get(key), kind) or isinstance(game.get(key), bool):
+            raise ValueError(f"{key!r} must be a {kind.__name__}, got {game.get(key)!r}")
+    moves = game.get("moves")
+    if not isinstance(moves, list) or not all(isinstance(m, str) for m in moves):
+        raise ValueError(f"'moves' must be a list of strings, got {moves!r}"[:200])
+    if game["result"] not in (*RESULTS.values(), UNFINISHED):
+        raise ValueError(f"'result' must be one of 1-0, 0-1, 1/2-1/2, *; got {game['result']!r}")
+    states, played = replay_game(rules, game)
+    replayed = result_text(states[-1])
+    if game["result"] != replayed:
+        raise ValueError(f"'result' is {game['result']!r}, but the moves end in {replayed!r}")
+    plies = sum(len(m.actions) for m in played)
+    if game["plies"] != plies:
+        raise ValueError(f"'plies' is {game['plies']}, but the moves take {plies}")
+
+
+def save_games(path: str | os.PathLike, rules: Rules | str, games: Sequence[dict[str, Any]]) -> Path:
+    """Write ``games`` (dicts from ``games_from_actions`` or of the same form) for ``rules`` to the JSON
+    file ``path`` (atomically: a reader never sees half a file). Returns the path."""
+    rules = get_rules(rules)
+    for index, game in enumerate(games):
+        missing = {"black", "white", "start_fen", "moves", "result", "plies"} - set(game)
+        if missing:
+            raise ValueError(f"game {index + 1} lacks {', '.join(sorted(missing))}")
+    document = {"format": FORMAT, "version": VERSION, "rules": rules.name, "games": list(games)}
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(path.name + ".partial")
+    partial.write_text(json.dumps(document, indent=1) + "\n")
+    os.replace(partial, path)
+    return path
+
+
+def load_games(path: str | os.PathLike) -> GameFile:
+    """Read a game file written by ``save_games``, replaying every game to check it.
+
+    Raises ``ValueError`` naming the file and the problem: not JSON, another format or version, an
+    unknown rules preset, a malformed game, an illegal move, or a result the moves do not give.
+    """
+    where = os.fspath(path)
+    try:
+        document = json.loads(Path(path).read_text())
+    except FileNotFoundError:
+        raise ValueError(f"{where}: no such game file") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ValueError(f"{where}: not a readable JSON file ({error})") from None
+    if not isinstance(document, dict) or document.get("format") != FORMAT:
+        found = document.get("format") if isinstance(document, dict) else type(document).__name__
+        raise ValueError(f"{where}: 'format' is {found!r}, expected {FORMAT!r}")
+    if document.get("version") != VERSION:
+        raise ValueError(f"{where}: version {document.get('version')!r} is not supported (this code reads 1)")
+    if document.get("rules") not in PRESETS:
+        raise ValueError(
+            f"{where}: unknown rules preset {document.get('rules')!r}; known: {', '.join(PRESETS)}"
+        )
+    rules = PRESETS[document["rules"]]
+    games = document.get("games")
+    if not isinstance(games, list):
+        raise ValueError(f"{where}: 'games' must be a list")
+    for index, game in enumerate(games):
+        try:
+            _check_game(rules, game)
+        except ValueError as error:
+            raise ValueError(f"{where}: game {index + 1}: {error}") from None
+    return GameFile(rules=rules, games=tuple(games))

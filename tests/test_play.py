@@ -1,0 +1,164 @@
+"""Tests of ``neurocheckers play``: the game loop driven through scripted input, and its CLI errors.
+
+The agent is a 1 x 8 MLP searching 16 simulations (``max_simulations=16``), so one search size is
+compiled for the whole file.
+"""
+
+from __future__ import annotations
+
+import io
+import sys
+
+import jax
+import pytest
+
+from neurocheckers import play
+from neurocheckers.agent_file import load_agent, save_agent
+from neurocheckers.analysis.games import load_games, save_games
+from neurocheckers.cli import main
+from neurocheckers.evaluator import EvaluatorSpec, init_params
+from neurocheckers.rules import AMERICAN6, SIMPLE6, init
+from neurocheckers.rules.notation import apply_move, legal_moves
+
+FAST = {"seconds": 0.05, "max_simulations": 16}
+
+
+def _agent_file(folder, rules) -> str:
+    spec = EvaluatorSpec.for_rules(rules, layers=1, width=8)
+    path = folder / f"{rules.name}.safetensors"
+    save_agent(path, rules, spec, init_params(jax.random.key(1), spec))
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("agents")
+    return {rules.name: _agent_file(folder, rules) for rules in (SIMPLE6, AMERICAN6)}
+
+
+class Script:
+    """``read_line`` that answers prompts from a list, then raises ``EOFError``; ``write`` collects."""
+
+    def __init__(self, lines):
+        self.lines = list(lines)
+        self.out: list[str] = []
+        self.prompts: list[str] = []
+
+    def read_line(self, prompt: str) -> str:
+        self.prompts.append(prompt)
+        if not self.lines:
+            raise EOFError
+        return self.lines.pop(0)
+
+    def write(self, text: str) -> None:
+        self.out.append(str(text))
+
+    @property
+    def text(self) -> str:
+        return "\n".join(self.out)
+
+
+def test_bad_moves_are_answered_and_undo_takes_back_a_pair(files):
+    rules = AMERICAN6
+    agent = load_agent(files[rules.name], rules)
+    start = jax.device_get(init(rules))
+    first = legal_moves(rules, start)[0].notation
+    listing = ", ".join(m.notation for m in legal_moves(rules, start))
+    script = Script(["", "hello there", "1-2", "99-100", first, "undo", "moves", "help", first, "quit"])
+    game = play.play_game(
+        agent, rules, human_color="black", read_line=script.read_line, write=script.write, **FAST
+    )
+    text = script.text
+    assert text.startswith("preparing the agent...")
+    assert f"malformed move 'hello there'; legal moves: {listing}" in text
+    assert f"illegal move '1-2'; legal moves: {listing}" in text
+    assert f"illegal move '99-100'; legal moves: {listing}" in text
+    assert text.count(f"you play {first}") == 2
+    assert text.count("agent (White) plays") == 2
+    assert "took back " + first in text
+    assert f"legal moves: {listing}" in script.out  # the 'moves' command, after the undo
+    assert play.HELP in script.out
+    assert "you quit; the game is abandoned." in text
+    # The board advanced: the human's move and the agent's reply, once (the undone pair is gone).
+    assert game["moves"][0] == first and len(game["moves"]) == 2
+    assert game["result"] == "*" and game["black"] == "human" and game["white"] == "agent"
+    after = apply_move(rules, apply_move(rules, start, game["moves"][0]), game["moves"][1])
+    assert int(after.color) == int(start.color)
+    assert game["plies"] == int(after.ply)
+
+
+def test_undo_before_moving_and_end_of_input(files):
+    rules = SIMPLE6
+    agent = load_agent(files[rules.name], rules)
+    script = Script(["undo"])
+    game = play.play_game(
+        agent, rules, human_color="white", read_line=script.read_line, write=script.write, **FAST
+    )
+    assert "agent (Black) plays" in script.text  # the agent opens when the human is White
+    assert "nothing to undo" in script.text
+    assert "no more input: quitting." in script.text
+    assert len(game["moves"]) == 1 and game["result"] == "*"
+    assert script.prompts[0] == "your move (White): "
+
+
+def test_full_game_is_announced(files, tmp_path):
+    """A scripted human asks for the moves and plays the first one, until the game ends."""
+    rules = SIMPLE6
+    agent = load_agent(files[rules.name], rules)
+    out: list[str] = []
+
+    def read_line(prompt: str) -> str:
+        last = out[-1] if out else ""
+        if last.startswith("legal moves: "):
+            return last.removeprefix("legal moves: ").split(", ")[0]
+        return "moves"
+
+    game = play.play_game(agent, rules, human_color="black", read_line=read_line, write=out.append, **FAST)
+    assert game["result"] in ("1-0", "0-1", "1/2-1/2")
+    end = {"1-0": "you win!", "0-1": "the agent wins.", "1/2-1/2": "it is a draw."}[game["result"]]
+    assert out[-1] == end
+    assert "game over" in out[-2]
+    assert not any(line.startswith(("malformed", "illegal")) for line in out)
+    # The returned game is a valid game file entry: its moves replay to its result.
+    path = save_games(tmp_path / "game.json", rules, [game])
+    assert load_games(path).games[0]["moves"] == game["moves"]
+
+
+def test_play_game_refuses_bad_settings(files):
+    agent = load_agent(files["simple6"])
+    with pytest.raises(ValueError, match="black or white, got 'purple'"):
+        play.play_game(agent, SIMPLE6, human_color="purple")
+    with pytest.raises(ValueError, match="seconds must be > 0"):
+        play.play_game(agent, SIMPLE6, seconds=0)
+    with pytest.raises(ValueError, match="plays 'simple6', not 'american6'"):
+        play.play_game(agent, AMERICAN6)
+
+
+def test_cli_errors_are_one_line(files, capsys, tmp_path):
+    cases = [
+        (["--agent", files["simple6"], "--rules", "american6"], "agent plays 'simple6', but 'american6'"),
+        (["--agent", files["simple6"], "--human", "purple"], "--human must be black or white, got 'purple'"),
+        (["--agent", files["simple6"], "--seconds", "0"], "--seconds must be a positive number, got 0.0"),
+        (["--agent", str(tmp_path / "none.safetensors")], "no agent file"),
+        (["--agent", files["simple6"], "--rules", "chess"], "unknown rules preset 'chess'"),
+    ]
+    for args, message in cases:
+        assert main(["play", *args]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("neurocheckers: error: ") and message in err
+        assert err.count("\n") == 1
+
+
+def test_cli_play_reads_stdin_and_saves(files, capsys, tmp_path, monkeypatch):
+    first = legal_moves(AMERICAN6, jax.device_get(init(AMERICAN6)))[0].notation
+    monkeypatch.setattr(sys, "stdin", io.StringIO(f"nonsense\n{first}\nquit\n"))
+    # One compiled size, as in the other tests: the CLI's warm-up would otherwise grow the search.
+    monkeypatch.setattr(play, "prepare_agent", lambda *args, **kwargs: 16)
+    saved = tmp_path / "played.json"
+    code = main(["play", "--agent", files["american6"], "--seconds", "0.05", "--save", str(saved)])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "malformed move 'nonsense'" in out and f"you play {first}" in out
+    assert "agent (White) plays" in out and f"game saved to {saved}" in out
+    game = load_games(saved).games[0]
+    assert game["moves"][0] == first and game["result"] == "*" and game["white"] == "american6.safetensors"

@@ -1,0 +1,196 @@
+"""Replays of a run's bosses: the lineage table, the round-robin with Elo ratings, run comparisons,
+and the ``lineage`` and ``compare`` commands."""
+
+from __future__ import annotations
+
+import csv
+import math
+
+import numpy as np
+import pytest
+
+from neurocheckers.analysis import replay
+from neurocheckers.analysis.lineage import boss_in_charge, lineage
+from neurocheckers.cli import main
+from neurocheckers.experiment.config import load_config
+from neurocheckers.experiment.run import RunError, create_run, read_metrics, run
+
+TINY = [
+    "rules=simple6",
+    "population=8",
+    "games_per_epoch=2",
+    "width=8",
+    "simulations=2",
+    "train_steps=2",
+    "max_plies=60",
+    "checkpoint_every=10",
+]
+GAMES = 4  # one value everywhere, so every match of one shape pair reuses one compiled program
+
+
+def _synthetic_run(root, layers: int, promoted: list[int], epochs: int):
+    """A run folder with random bosses promoted after ``promoted`` epochs, written directly (as
+    ``run`` would) to spare the tests compiling a second evolution."""
+    import jax
+
+    from neurocheckers.agent_file import save_agent
+    from neurocheckers.evaluator import EvaluatorSpec, init_params
+    from neurocheckers.experiment.run import LINEAGE_DIR, LINEAGE_FILE, METRIC_COLUMNS, METRICS_FILE
+
+    config = load_config(None, [*TINY, f"layers={layers}", f"epochs={epochs}", "name=other"])
+    path = create_run(config, root)
+    spec = EvaluatorSpec(layers=layers, width=config.width, board_size=6)
+    with open(path / METRICS_FILE, "a", newline="") as f:
+        for epoch in range(epochs):
+            row = dict.fromkeys(METRIC_COLUMNS, "0")
+            row.update(epoch=str(epoch), wall_seconds=str(1.0 + epoch))
+            csv.writer(f).writerow([row[c] for c in METRIC_COLUMNS])
+    with open(path / LINEAGE_FILE, "a", newline="") as f:
+        for boss_id, epoch in enumerate([-1, *promoted]):
+            name = f"boss_{boss_id:04d}.safetensors"
+            save_agent(path / LINEAGE_DIR / name, "simple6", spec, init_params(jax.random.key(boss_id), spec))
+            csv.writer(f).writerow((boss_id, epoch, 2.0, name))
+    return path
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory):
+    """A real base run (2 hidden layers, 6 epochs) and a differently shaped one (1 layer, 3 epochs)."""
+    root = tmp_path_factory.mktemp("runs")
+    base = run(create_run(load_config(None, [*TINY, "layers=2", "epochs=6", "name=base"]), root))
+    return base, _synthetic_run(root, layers=1, promoted=[1], epochs=3)
+
+
+def test_lineage_table_rows_and_csv(runs, tmp_path):
+    base, _ = runs
+    rows = replay.lineage_table(base, games=GAMES, every=4, seed=1)
+    assert [r.epoch for r in rows] == [0, 4, 5]  # every 4th epoch, and the last
+    entries = lineage(base)
+    elapsed = np.cumsum([float(r["wall_seconds"]) for r in read_metrics(base)])
+    for r in rows:
+        assert r.games == GAMES
+        assert 0 <= r.score <= GAMES and (2 * r.score) == int(2 * r.score)
+        assert r.boss_id == boss_in_charge(entries, r.epoch).boss_id
+        assert r.elapsed_seconds == pytest.approx(elapsed[r.epoch])
+    path = replay.write_rows(rows, tmp_path / "lineage_table.csv")
+    with open(path, newline="") as f:
+        read = list(csv.DictReader(f))
+    assert list(read[0]) == ["epoch", "boss_id", "score", "games", "elapsed_seconds"]
+    assert [int(r["epoch"]) for r in read] == [0, 4, 5]
+    text = replay.format_lineage_table(rows)
+    assert f"Score (of {GAMES})" in text and "Elapsed" in text
+
+
+def test_table_epochs_and_sampling():
+    assert replay.table_epochs(6, 4) == [0, 4, 5]
+    assert replay.table_epochs(9, 4) == [0, 4, 8]
+    assert replay.table_epochs(1, 32) == [0]
+    assert replay.sample_indices(5, None) == [0, 1, 2, 3, 4]
+    assert replay.sample_indices(3, 12) == [0, 1, 2]
+    picked = replay.sample_indices(100, 12)
+    assert len(picked) == 12 and picked[0] == 0 and picked[-1] == 99
+    with pytest.raises(ValueError, match="--every"):
+        replay.table_epochs(6, 0)
+    with pytest.raises(ValueError, match="--games"):
+        replay.check_games(3)
+
+
+def test_round_robin_matrix_and_files(runs, tmp_path):
+    base, _ = runs
+    result = replay.round_robin(base, games=GAMES, sample=None, seed=2)
+    k = len(lineage(base))
+    assert result.scores.shape == (k, k) and len(result.entries) == k
+    np.testing.assert_allclose(result.scores + result.scores.T, np.ones((k, k)))
+    assert np.all((result.scores >= 0) & (result.scores <= 1))
+    files = replay.write_round_robin(result, tmp_path)
+    for name in ("round_robin.csv", "round_robin.png", "elo.csv", "elo.png"):
+        assert (tmp_path / name).stat().st_size > 0 and files[name] == tmp_path / name
+    with open(tmp_path / "elo.csv", newline="") as f:
+        elo = list(csv.DictReader(f))
+    assert len(elo) == k and float(elo[0]["elo"]) == 0.0  # the first boss anchors the scale
+    assert "Elo" in replay.format_elo(result)
+
+
+def test_fit_elo_ranks_a_dominating_player_first():
+    # Player 2 beats everyone; 0 and 1 are even with each other.
+    scores = np.array([[0.5, 0.5, 0.1], [0.5, 0.5, 0.05], [0.9, 0.95, 0.5]])
+    elo = replay.fit_elo(scores, 40)
+    assert int(np.argmax(elo)) == 2 and elo[0] == 0.0
+    assert abs(elo[1] - elo[0]) < 50 and elo[2] > 300
+    # Without the prior, a 3:1 head-to-head is the textbook gap of 400 log10(3) Elo.
+    pair = np.array([[0.5, 0.75], [0.25, 0.5]])
+    assert replay.fit_elo(pair, 100, prior=0.0)[1] == pytest.approx(-400 * math.log10(3), abs=1e-6)
+    # A player who lost everything keeps a finite rating thanks to the prior.
+    shutout = np.array([[0.5, 0.0], [1.0, 0.5]])
+    assert np.all(np.isfinite(replay.fit_elo(shutout, 10)))
+
+
+def test_compare_runs_of_other_shapes(runs, tmp_path):
+    base, other = runs
+    rows = replay.compare_runs(base, [base, other], games=GAMES, seed=3)
+    assert [r.role for r in rows] == ["base", "run", "run"]
+    assert [r.layers for r in rows] == [2, 2, 1]
+    assert rows[0].score is None and rows[0].first_beat_epoch is None
+    for r, run_dir in zip(rows[1:], (base, other), strict=True):
+        assert r.epochs == len(read_metrics(run_dir)) and r.seconds_per_epoch > 0
+        assert 0 <= r.score <= GAMES
+        epochs = [e.epoch for e in lineage(run_dir)]
+        assert r.first_beat_epoch == replay.DID_NOT_BEAT or r.first_beat_epoch in epochs
+        if r.score > GAMES / 2:  # the final boss's own match ends the walk
+            assert r.first_beat_epoch != replay.DID_NOT_BEAT
+    assert rows[2].seconds_per_epoch == 2.5  # the median of epochs 1 and 2, without epoch 0
+    path = replay.write_rows(rows, tmp_path / "compare.csv")
+    with open(path, newline="") as f:
+        read = list(csv.DictReader(f))
+    assert len(read) == 3 and "first_beat_epoch" in read[0] and "seconds_per_epoch" in read[0]
+    markdown = replay.format_compare_markdown(rows)
+    assert markdown.count("\n") == 5 and "s/epoch" in markdown
+
+
+def test_compare_refuses_other_rules(runs, tmp_path):
+    import json
+
+    base, _ = runs
+    clone = tmp_path / "american"
+    clone.mkdir()
+    data = json.loads((base / "config.json").read_text())
+    data["config"]["rules"] = "american6"
+    (clone / "config.json").write_text(json.dumps(data))
+    for name in ("metrics.csv", "lineage.csv"):
+        (clone / name).write_text((base / name).read_text())
+    with pytest.raises(RunError, match="american6"):
+        replay.compare_runs(base, [clone], games=GAMES)
+
+
+def test_cli_lineage_and_compare(runs, tmp_path, capsys):
+    base, other = runs
+    out = tmp_path / "lin"
+    assert main(["lineage", str(base), "--games", str(GAMES), "--every", "3", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert f"Score (of {GAMES})" in printed and "Elo" in printed
+    for name in ("lineage_table.csv", "round_robin.png", "elo.csv"):
+        assert (out / name).exists()
+    target = tmp_path / "cmp.csv"
+    assert main(["compare", str(base), str(other), "--games", str(GAMES), "--out", str(target)]) == 0
+    assert "First beat base" in capsys.readouterr().out
+    assert target.exists() and target.with_suffix(".md").exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["lineage", "RUN", "--games", "3"], "--games must be an even number >= 2, got 3"),
+        (["lineage", "RUN", "--games", "0"], "--games must be an even number >= 2, got 0"),
+        (["lineage", "RUN", "--every", "0"], "--every must be >= 1, got 0"),
+        (["lineage", "RUN", "--sample", "1"], "--sample must be >= 2"),
+        (["lineage", "NOT_A_RUN"], "is not a neurocheckers run folder"),
+        (["compare", "RUN", "NOT_A_RUN"], "is not a neurocheckers run folder"),
+        (["compare", "RUN", "RUN", "--games", "5"], "--games must be an even number >= 2, got 5"),
+    ],
+)
+def test_cli_bad_input(runs, tmp_path, capsys, args, message):
+    base, _ = runs
+    argv = [str(base) if a == "RUN" else str(tmp_path) if a == "NOT_A_RUN" else a for a in args]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("neurocheckers: error:") and message in err and err.count("\n") == 1
