@@ -585,7 +585,9 @@ def main(argv: list[str] | None = None) -> int:
         # One host device per core: evolution splits the population across them (same results).
         wanted = os.environ.get("NEUROCHECKERS_DEVICES", "")
         if wanted and not (wanted.isdigit() and int(wanted) >= 1):
-            print(f"neurocheckers: error: NEUROCHECKERS_DEVICES must be >= 1, got {wanted!r}", file=sys.stderr)
+            print(
+                f"neurocheckers: error: NEUROCHECKERS_DEVICES must be >= 1, got {wanted!r}", file=sys.stderr
+            )
             return 2
         use_host_devices(int(wanted) if wanted else None)
     configure_jax()
