@@ -353,18 +353,32 @@ def sweep(
 def plot(
     run_dirs: Annotated[list[str], typer.Argument(help="One or more run folders (overlaid).")],
     out: Annotated[str | None, typer.Option(help="Output file (PNG and SVG are both written).")] = None,
+    smooth: Annotated[
+        int | None,
+        typer.Option(help="Rolling mean over this many epochs (default: 1 for one run, ~1/50 of the run)."),
+    ] = None,
+    label: Annotated[
+        list[str] | None, typer.Option(help="Legend label of each run, in order (default: its name).")
+    ] = None,
 ) -> None:
-    """Plot fitness over epochs (min/mean/max band, best member, boss changes) for one or more runs."""
+    """Plot fitness over epochs (band, mean and best member per game, boss promotions) for one or more
+    runs, overlaid, with the number of bosses promoted below."""
     from neurocheckers.analysis.plots import plot_fitness
     from neurocheckers.experiment.run import RunError, read_run_config
 
+    if smooth is not None and smooth < 1:
+        raise UserError(f"--smooth must be >= 1, got {smooth}")
+    if label and len(label) != len(run_dirs):
+        raise UserError(f"give one --label per run: {len(run_dirs)} runs, {len(label)} labels")
     try:
         for run_dir in run_dirs:
             read_run_config(run_dir)
-    except RunError as e:
+        files = plot_fitness(run_dirs, out or f"{run_dirs[0]}/fitness.png", label, smooth)
+    except (RunError, ValueError) as e:
         raise UserError(str(e)) from None
-    target = out or f"{run_dirs[0]}/fitness.png"
-    for path in plot_fitness(run_dirs, target):
+    except OSError as e:
+        raise UserError(f"cannot write the plot: {e.strerror or e}") from None
+    for path in files:
         print(path)
 
 

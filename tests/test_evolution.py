@@ -214,3 +214,38 @@ def test_evolve_command_killed_with_sigkill_resumes_to_identical_metrics(
     )
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     assert _stable_rows(run_dir) == _stable_rows(uninterrupted_run)
+
+
+def test_scanned_run_and_vmapped_seeds_equal_the_epoch_loop(tiny_config):
+    """A whole run as one lax.scan, and several seeds vmapped, give the epoch-by-epoch results."""
+    from neurocheckers.evolution.boss_ga import evolve_epochs, evolve_seeds
+
+    setup = make_setup(tiny_config)
+    epochs = 3
+    looped = {}
+    for seed in (0, 1):
+        state = init(setup, jax.random.key(seed))
+        rows = []
+        for epoch in range(epochs):
+            state, metrics = evolve_epoch(setup, state, epoch_key(seed, epoch))
+            rows.append(jax.device_get(metrics))
+        looped[seed] = (state, {k: np.stack([r[k] for r in rows]) for k in rows[0]})
+
+    state0, scanned = evolve_epochs(setup, epochs, init(setup, jax.random.key(0)), 0)
+    for name, values in looped[0][1].items():
+        np.testing.assert_array_equal(np.asarray(scanned[name]), values, err_msg=name)
+    for a, b in zip(
+        jax.tree.leaves(state0.population), jax.tree.leaves(looped[0][0].population), strict=True
+    ):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+    states, per_seed = evolve_seeds(setup, epochs, jnp.array([0, 1]))
+    for i, seed in enumerate((0, 1)):
+        for name, values in looped[seed][1].items():
+            np.testing.assert_array_equal(
+                np.asarray(per_seed[name][i]), values, err_msg=f"seed {seed}: {name}"
+            )
+        assert int(states.boss_id[i]) == int(looped[seed][0].boss_id)
+    assert not np.array_equal(
+        np.asarray(per_seed["fitness_mean"][0]), np.asarray(per_seed["fitness_mean"][1])
+    )

@@ -5,7 +5,9 @@ fitness = points (win 1, draw 1/2, loss 0), ranking best first with ties to the 
 member becomes the new boss when its points reach ``promotion_threshold * games_per_epoch``; the
 next generation is elites, mutants, crossovers and learners (``operators.next_generation``).
 evosax strategies replace the generation step (ask/tell on flat genomes) but keep the same games,
-fitness and boss promotion. ``evolve_epoch`` is one jitted function of (state, key).
+fitness and boss promotion. ``evolve_epoch`` is one jitted function of (state, key);
+``evolve_epochs`` scans it over many epochs as one compiled function of the seed, so several seeds
+can be vmapped at once (the PureJaxRL way) with the same metrics as the epoch-by-epoch driver.
 """
 
 from __future__ import annotations
@@ -219,3 +221,33 @@ def evolve_epoch(setup: Setup, state: EvoState, key: jax.Array) -> tuple[EvoStat
         losses=jnp.sum(records.score == 0.0),
     )
     return new_state, metrics
+
+
+def _evolve_epochs(setup: Setup, num_epochs: int, state: EvoState, seed: jax.Array):
+    def one_epoch(state: EvoState, _):
+        key = jax.random.fold_in(jax.random.key(seed), state.epoch)  # as ``epoch_key``
+        return evolve_epoch(setup, state, key)
+
+    return jax.lax.scan(one_epoch, state, None, length=num_epochs)
+
+
+@functools.partial(jax.jit, static_argnums=(0, 1))
+def evolve_epochs(
+    setup: Setup, num_epochs: int, state: EvoState, seed: int | jax.Array
+) -> tuple[EvoState, dict[str, jax.Array]]:
+    """``num_epochs`` epochs from ``state`` as one compiled ``lax.scan``; metrics get a leading
+    [num_epochs] axis. Epoch keys come from ``seed`` and the epoch number as in :func:`epoch_key`, so
+    the result equals ``num_epochs`` calls of :func:`evolve_epoch`."""
+    return _evolve_epochs(setup, num_epochs, state, jnp.asarray(seed, jnp.uint32))
+
+
+@functools.partial(jax.jit, static_argnums=(0, 1))
+def evolve_seeds(setup: Setup, num_epochs: int, seeds: jax.Array) -> tuple[EvoState, dict[str, jax.Array]]:
+    """Whole runs of ``num_epochs`` epochs for every seed in ``seeds`` ([S]) at once, vmapped: states
+    get a leading [S] axis, metrics [S, num_epochs]. Each run equals the single run of that seed."""
+
+    def one_run(seed: jax.Array):
+        state = init(setup, jax.random.key(seed))
+        return _evolve_epochs(setup, num_epochs, state, seed)
+
+    return jax.vmap(one_run)(jnp.asarray(seeds, jnp.uint32))
