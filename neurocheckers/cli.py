@@ -174,7 +174,20 @@ def match(
             print(f"histogram: {path}")
 
 
-@app.command()
+def _config_keys_help() -> str:
+    """The experiment config's keys, defaults and one-line docs, for ``evolve --help``."""
+    import dataclasses
+
+    from neurocheckers.experiment.config import ExperimentConfig, field_docs
+
+    docs = field_docs()
+    lines = ["\b", "Config keys (TOML top level or --set key=value), with defaults:"]
+    for f in dataclasses.fields(ExperimentConfig):
+        lines.append(f"  {f.name} = {f.default!r}: {docs.get(f.name, '')}")
+    return "\n".join(lines)
+
+
+@app.command(epilog=_config_keys_help())
 def evolve(
     config: Annotated[str | None, typer.Argument(help="Experiment TOML file (see experiments/).")] = None,
     out: Annotated[str, typer.Option(help="Folder in which the run folder is created.")] = "runs",

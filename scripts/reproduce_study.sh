@@ -44,15 +44,15 @@ for stage in "${stages[@]}"; do
             --out "$(dirname "$GRID")" --epochs "$VARIANT_EPOCHS"
         ;;
     lineage)
-        timed "$OUT/lineage.log" neurocheckers lineage "$(base_run)" --games 20 --every 32 \
-            --round-robin-games 20 --sample 12 --out "$OUT/lineage"
+        timed "$OUT/lineage.log" neurocheckers lineage "$(base_run)" --games 200 --every 32 \
+            --round-robin-games 50 --sample 12 --out "$OUT/lineage"
         ;;
     compare)
         variants=()
         for name in mutation_high mutation_low layers3 layers7 games4 games16; do
             variants+=("$(grid_run "$name")")
         done
-        timed "$(dirname "$GRID")/compare.log" neurocheckers compare "$(grid_run base)" "${variants[@]}" --games 20 \
+        timed "$(dirname "$GRID")/compare.log" neurocheckers compare "$(grid_run base)" "${variants[@]}" --games 40 \
             --out "$(dirname "$GRID")/compare.csv"
         ;;
     evaluate)
@@ -66,6 +66,18 @@ for stage in "${stages[@]}"; do
         for opponent in greedy-material alphabeta:2 alphabeta:3 alphabeta:4; do
             timed "$OUT/evaluation/${opponent/:/}.log" neurocheckers match "mcts:$agent:$SIMS" "$opponent" \
                 --games 1000 --opening-plies 2 --json
+        done
+        # References: the same search with more simulations, the random first boss, random rollouts.
+        for opponent in random alphabeta:3; do
+            timed "$OUT/evaluation/sims128_${opponent/:/}.log" neurocheckers match "mcts:$agent:128" \
+                "$opponent" --games 1000 --opening-plies 2 --json
+        done
+        neurocheckers export "$(base_run)" --epoch 0 --out "$OUT/base_first_boss.safetensors"
+        for opponent in random alphabeta:2; do
+            timed "$OUT/evaluation/first_boss_${opponent/:/}.log" neurocheckers match \
+                "mcts:$OUT/base_first_boss.safetensors:$SIMS" "$opponent" --games 1000 --opening-plies 2 --json
+            timed "$OUT/evaluation/rollout_${opponent/:/}.log" neurocheckers match "mcts-rollout:$SIMS" \
+                "$opponent" --games 1000 --opening-plies 2 --json
         done
         ;;
     plots)

@@ -455,3 +455,15 @@ def test_numpy_agent_refuses_bad_weight_values(exported, tmp_path):
 
     with pytest.raises(ValueError, match="layer_1/bias holds non-finite values"):
         NumpyAgent.load(_rewrite(exported, tmp_path / "nan.safetensors", nan))
+
+
+def test_evolve_help_lists_every_config_key_with_its_doc(capsys):
+    import dataclasses
+
+    from neurocheckers.experiment.config import ExperimentConfig, field_docs
+
+    assert main(["evolve", "--help"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    docs = field_docs()
+    for f in dataclasses.fields(ExperimentConfig):
+        assert f"{f.name} = {f.default!r}: {' '.join(docs[f.name].split())}" in out
