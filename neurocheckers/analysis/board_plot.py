@@ -119,13 +119,20 @@ def game_frames(rules: Rules, game: dict[str, Any]) -> list[Frame]:
 
 
 def _figure(rules: Rules):
-    fig, ax = plt.subplots(figsize=(4.2, 4.6), dpi=100)
-    fig.subplots_adjust(left=0.03, right=0.97, top=0.92, bottom=0.08)
+    fig, ax = plt.subplots(figsize=(4.2, 4.8), dpi=100)
+    fig.subplots_adjust(left=0.03, right=0.97, top=0.89, bottom=0.08)
     return fig, ax
 
 
+def _short_name(player: str) -> str:
+    """A player spec with file paths cut to their file names (``mcts:runs/x/a.safetensors:16`` ->
+    ``mcts:a.safetensors:16``), so it fits above a board."""
+    return ":".join(Path(part).name if "/" in part else part for part in player.split(":"))
+
+
 def _title(game: dict[str, Any]) -> str:
-    return f"{game.get('black', '?')} (Black) vs {game.get('white', '?')} (White)"
+    black, white = (_short_name(str(game.get(side, "?"))) for side in ("black", "white"))
+    return f"Black: {black}\nWhite: {white}"
 
 
 def save_gif(rules: Rules, game: dict[str, Any], path: str | os.PathLike, fps: float = 1.5) -> Path:
