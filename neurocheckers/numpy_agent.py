@@ -18,10 +18,12 @@ from collections.abc import Mapping
 import numpy as np
 from safetensors import SafetensorError, safe_open
 
-# Copies of ``agent_file``'s constants and ``EvaluatorSpec``'s board sizes (those modules import JAX);
-# tests/test_cli.py checks that the format and encoding constants agree.
 FORMAT = "neurocheckers-agent"
+"""Value of the ``format`` metadata entry of an agent file."""
 FORMAT_VERSION = "1"
+"""Version of the agent file layout; bumped when it changes incompatibly."""
+# A copy of ``evaluator.INPUT_ENCODING`` and its board sizes (that module imports JAX);
+# tests/test_cli.py checks that the encodings agree.
 SUPPORTED_ENCODING = "stm-men-kings-rot180-v1"
 BOARD_SIZES = (6, 8)
 
@@ -37,65 +39,12 @@ class NumpyAgent:
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> NumpyAgent:
-        """Read an agent file written by ``agent_file.save_agent``.
-
-        Raises ``ValueError`` naming the file and the problem for a file that cannot be read as
-        safetensors, is not an agent file, has another format or encoding version, lacks or garbles
-        the network shape in its metadata, or holds weights whose names, shapes or values do not fit
-        that shape (the checks of ``agent_file.load_agent``, less the rules preset).
-        """
-        where = os.fspath(path)
-        try:
-            with safe_open(where, framework="numpy") as f:
-                metadata = dict(f.metadata() or {})
-                tensors = {name: f.get_tensor(name) for name in f.keys()}  # noqa: SIM118 (not a dict)
-        except (SafetensorError, OSError) as error:
-            raise ValueError(f"{where}: not a readable safetensors file ({error})") from None
-        if metadata.get("format") != FORMAT:
-            raise ValueError(
-                f"{where} is not a neurocheckers agent file: metadata 'format' is "
-                f"{metadata.get('format')!r}, expected {FORMAT!r}"
-            )
-        if metadata.get("format_version") != FORMAT_VERSION:
-            raise ValueError(
-                f"{where}: format_version {metadata.get('format_version')!r} is not supported "
-                f"(this code reads {FORMAT_VERSION!r})"
-            )
-        if metadata.get("input_encoding") != SUPPORTED_ENCODING:
-            raise ValueError(
-                f"{where}: input_encoding {metadata.get('input_encoding')!r} differs from this code's "
-                f"{SUPPORTED_ENCODING!r}"
-            )
-        board_size = _positive_int(metadata, "board_size", where)
-        if board_size not in BOARD_SIZES:
-            raise ValueError(f"{where}: metadata 'board_size' must be 6 or 8, got {board_size}")
-        layers = _positive_int(metadata, "layers", where)
-        width = _positive_int(metadata, "width", where)
-        shape = f"{layers} x {width} MLP on a {board_size}x{board_size} board"
-
-        # Input: men then kings over the N = board_size**2 / 2 dark squares; output: one logit.
-        sizes = [2 * (board_size * board_size // 2)] + [width] * layers + [1]
-        expected: dict[str, tuple[int, ...]] = {}
-        for i in range(layers + 1):
-            expected[f"layer_{i}/kernel"] = (sizes[i], sizes[i + 1])
-            expected[f"layer_{i}/bias"] = (sizes[i + 1],)
-        missing = sorted(set(expected) - set(tensors))
-        unexpected = sorted(set(tensors) - set(expected))
-        if missing or unexpected:
-            raise ValueError(
-                f"{where}: weights do not fit a {shape}: missing {missing}, unexpected {unexpected}"
-            )
-        for name, want in expected.items():
-            array = tensors[name]
-            if array.shape != want:
-                raise ValueError(f"{where}: {name} has shape {array.shape}, expected {want} for a {shape}")
-            if array.dtype != np.float32:
-                raise ValueError(f"{where}: {name} has dtype {array.dtype}, expected float32")
-            if not np.all(np.isfinite(array)):
-                raise ValueError(f"{where}: {name} holds non-finite values")
-        kernels = tuple(tensors[f"layer_{i}/kernel"] for i in range(layers + 1))
-        biases = tuple(tensors[f"layer_{i}/bias"] for i in range(layers + 1))
-        return cls(kernels, biases, board_size, metadata)
+        """Read an agent file written by ``agent_file.save_agent`` (checked by :func:`read_agent_file`)."""
+        checked = read_agent_file(path)
+        count = checked.layers + 1
+        kernels = tuple(checked.tensors[f"layer_{i}/kernel"] for i in range(count))
+        biases = tuple(checked.tensors[f"layer_{i}/bias"] for i in range(count))
+        return cls(kernels, biases, checked.board_size, checked.metadata)
 
     def value(self, observations: np.ndarray) -> np.ndarray:
         """[..., 2N] encoded positions -> [...] chance that the side to move wins."""
@@ -107,6 +56,75 @@ class NumpyAgent:
 
     def value_of_fen(self, fen: str) -> float:
         return float(self.value(encode_fen(fen, self.board_size)))
+
+
+@dataclasses.dataclass(frozen=True)
+class AgentFileContents:
+    """An agent file's checked contents: its metadata, network shape and weights by tensor name
+    (``layer_{i}/kernel`` [in, out] and ``layer_{i}/bias`` [out])."""
+
+    metadata: dict[str, str]
+    board_size: int
+    layers: int
+    width: int
+    tensors: dict[str, np.ndarray]
+
+
+def read_agent_file(path: str | os.PathLike) -> AgentFileContents:
+    """Read and check an agent file without JAX (``agent_file.load_agent`` builds on this).
+
+    Raises ``ValueError`` naming the file and the problem for a file that cannot be read as
+    safetensors, is not an agent file, has another format or encoding version, lacks or garbles the
+    network shape in its metadata, or holds weights whose names, shapes or values do not fit it.
+    """
+    where = os.fspath(path)
+    try:
+        with safe_open(where, framework="numpy") as f:
+            metadata = dict(f.metadata() or {})
+            tensors = {name: f.get_tensor(name) for name in f.keys()}  # noqa: SIM118 (not a dict)
+    except (SafetensorError, OSError) as error:
+        raise ValueError(f"{where}: not a readable safetensors file ({error})") from None
+    if metadata.get("format") != FORMAT:
+        raise ValueError(
+            f"{where} is not a neurocheckers agent file: metadata 'format' is "
+            f"{metadata.get('format')!r}, expected {FORMAT!r}"
+        )
+    if metadata.get("format_version") != FORMAT_VERSION:
+        raise ValueError(
+            f"{where}: format_version {metadata.get('format_version')!r} is not supported "
+            f"(this code reads {FORMAT_VERSION!r})"
+        )
+    if metadata.get("input_encoding") != SUPPORTED_ENCODING:
+        raise ValueError(
+            f"{where}: input_encoding {metadata.get('input_encoding')!r} differs from this code's "
+            f"{SUPPORTED_ENCODING!r}"
+        )
+    board_size = _positive_int(metadata, "board_size", where)
+    if board_size not in BOARD_SIZES:
+        raise ValueError(f"{where}: metadata 'board_size' must be 6 or 8, got {board_size}")
+    layers = _positive_int(metadata, "layers", where)
+    width = _positive_int(metadata, "width", where)
+    shape = f"MLP of {layers} hidden layers x width {width} on a {board_size}x{board_size} board"
+
+    # Input: men then kings over the N = board_size**2 / 2 dark squares; output: one logit.
+    sizes = [2 * (board_size * board_size // 2)] + [width] * layers + [1]
+    expected: dict[str, tuple[int, ...]] = {}
+    for i in range(layers + 1):
+        expected[f"layer_{i}/kernel"] = (sizes[i], sizes[i + 1])
+        expected[f"layer_{i}/bias"] = (sizes[i + 1],)
+    missing = sorted(set(expected) - set(tensors))
+    unexpected = sorted(set(tensors) - set(expected))
+    if missing or unexpected:
+        raise ValueError(f"{where}: weights do not fit an {shape}: missing {missing}, unexpected {unexpected}")
+    for name, want in expected.items():
+        array = tensors[name]
+        if array.shape != want:
+            raise ValueError(f"{where}: {name} has shape {array.shape}, expected {want} for an {shape}")
+        if array.dtype != np.float32:
+            raise ValueError(f"{where}: {name} has dtype {array.dtype}, expected float32")
+        if not np.all(np.isfinite(array)):
+            raise ValueError(f"{where}: {name} holds non-finite values")
+    return AgentFileContents(metadata, board_size, layers, width, tensors)
 
 
 def _positive_int(metadata: Mapping[str, str], key: str, path: str) -> int:
