@@ -115,7 +115,9 @@ def read_agent_file(path: str | os.PathLike) -> AgentFileContents:
     missing = sorted(set(expected) - set(tensors))
     unexpected = sorted(set(tensors) - set(expected))
     if missing or unexpected:
-        raise ValueError(f"{where}: weights do not fit an {shape}: missing {missing}, unexpected {unexpected}")
+        raise ValueError(
+            f"{where}: weights do not fit an {shape}: missing {missing}, unexpected {unexpected}"
+        )
     for name, want in expected.items():
         array = tensors[name]
         if array.shape != want:
