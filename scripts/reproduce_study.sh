@@ -52,7 +52,7 @@ for stage in "${stages[@]}"; do
         for name in mutation_high mutation_low layers3 layers7 games4 games16; do
             variants+=("$(grid_run "$name")")
         done
-        timed "$(dirname "$GRID")/compare.log" neurocheckers compare "$(grid_run base)" "${variants[@]}" --games 40 \
+        timed "$(dirname "$GRID")/compare.log" neurocheckers compare "$(grid_run base)" "${variants[@]}" --games 100 \
             --out "$(dirname "$GRID")/compare.csv"
         ;;
     evaluate)
