@@ -225,8 +225,7 @@ def evolve_epoch(setup: Setup, state: EvoState, key: jax.Array) -> tuple[EvoStat
 
 def _evolve_epochs(setup: Setup, num_epochs: int, state: EvoState, seed: jax.Array):
     def one_epoch(state: EvoState, _):
-        key = jax.random.fold_in(jax.random.key(seed), state.epoch)  # as ``epoch_key``
-        return evolve_epoch(setup, state, key)
+        return evolve_epoch(setup, state, epoch_key(seed, state.epoch))
 
     return jax.lax.scan(one_epoch, state, None, length=num_epochs)
 
