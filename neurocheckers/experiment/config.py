@@ -8,6 +8,7 @@ import typing
 from pathlib import Path
 from typing import Any
 
+from neurocheckers.experiment.files import read_toml
 from neurocheckers.rules.presets import PRESETS
 
 STRATEGIES = ("boss_ga", "SimpleGA", "Open_ES", "SNES", "CMA_ES")
@@ -152,12 +153,7 @@ def _read_toml(path: Path, seen: tuple[Path, ...] = ()) -> dict[str, Any]:
     path = path.resolve()
     if path in seen:
         raise ConfigError(f"config inheritance loops through {path}")
-    try:
-        data = tomllib.loads(path.read_text())
-    except FileNotFoundError:
-        raise ConfigError(f"config file not found: {path}") from None
-    except tomllib.TOMLDecodeError as e:
-        raise ConfigError(f"config file {path} is not valid TOML: {e}") from None
+    data = read_toml(path, "config file", ConfigError)
     parent = data.pop("inherit", None)
     if parent is None:
         return data

@@ -25,6 +25,7 @@ from safetensors.numpy import save_file
 from neurocheckers.agent_file import save_agent
 from neurocheckers.evolution.boss_ga import EvoState, Setup, epoch_key, evolve_epoch, init, make_setup
 from neurocheckers.experiment.config import ConfigError, ExperimentConfig, make_config
+from neurocheckers.experiment.files import atomic_write_text
 
 CHECKPOINT = "checkpoint.safetensors"
 CONFIG_FILE = "config.json"
@@ -70,19 +71,6 @@ def run_folder_name(config: ExperimentConfig, now: datetime.datetime | None = No
     return f"{config.name}_seed{config.seed}_{now:%Y%m%d-%H%M%S}"
 
 
-def _atomic_write_bytes(path: Path, data: bytes) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-
-
-def _atomic_write_text(path: Path, text: str) -> None:
-    _atomic_write_bytes(path, text.encode())
-
-
 def _calibrated_simulations(config: ExperimentConfig) -> int:
     """The simulation count that fits ``seconds_per_move`` on this machine (measured once)."""
     if config.seconds_per_move <= 0:
@@ -116,7 +104,7 @@ def create_run(config: ExperimentConfig, out: str | Path = "runs") -> Path:
     path.mkdir()
     simulations = _calibrated_simulations(config)
     resolved = {"config": config.to_dict(), "simulations_used": simulations}
-    _atomic_write_text(path / CONFIG_FILE, json.dumps(resolved, indent=2) + "\n")
+    atomic_write_text(path / CONFIG_FILE, json.dumps(resolved, indent=2) + "\n")
     (path / LINEAGE_DIR).mkdir()
     with open(path / METRICS_FILE, "w", newline="") as f:
         csv.writer(f).writerow(METRIC_COLUMNS)
@@ -205,7 +193,7 @@ def _truncate_run(run_dir: Path, epochs_done: int) -> None:
     """Drop metrics rows and lineage entries from epochs after the checkpoint (they are replayed)."""
     rows = [r for r in read_metrics(run_dir) if int(r["epoch"]) < epochs_done]
     lines = [",".join(METRIC_COLUMNS)] + [",".join(r[c] for c in METRIC_COLUMNS) for r in rows]
-    _atomic_write_text(run_dir / METRICS_FILE, "\n".join(lines) + "\n")
+    atomic_write_text(run_dir / METRICS_FILE, "\n".join(lines) + "\n")
     with open(run_dir / LINEAGE_FILE, newline="") as f:
         lineage = list(csv.DictReader(f))
     kept = [r for r in lineage if int(r["epoch"]) < epochs_done]
@@ -215,7 +203,7 @@ def _truncate_run(run_dir: Path, epochs_done: int) -> None:
     lines = ["boss_id,epoch,points,file"] + [
         f"{r['boss_id']},{r['epoch']},{r['points']},{r['file']}" for r in kept
     ]
-    _atomic_write_text(run_dir / LINEAGE_FILE, "\n".join(lines) + "\n")
+    atomic_write_text(run_dir / LINEAGE_FILE, "\n".join(lines) + "\n")
 
 
 def _save_boss(run_dir: Path, setup: Setup, params: Any, boss_id: int, epoch: int, points: float) -> None:

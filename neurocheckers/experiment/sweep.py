@@ -30,12 +30,12 @@ import json
 import os
 import re
 import statistics
-import tomllib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from neurocheckers.experiment.config import ConfigError, ExperimentConfig, load_config, make_config
+from neurocheckers.experiment.files import atomic_write_text, read_toml
 
 STATE_FILE = "sweep.json"
 SUMMARY_FILE = "summary.csv"
@@ -158,12 +158,7 @@ def _check_keys(table: dict[str, Any], where: str, path: Path) -> None:
 def load_sweep(path: str | Path) -> Sweep:
     """Read a sweep file; every entry's config is built and validated now, before anything runs."""
     path = Path(path)
-    try:
-        data = tomllib.loads(path.read_text())
-    except FileNotFoundError:
-        raise SweepError(f"sweep file not found: {path}") from None
-    except tomllib.TOMLDecodeError as e:
-        raise SweepError(f"sweep file {path} is not valid TOML: {e}") from None
+    data = read_toml(path, "sweep file", SweepError)
     unknown = sorted(set(data) - set(TABLES))
     if unknown:
         raise SweepError(
@@ -237,15 +232,6 @@ def with_epochs(sweep: Sweep, epochs: int) -> Sweep:
 # --- state and summary -------------------------------------------------------------------------
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-
-
 def _read_state(sweep_dir: Path) -> dict[str, Any] | None:
     path = sweep_dir / STATE_FILE
     if not path.exists():
@@ -263,7 +249,7 @@ def _read_state(sweep_dir: Path) -> dict[str, Any] | None:
 
 
 def _write_state(sweep_dir: Path, state: dict[str, Any]) -> None:
-    _write_atomic(sweep_dir / STATE_FILE, json.dumps(state, indent=2) + "\n")
+    atomic_write_text(sweep_dir / STATE_FILE, json.dumps(state, indent=2) + "\n")
 
 
 def _metrics_rows(run_dir: Path) -> list[dict[str, str]]:
@@ -301,7 +287,7 @@ def _write_summary(sweep_dir: Path, sweep: Sweep, state: dict[str, Any]) -> tupl
     writer = csv.DictWriter(out, SUMMARY_COLUMNS, lineterminator="\n")
     writer.writeheader()
     writer.writerows(rows)
-    _write_atomic(sweep_dir / SUMMARY_FILE, out.getvalue())
+    atomic_write_text(sweep_dir / SUMMARY_FILE, out.getvalue())
     return rows
 
 
