@@ -169,7 +169,10 @@ def match(
         if save_games is not None:
             print(f"games: {summary['games_file']} ({len(picked)} games)")
     if plot:
-        path = plot_material_histogram(material, f"{a.name} vs {b.name} ({preset.name}, {games} games)", plot)
+        from neurocheckers.players import display_name
+
+        title = f"{display_name(a.name)} vs {display_name(b.name)} ({preset.name}, {games} games)"
+        path = plot_material_histogram(material, title, plot)
         if not as_json:
             print(f"histogram: {path}")
 

@@ -24,6 +24,12 @@ from neurocheckers.search.mcts import MCTSConfig, ValueFn, search
 SPEC_HELP = "random | greedy:FILE | greedy-material | alphabeta:D | mcts:FILE:SIMS | mcts-rollout:SIMS"
 
 
+def display_name(spec: str) -> str:
+    """A player spec with agent-file paths cut to their file names, for figure titles:
+    ``mcts:runs/x/agent.safetensors:16`` -> ``mcts:agent.safetensors:16``."""
+    return ":".join(part.rsplit("/", 1)[-1] for part in spec.split(":"))
+
+
 @dataclasses.dataclass(frozen=True)
 class Player:
     """A named policy and its parameters (``None`` for knowledge-free players)."""

@@ -467,3 +467,11 @@ def test_evolve_help_lists_every_config_key_with_its_doc(capsys):
     docs = field_docs()
     for f in dataclasses.fields(ExperimentConfig):
         assert f"{f.name} = {f.default!r}: {' '.join(docs[f.name].split())}" in out
+
+
+def test_display_name_cuts_agent_paths_only():
+    from neurocheckers.players import display_name
+
+    assert display_name("mcts:runs/a/final.safetensors:16") == "mcts:final.safetensors:16"
+    assert display_name("greedy:/abs/path/x.safetensors") == "greedy:x.safetensors"
+    assert display_name("alphabeta:3") == "alphabeta:3"

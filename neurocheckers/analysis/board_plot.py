@@ -19,6 +19,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib import animation, patches  # noqa: E402
 
 from neurocheckers.analysis.games import replay_game  # noqa: E402
+from neurocheckers.players import display_name  # noqa: E402
 from neurocheckers.rules.notation import Move  # noqa: E402
 from neurocheckers.rules.presets import Rules  # noqa: E402
 from neurocheckers.rules.state import BLACK, State  # noqa: E402
@@ -124,14 +125,8 @@ def _figure(rules: Rules):
     return fig, ax
 
 
-def _short_name(player: str) -> str:
-    """A player spec with file paths cut to their file names (``mcts:runs/x/a.safetensors:16`` ->
-    ``mcts:a.safetensors:16``), so it fits above a board."""
-    return ":".join(Path(part).name if "/" in part else part for part in player.split(":"))
-
-
 def _title(game: dict[str, Any]) -> str:
-    black, white = (_short_name(str(game.get(side, "?"))) for side in ("black", "white"))
+    black, white = (display_name(str(game.get(side, "?"))) for side in ("black", "white"))
     return f"Black: {black}\nWhite: {white}"
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -63,7 +64,7 @@ def plot_material_histogram(material_diff: np.ndarray, title: str, out: str | Pa
     ax.bar(values, counts, width=0.4)
     ax.set_xlabel("final material difference (A - B; men 1, kings 1.5)")
     ax.set_ylabel("games")
-    ax.set_title(title)
+    ax.set_title(textwrap.fill(title, 70), fontsize=10)
     ax.grid(alpha=0.3, axis="y")
     fig.tight_layout()
     fig.savefig(out, dpi=120)
