@@ -206,7 +206,14 @@ def evolve(
 ) -> None:
     """Evolve a population against a rising boss; writes a run folder with metrics, lineage, checkpoints."""
     from neurocheckers.experiment.config import ConfigError, load_config
-    from neurocheckers.experiment.run import RunError, config_summary, create_run, read_run_config, run
+    from neurocheckers.experiment.run import (
+        RunError,
+        config_summary,
+        create_run,
+        read_metrics,
+        read_run_config,
+        run,
+    )
 
     try:
         if resume is not None:
@@ -236,9 +243,7 @@ def evolve(
     )
     with Progress(*columns, transient=False) as progress:
         task = progress.add_task("evolve", total=total, status="compiling...")
-        done = len(
-            __import__("neurocheckers.experiment.run", fromlist=["read_metrics"]).read_metrics(run_dir)
-        )
+        done = len(read_metrics(run_dir))
         progress.update(task, completed=min(done, total))
 
         def on_epoch(row):
