@@ -1,0 +1,305 @@
+"""The gauntlet: rate any player on a fixed ladder of opponents over paired openings.
+
+Every match of the gauntlet starts from the same committed openings (``rules.openings``), each played
+twice with the colours swapped, so a score reflects the players and not the starts. Three kinds of
+rows:
+
+- ``ladder``: the player against ``random``, ``greedy-material`` and ``alphabeta:1..D`` (material
+  evaluation);
+- ``equal-depth``: when the player has a network (an agent file), that network at the leaves of a
+  depth-``d`` alpha-beta against the material count at the same depth (``alphabeta:d:FILE`` against
+  ``alphabeta:d``; Fogel's test);
+- ``calibration``: neighbouring ladder opponents against each other, so that one Elo fit over all
+  games puts every player on one scale, anchored at ``random`` = 0.
+
+A score's 95% interval treats each opening's pair of games as one observation (the games of a pair
+are correlated), as engine testers do with paired openings.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import json
+import math
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from neurocheckers.analysis.elo_fit import fit_elo_with_errors
+from neurocheckers.arena import run_match
+from neurocheckers.players import parse_player
+from neurocheckers.rules.openings import load_openings, opening_states
+from neurocheckers.rules.presets import Rules
+
+ANCHOR = "random"
+"""The player whose rating is fixed at 0."""
+
+
+@dataclasses.dataclass(frozen=True)
+class GauntletConfig:
+    """What a gauntlet plays. Every match has ``2 * openings`` games."""
+
+    openings: int = 100
+    """Committed openings used, each played once with each colour."""
+    depth: int = 3
+    """The deepest material alpha-beta opponent on the ladder (``alphabeta:1 .. alphabeta:depth``)."""
+    equal_depths: tuple[int, ...] = (1, 2, 3)
+    """Depths of the equal-depth test (only for players with an agent file)."""
+    seed: int = 0
+    """Random seed (tie-breaks and stochastic players)."""
+    batch: int = 512
+    """Games played at once."""
+    max_plies: int = 400
+    """Cap on a game's length after the opening; unfinished games count as draws and are reported."""
+
+    def __post_init__(self) -> None:
+        if self.openings < 1:
+            raise ValueError(f"openings must be >= 1, got {self.openings}")
+        if not 1 <= self.depth <= 8:
+            raise ValueError(f"depth must be in 1..8, got {self.depth}")
+        if any(not 1 <= d <= 8 for d in self.equal_depths):
+            raise ValueError(f"equal depths must be in 1..8, got {self.equal_depths}")
+        if self.batch < 1 or self.max_plies < 1:
+            raise ValueError(f"batch and max_plies must be >= 1, got {self.batch}, {self.max_plies}")
+
+
+@dataclasses.dataclass(frozen=True)
+class Row:
+    """One match of the gauntlet, from the first player's side."""
+
+    kind: str
+    """``ladder``, ``equal-depth`` or ``calibration``."""
+    player: str
+    opponent: str
+    games: int
+    wins: int
+    draws: int
+    losses: int
+    unfinished: int
+    """Games still going on at the ply cap (counted as draws)."""
+    score: float
+    """Points per game (win 1, draw 1/2)."""
+    low: float
+    """Lower end of the 95% interval of ``score``."""
+    high: float
+    """Upper end of the 95% interval of ``score``."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Rating:
+    player: str
+    elo: float
+    """Elo on the gauntlet's scale (``random`` = 0)."""
+    low: float
+    high: float
+
+
+@dataclasses.dataclass(frozen=True)
+class GauntletResult:
+    rules: str
+    player: str
+    config: GauntletConfig
+    rows: tuple[Row, ...]
+    ratings: tuple[Rating, ...]
+
+    def rating_of(self, player: str) -> Rating:
+        return next(r for r in self.ratings if r.player == player)
+
+
+def paired_interval(scores: np.ndarray) -> tuple[float, float, float]:
+    """``(mean, low, high)``: the mean score of games in pairs (game ``2i`` and ``2i + 1`` share an
+    opening) with a 95% normal interval over the pair means, clipped to [0, 1].
+
+    The variance counts one extra pair scoring 0 and one scoring 1, so a match that is all wins or all
+    draws still gets an honest, nonzero width instead of a point.
+    """
+    scores = np.asarray(scores, dtype=np.float64)
+    if scores.size == 0 or scores.size % 2:
+        raise ValueError(f"paired scores need an even, nonzero number of games, got {scores.size}")
+    pairs = scores.reshape(-1, 2).mean(axis=1)
+    mean = float(pairs.mean())
+    padded = np.concatenate([pairs, [0.0, 1.0]])
+    half = 1.96 * math.sqrt(float(padded.var(ddof=1)) / len(pairs))
+    return mean, max(0.0, mean - half), min(1.0, mean + half)
+
+
+def agent_file_of(spec: str) -> str | None:
+    """The agent file a player spec uses, if any: ``mcts:FILE:N``, ``greedy:FILE``,
+    ``alphabeta:D:FILE``, or a bare ``FILE.safetensors``."""
+    parts = spec.split(":")
+    if len(parts) == 1 and spec.endswith(".safetensors"):
+        return spec
+    if parts[0] == "mcts" and len(parts) == 3:
+        return parts[1]
+    if parts[0] == "greedy" and len(parts) == 2:
+        return parts[1]
+    if parts[0] == "alphabeta" and len(parts) == 3:
+        return parts[2]
+    return None
+
+
+def player_spec(spec: str, rules: Rules) -> str:
+    """A bare agent file becomes ``mcts:FILE:SIMS`` with the simulations it was trained with (from
+    its metadata; 16 when not recorded); other specs pass through."""
+    if ":" in spec or not spec.endswith(".safetensors"):
+        return spec
+    from neurocheckers.agent_file import load_agent
+
+    try:
+        sims = load_agent(spec, rules).metadata.get("simulations", "16")
+    except (FileNotFoundError, ValueError) as e:
+        raise ValueError(f"bad player {spec!r}: {e}") from None
+    return f"mcts:{spec}:{sims}"
+
+
+def pairings(player: str, config: GauntletConfig) -> list[tuple[str, str, str]]:
+    """``(kind, player, opponent)`` for every match of the gauntlet of ``player``."""
+    ladder = [ANCHOR, "greedy-material"] + [f"alphabeta:{d}" for d in range(1, config.depth + 1)]
+    rows = [("ladder", player, opponent) for opponent in ladder if opponent != player]
+    agent = agent_file_of(player)
+    if agent is not None:
+        rows += [("equal-depth", f"alphabeta:{d}:{agent}", f"alphabeta:{d}") for d in config.equal_depths]
+    material_depths = sorted({*range(1, config.depth + 1), *(config.equal_depths if agent else ())})
+    calibration = [ANCHOR, "greedy-material"] + [f"alphabeta:{d}" for d in material_depths]
+    rows += [("calibration", b, a) for a, b in zip(calibration, calibration[1:], strict=False)]
+    return rows
+
+
+def play_row(rules: Rules, kind: str, a_spec: str, b_spec: str, starts, config: GauntletConfig) -> Row:
+    """One match of ``a_spec`` against ``b_spec`` from every opening of ``starts`` with both colours."""
+    a, b = parse_player(a_spec, rules), parse_player(b_spec, rules)
+    games = 2 * config.openings
+    records = run_match(
+        rules, a.policy, a.params, b.policy, b.params, games, seed=config.seed,
+        batch=min(config.batch, games), max_plies=config.max_plies, openings=starts,
+    )  # fmt: skip
+    score = np.asarray(records.score)
+    mean, low, high = paired_interval(score)
+    return Row(
+        kind=kind,
+        player=a_spec,
+        opponent=b_spec,
+        games=games,
+        wins=int((score == 1.0).sum()),
+        draws=int((score == 0.5).sum()),
+        losses=int((score == 0.0).sum()),
+        unfinished=int((~np.asarray(records.finished)).sum()),
+        score=mean,
+        low=low,
+        high=high,
+    )
+
+
+def rate(rows: Sequence[Row]) -> tuple[Rating, ...]:
+    """Every player's Elo from all games of ``rows`` (one Bradley-Terry fit, draws as half a win),
+    ``random`` anchored at 0, with 95% intervals."""
+    players = sorted({r.player for r in rows} | {r.opponent for r in rows}, key=lambda p: p != ANCHOR)
+    index = {p: i for i, p in enumerate(players)}
+    k = len(players)
+    points, games = np.zeros((k, k)), np.zeros((k, k))
+    for r in rows:
+        i, j = index[r.player], index[r.opponent]
+        points[i, j] += r.score * r.games
+        points[j, i] += (1.0 - r.score) * r.games
+        games[i, j] += r.games
+        games[j, i] += r.games
+    elo, se = fit_elo_with_errors(points, games)
+    return tuple(
+        Rating(p, float(elo[i]), float(elo[i] - 1.96 * se[i]), float(elo[i] + 1.96 * se[i]))
+        for p, i in index.items()
+    )
+
+
+def run_gauntlet(
+    rules: Rules,
+    player: str,
+    config: GauntletConfig = GauntletConfig(),
+    on_row: Callable[[int, int, Row], None] | None = None,
+) -> GauntletResult:
+    """Play every match of the gauntlet of ``player`` (a player spec or an agent file) and rate it.
+    ``on_row(done, total, row)`` is called after each match."""
+    player = player_spec(player, rules)
+    parse_player(player, rules)  # a bad spec fails before any game is played
+    starts = opening_states(rules, load_openings(rules, config.openings))
+    plan = pairings(player, config)
+    rows = []
+    for n, (kind, a, b) in enumerate(plan):
+        rows.append(play_row(rules, kind, a, b, starts, config))
+        if on_row is not None:
+            on_row(n + 1, len(plan), rows[-1])
+    return GauntletResult(rules.name, player, config, tuple(rows), rate(rows))
+
+
+def format_gauntlet(result: GauntletResult) -> str:
+    """The result as a text table: one line per match, then the ratings."""
+    lines = [
+        f"gauntlet of {result.player} on {result.rules}: {result.config.openings} openings x 2 colours "
+        f"per match (seed {result.config.seed})",
+        f"{'kind':<12} {'player':<28} {'opponent':<16} {'games':>5} {'W':>4} {'D':>4} {'L':>4} "
+        f"{'score':>6}  95% CI",
+    ]
+    for r in result.rows:
+        lines.append(
+            f"{r.kind:<12} {_short(r.player):<28} {r.opponent:<16} {r.games:>5} {r.wins:>4} "
+            f"{r.draws:>4} {r.losses:>4} {r.score:>6.3f}  {r.low:.3f}..{r.high:.3f}"
+        )
+    lines.append(f"ratings (Elo, {ANCHOR} = 0, 95% CI):")
+    for rating in sorted(result.ratings, key=lambda x: -x.elo):
+        lines.append(f"  {_short(rating.player):<32} {rating.elo:+7.0f}  ({rating.low:+.0f}..{rating.high:+.0f})")
+    return "\n".join(lines)
+
+
+def _short(spec: str) -> str:
+    """A player spec with agent-file folders cut off, for tables and plots."""
+    return ":".join(part.rsplit("/", 1)[-1] for part in spec.split(":"))
+
+
+def result_dict(result: GauntletResult) -> dict[str, Any]:
+    return {
+        "rules": result.rules,
+        "player": result.player,
+        "config": dataclasses.asdict(result.config),
+        "rows": [dataclasses.asdict(r) for r in result.rows],
+        "ratings": [dataclasses.asdict(r) for r in result.ratings],
+    }
+
+
+def write_gauntlet(result: GauntletResult, out_dir: str | Path) -> dict[str, Path]:
+    """``gauntlet.json``, ``gauntlet.csv`` and ``gauntlet.png`` (scores with intervals) in ``out_dir``."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    files = {"gauntlet.json": out / "gauntlet.json", "gauntlet.csv": out / "gauntlet.csv"}
+    files["gauntlet.json"].write_text(json.dumps(result_dict(result), indent=2) + "\n")
+    with files["gauntlet.csv"].open("w", newline="") as f:
+        writer = csv.writer(f, lineterminator="\n")
+        fields = [field.name for field in dataclasses.fields(Row)]
+        writer.writerow(fields)
+        for r in result.rows:
+            writer.writerow([getattr(r, name) for name in fields])
+    files["gauntlet.png"] = plot_gauntlet(result, out / "gauntlet.png")
+    return files
+
+
+def plot_gauntlet(result: GauntletResult, path: Path) -> Path:
+    """Horizontal bars of each match's score with its 95% interval; 0.5 marked."""
+    import matplotlib.pyplot as plt
+
+    rows = [r for r in result.rows if r.kind != "calibration"]
+    fig, ax = plt.subplots(figsize=(8, 0.45 * len(rows) + 1.6))
+    y = np.arange(len(rows))[::-1]
+    scores = np.array([r.score for r in rows])
+    errors = np.array([[r.score - r.low for r in rows], [r.high - r.score for r in rows]])
+    colors = ["tab:blue" if r.kind == "ladder" else "tab:orange" for r in rows]
+    ax.barh(y, scores, xerr=errors, color=colors, capsize=3)
+    ax.set_yticks(y, [f"{_short(r.player)} vs {r.opponent}" for r in rows], fontsize=8)
+    ax.axvline(0.5, color="black", lw=0.8, ls="--")
+    ax.set_xlim(0, 1)
+    ax.set_xlabel(f"score (points per game, 95% CI; {2 * result.config.openings} games each)")
+    ax.set_title(f"gauntlet of {_short(result.player)} on {result.rules}", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
