@@ -68,7 +68,9 @@ def match(
     ],
     player_b: Annotated[str, typer.Argument(help="Player B, same forms as A.")],
     rules: Annotated[str, typer.Option(help="Rules preset: simple6, american6 or american8.")] = "simple6",
-    games: Annotated[int, typer.Option(help="Games to play; A moves first in half of them.")] = 1000,
+    games: Annotated[
+        int, typer.Option(help="Games to play; A moves first in every other game (the even ones).")
+    ] = 1000,
     seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
     batch: Annotated[int, typer.Option(help="Games played at once (in one compiled call).")] = 2048,
     max_plies: Annotated[
@@ -81,19 +83,10 @@ def match(
         str | None, typer.Option(help="Save some games in notation to this JSON file (for 'show').")
     ] = None,
     save_count: Annotated[
-        int, typer.Option(help="Games --save-games keeps: the first ones, half with A as Black.")
+        int, typer.Option(help="Games --save-games keeps: the first ones (colours alternate).")
     ] = 16,
 ) -> None:
     """Play GAMES games of A against B and print A's wins, draws, losses and score with a 95% CI."""
-    import json
-
-    import jax
-    import numpy as np
-
-    from neurocheckers.analysis.match_report import format_table, plot_material_histogram, summarize
-    from neurocheckers.arena import play_match
-    from neurocheckers.players import parse_player
-
     preset = _rules(rules)
     for name, value in (("--games", games), ("--batch", batch), ("--max-plies", max_plies)):
         if value < 1:
@@ -102,79 +95,71 @@ def match(
         raise UserError(f"--opening-plies must be >= 0, got {opening_plies}")
     if save_count < 1:
         raise UserError(f"--save-count must be >= 1, got {save_count}")
+    from neurocheckers.players import parse_player
+
     try:
         a = parse_player(player_a, preset)
         b = parse_player(player_b, preset)
     except ValueError as e:
         raise UserError(str(e)) from None
-    batch = min(batch, games)
-    batch += batch % 2  # colours balanced within every batch
-    chunks = []
-    saved = []  # (a_is_black [n], actions [n, L]) of the first chunks, for --save-games
+    keep = save_count if save_games is not None else 0
+    records = _play_match(preset, a, b, games, seed, batch, max_plies, opening_plies, keep, as_json)
+    _report_match(preset, a, b, records, seed, as_json, plot, save_games)
+
+
+def _play_match(rules, a, b, games: int, seed: int, batch: int, max_plies: int, opening_plies: int,
+                keep_actions: int, quiet: bool):  # fmt: skip
+    """``arena.run_match`` under a transient progress bar (none when ``quiet``)."""
     from rich.progress import Progress
 
-    with Progress(transient=True, disable=as_json) as progress:
-        task = progress.add_task(f"{a.name} vs {b.name}", total=games)
-        played = 0
-        chunk_index = 0
-        while played < games:
-            key = jax.random.fold_in(jax.random.key(seed), chunk_index)
-            records = jax.device_get(
-                play_match(
-                    preset,
-                    a.policy,
-                    a.params,
-                    b.policy,
-                    b.params,
-                    key,
-                    batch,
-                    max_plies,
-                    opening_plies,
-                    record_actions=save_games is not None,
-                )
-            )
-            take = min(batch, games - played)
-            if save_games is not None and played < 2 * save_count:  # enough to pick both colours from
-                saved.append((records.a_is_black[:take], records.actions[:take]))
-            records = records.replace(actions=records.actions[:, :0])
-            chunks.append(jax.tree.map(lambda x, take=take: np.asarray(x)[:take], records))
-            played += take
-            chunk_index += 1
-            progress.update(task, completed=played)
-    score = np.concatenate([c.score for c in chunks])
-    length = np.concatenate([c.length for c in chunks])
-    material = np.concatenate([c.material_diff for c in chunks])
-    finished = np.concatenate([c.finished for c in chunks])
-    summary = summarize(score, length, material, finished)
-    summary.update(player_a=a.name, player_b=b.name, rules=preset.name, seed=seed)
-    if save_games is not None:
-        from neurocheckers.analysis.games import games_from_actions, pick_balanced
-        from neurocheckers.analysis.games import save_games as write_games
+    from neurocheckers.arena import run_match
 
-        a_black = np.concatenate([s[0] for s in saved])
-        picked = pick_balanced(a_black, save_count)
-        names_black = [a.name if a_black[i] else b.name for i in picked]
-        names_white = [b.name if a_black[i] else a.name for i in picked]
-        actions = np.concatenate([s[1] for s in saved])[picked]
-        try:
-            games_saved = games_from_actions(preset, actions, names_black, names_white)
-            path = write_games(save_games, preset, games_saved)
-        except OSError as e:
-            raise UserError(f"cannot write --save-games {save_games!r}: {e.strerror or e}") from None
-        summary["games_file"] = str(path)
+    with Progress(transient=True, disable=quiet) as progress:
+        task = progress.add_task(f"{a.name} vs {b.name}", total=games)
+        return run_match(
+            rules, a.policy, a.params, b.policy, b.params, games, seed, batch, max_plies, opening_plies,
+            keep_actions, on_progress=lambda done, _: progress.update(task, completed=done),
+        )  # fmt: skip
+
+
+def _report_match(rules, a, b, records, seed: int, as_json: bool, plot: str | None, save_games: str | None):
+    """Print the summary of a played match (a table or JSON), and write its games file and plot."""
+    import json
+
+    from neurocheckers.analysis.match_report import format_table, summarize
+
+    summary = summarize(records.score, records.length, records.material_diff, records.finished)
+    summary.update(player_a=a.name, player_b=b.name, rules=rules.name, seed=seed)
+    if save_games is not None:
+        summary["games_file"] = _save_match_games(rules, a, b, records, save_games)
     if as_json:
         print(json.dumps(summary, indent=2))
     else:
-        print(format_table(a.name, b.name, preset.name, summary))
+        print(format_table(a.name, b.name, rules.name, summary))
         if save_games is not None:
-            print(f"games: {summary['games_file']} ({len(picked)} games)")
+            print(f"games: {summary['games_file']} ({len(records.actions)} games)")
     if plot:
+        from neurocheckers.analysis.match_report import plot_material_histogram
         from neurocheckers.players import display_name
 
-        title = f"{display_name(a.name)} vs {display_name(b.name)} ({preset.name}, {games} games)"
-        path = plot_material_histogram(material, title, plot)
+        title = f"{display_name(a.name)} vs {display_name(b.name)} ({rules.name}, {summary['games']} games)"
+        path = plot_material_histogram(records.material_diff, title, plot)
         if not as_json:
             print(f"histogram: {path}")
+
+
+def _save_match_games(rules, a, b, records, path: str) -> str:
+    """Write the games whose actions ``records`` kept (the first ones) in notation; returns the path."""
+    from neurocheckers.analysis.games import games_from_actions, save_games
+
+    a_black = records.a_is_black[: len(records.actions)]
+    names_black = [a.name if x else b.name for x in a_black]
+    names_white = [b.name if x else a.name for x in a_black]
+    try:
+        played = games_from_actions(rules, records.actions, names_black, names_white)
+        return str(save_games(path, rules, played))
+    except OSError as e:
+        raise UserError(f"cannot write --save-games {path!r}: {e.strerror or e}") from None
 
 
 def _config_keys_help() -> str:
