@@ -2,7 +2,9 @@
 
 Each call is one jitted ``lax.while_loop`` over plies with every game of the batch stepping together;
 finished games stay put (``step`` leaves a terminated state unchanged) until all are over or the ply
-cap is reached, and a game still going on at the cap is scored as a draw.
+cap is reached. The cap defaults to ``rules.playout.default_max_plies``, a length no game under the
+rules reaches, so by default every game ends by the rules; a game cut by a smaller cap is recorded
+as unfinished (``GameRecords.finished`` False) and scores half a point.
 
 ``run_match`` plays a match of any length in fixed-size chunks of ``play_match``. Game ``i`` of a
 match (counted over the whole match, not per chunk) has A as Black when ``i`` is even and draws its
@@ -23,6 +25,7 @@ from flax import struct
 
 from neurocheckers.evaluator import EvaluatorSpec, encode, value_fn
 from neurocheckers.rules.engine import piece_counts, random_action, step
+from neurocheckers.rules.playout import default_max_plies
 from neurocheckers.rules.presets import Rules
 from neurocheckers.rules.state import BLACK, State
 from neurocheckers.search.mcts import MCTSConfig, search
@@ -36,8 +39,8 @@ class GameRecords:
     """Per-game outcomes ([N] games, or [P, G] for a population) seen from player A (the member).
 
     Fields:
-      score: [N] float32, A's points: win 1, draw 1/2, loss 0.
-      result: [N] int32, +1 Black won, -1 White won, 0 draw (or unfinished at the cap).
+      score: [N] float32, A's points: win 1, draw (or unfinished) 1/2, loss 0.
+      result: [N] int32, +1 Black won, -1 White won, 0 draw or unfinished.
       a_is_black: [N] bool, whether A had the first move.
       length: [N] int32, plies played.
       finished: [N] bool, whether the game ended by the rules (not by the ply cap).
@@ -197,7 +200,7 @@ def play_match(
     params_b: Any,
     key: jax.Array,
     num_games: int,
-    max_plies: int = 400,
+    max_plies: int | None = None,
     opening_plies: int = 0,
     record: bool = False,
     record_actions: bool = False,
@@ -211,7 +214,9 @@ def play_match(
     every game at every ply and the mover's choice is kept, so any two policies can meet; the
     population arena below avoids that double work. With ``record_actions`` the records hold every
     game's actions ([N, max_plies], -1 after its end), e.g. for ``analysis.games.games_from_actions``.
+    ``max_plies`` defaults to ``default_max_plies(rules)``.
     """
+    max_plies = default_max_plies(rules) if max_plies is None else max_plies
     game_ids = first_game + jnp.arange(num_games, dtype=jnp.int32)
     a_is_black = a_is_black_in_game(game_ids)
 
@@ -240,7 +245,7 @@ def run_match(
     games: int,
     seed: int = 0,
     batch: int = 2048,
-    max_plies: int = 400,
+    max_plies: int | None = None,
     opening_plies: int = 0,
     keep_actions: int = 0,
     on_progress: Callable[[int, int], None] | None = None,
@@ -255,6 +260,7 @@ def run_match(
     after each chunk. ``should_stop()`` is asked before each chunk; when it says True the match ends
     early and the records hold the ``N < games`` games played so far.
     """
+    max_plies = default_max_plies(rules) if max_plies is None else max_plies
     for name, value in (("games", games), ("batch", batch), ("max_plies", max_plies)):
         if value < 1:
             raise ValueError(f"{name} must be >= 1, got {value}")
@@ -325,7 +331,7 @@ def play_population(
     boss: Any,
     key: jax.Array,
     games_per_member: int,
-    max_plies: int = 200,
+    max_plies: int | None = None,
     opening_plies: int = 0,
     record: bool = False,
 ) -> GameRecords:
@@ -333,8 +339,9 @@ def play_population(
     ``boss``, the first half with the first move; both sides search with ``search_config``.
 
     Records have shape [P, G]. One search runs per game and ply; its leaves are rated by the mover's
-    own network (the member's or the boss's).
+    own network (the member's or the boss's). ``max_plies`` defaults to ``default_max_plies(rules)``.
     """
+    max_plies = default_max_plies(rules) if max_plies is None else max_plies
     num_members = jax.tree.leaves(population)[0].shape[0]
     member_ids = jnp.arange(num_members, dtype=jnp.int32)
     play = functools.partial(

@@ -74,8 +74,12 @@ def match(
     seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
     batch: Annotated[int, typer.Option(help="Games played at once (in one compiled call).")] = 2048,
     max_plies: Annotated[
-        int, typer.Option(help="Cap on a game's length; unfinished games count as draws.")
-    ] = 400,
+        int | None,
+        typer.Option(
+            help="Cap on a game's length; games cut by it are reported as unfinished (default: a bound on"
+            " a game's length from the rules' own draw limits, so every game ends by the rules)."
+        ),
+    ] = None,
     opening_plies: Annotated[int, typer.Option(help="Random plies at the start of each game.")] = 0,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
     plot: Annotated[str | None, typer.Option(help="Save the final-material histogram to this PNG.")] = None,
@@ -89,7 +93,7 @@ def match(
     """Play GAMES games of A against B and print A's wins, draws, losses and score with a 95% CI."""
     preset = _rules(rules)
     for name, value in (("--games", games), ("--batch", batch), ("--max-plies", max_plies)):
-        if value < 1:
+        if value is not None and value < 1:
             raise UserError(f"{name} must be >= 1, got {value}")
     if opening_plies < 0:
         raise UserError(f"--opening-plies must be >= 0, got {opening_plies}")
@@ -107,7 +111,7 @@ def match(
     _report_match(preset, a, b, records, seed, as_json, plot, save_games)
 
 
-def _play_match(rules, a, b, games: int, seed: int, batch: int, max_plies: int, opening_plies: int,
+def _play_match(rules, a, b, games: int, seed: int, batch: int, max_plies: int | None, opening_plies: int,
                 keep_actions: int, quiet: bool):  # fmt: skip
     """``arena.run_match`` under a transient progress bar (none when ``quiet``)."""
     from rich.progress import Progress

@@ -6,13 +6,18 @@ Shapes are tiny (simple6, short ply caps); each (batch, cap) pair compiles once 
 
 from __future__ import annotations
 
+import dataclasses
+
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
+from neurocheckers.analysis.match_report import format_table, summarize
 from neurocheckers.arena import a_is_black_in_game, play_match, run_match
 from neurocheckers.players import parse_player
-from neurocheckers.rules import SIMPLE6
+from neurocheckers.rules import AMERICAN6, SIMPLE6
+from neurocheckers.rules.engine import step
 
 CAP = 12
 
@@ -99,3 +104,40 @@ def test_run_match_refuses_bad_sizes(players):
     for games, batch in ((0, 2), (2, 0)):
         with pytest.raises(ValueError, match="must be >= 1"):
             _match(players, games, batch)
+
+
+LAZY6 = dataclasses.replace(AMERICAN6, name="lazy6", forced_capture=False)
+"""American 6x6 with optional captures, so a player can make games long (no total-ply limit)."""
+
+
+def lazy_policy(params, state, key):
+    """Quiet moves while it can, a capture only just before the no-capture limit would draw."""
+    actions = jnp.arange(LAZY6.num_actions, dtype=jnp.int32)
+    children = jax.vmap(step, in_axes=(None, None, 0))(LAZY6, state, actions)
+    legal = state.legal_action_mask
+    capture = legal & (children.plies_without_capture == 0)
+    quiet = legal & ~capture
+    late = state.plies_without_capture >= LAZY6.max_plies_without_capture - 4
+    prefer = jnp.where(late & jnp.any(capture), capture, jnp.where(jnp.any(quiet), quiet, legal))
+    return jax.random.categorical(key, jnp.where(prefer, 0.0, -jnp.inf)).astype(jnp.int32)
+
+
+def test_the_default_cap_lets_long_games_end_by_the_rules():
+    """Without a total-ply limit (American rules) no game is cut before the rules' own draw limits."""
+    records = run_match(LAZY6, lazy_policy, None, lazy_policy, None, 4, seed=0, batch=4)
+    assert records.finished.all()
+    assert records.length.max() > 200  # the arena's old cap would have cut (and drawn) these games
+    cut = run_match(LAZY6, lazy_policy, None, lazy_policy, None, 4, seed=0, batch=4, max_plies=200)
+    long = records.length > 200
+    assert not cut.finished[long].any() and np.all(cut.length[long] == 200)
+    assert np.all(cut.score[long] == 0.5)
+    np.testing.assert_array_equal(cut.score[~long], records.score[~long])
+
+
+def test_summaries_count_unfinished_games_apart_from_draws():
+    score = np.array([1.0, 0.5, 0.5, 0.0, 0.5])
+    finished = np.array([True, True, False, True, False])
+    summary = summarize(score, np.full(5, 10), np.zeros(5), finished)
+    assert (summary["wins"], summary["draws"], summary["losses"], summary["unfinished"]) == (1, 1, 1, 2)
+    assert summary["score"] == pytest.approx(0.5)
+    assert "unfinished      2" in format_table("a", "b", "simple6", summary)

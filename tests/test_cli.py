@@ -144,9 +144,10 @@ def test_match_table_json_and_plot(capsys, tmp_path):
     assert summary["player_a"] == "random" and summary["player_b"] == "alphabeta:2"
     assert summary["rules"] == "simple6" and summary["seed"] == 3
     assert summary["games"] == GAMES
-    assert summary["wins"] + summary["draws"] + summary["losses"] == GAMES
+    assert summary["wins"] + summary["draws"] + summary["losses"] + summary["unfinished"] == GAMES
     assert 0.0 <= summary["score"] <= 1.0
-    assert summary["score"] == pytest.approx((summary["wins"] + 0.5 * summary["draws"]) / GAMES)
+    halves = summary["draws"] + summary["unfinished"]  # a game cut by the cap scores 1/2
+    assert summary["score"] == pytest.approx((summary["wins"] + 0.5 * halves) / GAMES)
     lo, hi = summary["score_ci95"]
     assert lo <= summary["score"] <= hi
     assert 0 <= summary["unfinished"] <= GAMES
@@ -329,7 +330,7 @@ def test_exported_agent_plays_a_match(exported, capsys, kind):
     assert main(["match", spec, "random", *MATCH, "--json"]) == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary["player_a"] == spec and summary["player_b"] == "random"
-    assert summary["wins"] + summary["draws"] + summary["losses"] == GAMES
+    assert summary["wins"] + summary["draws"] + summary["losses"] + summary["unfinished"] == GAMES
 
 
 # --- plot --------------------------------------------------------------------------------------
