@@ -24,7 +24,8 @@ import numpy as np
 from flax import struct
 
 from neurocheckers.evaluator import EvaluatorSpec, encode, value_fn
-from neurocheckers.rules.engine import piece_counts, random_action, step
+from neurocheckers.rules.engine import material_balance, piece_counts, random_action, step
+from neurocheckers.rules.outcome import points_for
 from neurocheckers.rules.playout import default_max_plies
 from neurocheckers.rules.presets import Rules
 from neurocheckers.rules.state import BLACK, State
@@ -45,7 +46,7 @@ class GameRecords:
       length: [N] int32, plies played.
       finished: [N] bool, whether the game ended by the rules (not by the ply cap).
       pieces: [N, 4] int32, final Black men, Black kings, White men, White kings.
-      material_diff: [N] float32, A's final material minus B's (men 1, kings 1.5).
+      material_diff: [N] float32, A's final material minus B's (men 1, kings ``KING_VALUE``).
       positions: [N, L, 2S] float32 encoded positions before each ply (only with ``record``; else
         [N, 0, 2S]), from the side to move.
       a_to_move: [N, L] bool, whether A was to move in each recorded position.
@@ -79,20 +80,15 @@ def _records(
     rules: Rules, states: State, a_is_black: jax.Array, length: jax.Array, trace: tuple, actions: jax.Array
 ) -> GameRecords:
     result = jnp.where(states.terminated, states.result, 0)
-    a_sign = jnp.where(a_is_black, 1, -1)
-    score = 0.5 + 0.5 * (result * a_sign).astype(jnp.float32)
-    pieces = piece_counts(states)
-    black_material = pieces[..., 0] + 1.5 * pieces[..., 1]
-    white_material = pieces[..., 2] + 1.5 * pieces[..., 3]
-    diff = jnp.where(a_is_black, 1.0, -1.0) * (black_material - white_material)
+    diff = jnp.where(a_is_black, 1.0, -1.0) * material_balance(states)
     positions, a_to_move, recorded = trace
     return GameRecords(
-        score=score,
+        score=points_for(result, a_is_black),
         result=result,
         a_is_black=a_is_black,
         length=length,
         finished=states.terminated,
-        pieces=pieces,
+        pieces=piece_counts(states),
         material_diff=diff,
         positions=positions,
         a_to_move=a_to_move,

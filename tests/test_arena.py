@@ -18,6 +18,7 @@ from neurocheckers.arena import a_is_black_in_game, play_match, run_match
 from neurocheckers.players import parse_player
 from neurocheckers.rules import AMERICAN6, SIMPLE6
 from neurocheckers.rules.engine import step
+from neurocheckers.rules.outcome import KING_VALUE, points_for
 
 CAP = 12
 
@@ -141,3 +142,19 @@ def test_summaries_count_unfinished_games_apart_from_draws():
     assert (summary["wins"], summary["draws"], summary["losses"], summary["unfinished"]) == (1, 1, 1, 2)
     assert summary["score"] == pytest.approx(0.5)
     assert "unfinished      2" in format_table("a", "b", "simple6", summary)
+
+
+def test_points_for_a_side():
+    result = np.array([1, 1, -1, -1, 0, 0])
+    black = np.array([True, False, True, False, True, False])
+    np.testing.assert_array_equal(points_for(result, black), [1.0, 0.0, 0.0, 1.0, 0.5, 0.5])
+    assert points_for(np.array([1, -1]), True).dtype == np.float32
+
+
+def test_records_score_and_material_from_each_side(players):
+    records = _match(players, 6, 3)
+    np.testing.assert_array_equal(records.score, points_for(records.result, records.a_is_black))
+    black_men, black_kings, white_men, white_kings = records.pieces.T
+    black_minus_white = black_men + KING_VALUE * black_kings - (white_men + KING_VALUE * white_kings)
+    sign = np.where(records.a_is_black, 1.0, -1.0)
+    np.testing.assert_allclose(records.material_diff, sign * black_minus_white)
