@@ -293,46 +293,70 @@ def sweep(
     except SweepError as e:
         raise UserError(str(e)) from None
     print(f"sweep {plan.name}: {len(plan.entries)} runs in {Path(out) / plan.name}")
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    columns = (
-        TextColumn("{task.description}"),
-        MofNCompleteColumn(),
-        BarColumn(),
-        TextColumn("{task.fields[status]}"),
-        TimeElapsedColumn(),
-    )
-    with Progress(*columns, transient=False) as progress:
-        overall = progress.add_task("runs", total=len(plan.entries), status="")
-        bars: dict[str, object] = {}
-
-        def on_event(event) -> None:
-            if event.kind == "start":
-                bars[event.label] = progress.add_task(
-                    f"  {event.label}", total=event.epochs, completed=event.epochs_done, status="starting..."
-                )
-            elif event.kind == "progress" and event.label in bars:
-                m = event.metrics or {}
-                status = f"boss #{int(float(m['boss_id']))} mean {float(m['fitness_mean']):.2f}" if m else ""
-                progress.update(bars[event.label], completed=event.epochs_done, status=status)
-            elif event.kind in ("skip", "done", "failed"):
-                if event.label in bars:
-                    progress.remove_task(bars.pop(event.label))
-                progress.advance(overall)
-                text = {"skip": "finished earlier", "done": "done", "failed": f"FAILED: {event.message}"}
-                progress.console.print(
-                    f"{event.label}: {text[event.kind]} ({event.epochs_done}/{event.epochs} epochs, "
-                    f"{event.run_dir})"
-                )
-
+    with _SweepProgress(len(plan.entries)) as progress:
         try:
-            result = run_sweep(plan, out, epochs, workers, ray_address, on_event, cpus_per_run)
+            result = run_sweep(plan, out, epochs, workers, ray_address, progress.on_event, cpus_per_run)
         except (SweepError, ConfigError, RunError) as e:
             raise UserError(str(e)) from None
+    _print_sweep(plan.name, result)
+    if result.failed:
+        labels = ", ".join(r["label"] for r in result.failed)
+        print(
+            f"neurocheckers: {len(result.failed)} run(s) failed: {labels}; run again to retry",
+            file=sys.stderr,
+        )
+        raise typer.Exit(1)
+
+
+class _SweepProgress:
+    """Rich progress bars of a sweep: one for the runs, one per run in progress (``on_event``)."""
+
+    def __init__(self, runs: int) -> None:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        columns = (
+            TextColumn("{task.description}"),
+            MofNCompleteColumn(),
+            BarColumn(),
+            TextColumn("{task.fields[status]}"),
+            TimeElapsedColumn(),
+        )
+        self.progress = Progress(*columns, transient=False)
+        self.overall = self.progress.add_task("runs", total=runs, status="")
+        self.bars: dict[str, object] = {}
+
+    def __enter__(self) -> _SweepProgress:
+        self.progress.__enter__()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.progress.__exit__(*exc)
+
+    def on_event(self, event) -> None:
+        progress, bars = self.progress, self.bars
+        if event.kind == "start":
+            bars[event.label] = progress.add_task(
+                f"  {event.label}", total=event.epochs, completed=event.epochs_done, status="starting..."
+            )
+        elif event.kind == "progress" and event.label in bars:
+            m = event.metrics or {}
+            status = f"boss #{int(float(m['boss_id']))} mean {float(m['fitness_mean']):.2f}" if m else ""
+            progress.update(bars[event.label], completed=event.epochs_done, status=status)
+        elif event.kind in ("skip", "done", "failed"):
+            if event.label in bars:
+                progress.remove_task(bars.pop(event.label))
+            progress.advance(self.overall)
+            text = {"skip": "finished earlier", "done": "done", "failed": f"FAILED: {event.message}"}
+            epochs = f"{event.epochs_done}/{event.epochs} epochs"
+            progress.console.print(f"{event.label}: {text[event.kind]} ({epochs}, {event.run_dir})")
+
+
+def _print_sweep(name: str, result) -> None:
+    """The sweep's summary table and where its files are."""
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title=f"sweep {plan.name}")
+    table = Table(title=f"sweep {name}")
     for head in ("label", "status", "epochs", "boss", "changes", "s/epoch", "fitness"):
         table.add_column(head)
     table.add_column("run folder", overflow="fold")
@@ -350,13 +374,6 @@ def sweep(
     Console().print(table)
     print(f"sweep folder: {result.sweep_dir}")
     print(f"summary: {result.summary}")
-    if result.failed:
-        labels = ", ".join(r["label"] for r in result.failed)
-        print(
-            f"neurocheckers: {len(result.failed)} run(s) failed: {labels}; run again to retry",
-            file=sys.stderr,
-        )
-        raise typer.Exit(1)
 
 
 @app.command()
