@@ -68,12 +68,18 @@ def match(
     ],
     player_b: Annotated[str, typer.Argument(help="Player B, same forms as A.")],
     rules: Annotated[str, typer.Option(help="Rules preset: simple6, american6 or american8.")] = "simple6",
-    games: Annotated[int, typer.Option(help="Games to play; A moves first in half of them.")] = 1000,
+    games: Annotated[
+        int, typer.Option(help="Games to play; A moves first in every other game (the even ones).")
+    ] = 1000,
     seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
     batch: Annotated[int, typer.Option(help="Games played at once (in one compiled call).")] = 2048,
     max_plies: Annotated[
-        int, typer.Option(help="Cap on a game's length; unfinished games count as draws.")
-    ] = 400,
+        int | None,
+        typer.Option(
+            help="Cap on a game's length; games cut by it are reported as unfinished (default: a bound on"
+            " a game's length from the rules' own draw limits, so every game ends by the rules)."
+        ),
+    ] = None,
     opening_plies: Annotated[int, typer.Option(help="Random plies at the start of each game.")] = 0,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
     plot: Annotated[str | None, typer.Option(help="Save the final-material histogram to this PNG.")] = None,
@@ -81,100 +87,83 @@ def match(
         str | None, typer.Option(help="Save some games in notation to this JSON file (for 'show').")
     ] = None,
     save_count: Annotated[
-        int, typer.Option(help="Games --save-games keeps: the first ones, half with A as Black.")
+        int, typer.Option(help="Games --save-games keeps: the first ones (colours alternate).")
     ] = 16,
 ) -> None:
     """Play GAMES games of A against B and print A's wins, draws, losses and score with a 95% CI."""
-    import json
-
-    import jax
-    import numpy as np
-
-    from neurocheckers.analysis.match_report import format_table, plot_material_histogram, summarize
-    from neurocheckers.arena import play_match
-    from neurocheckers.players import parse_player
-
     preset = _rules(rules)
     for name, value in (("--games", games), ("--batch", batch), ("--max-plies", max_plies)):
-        if value < 1:
+        if value is not None and value < 1:
             raise UserError(f"{name} must be >= 1, got {value}")
     if opening_plies < 0:
         raise UserError(f"--opening-plies must be >= 0, got {opening_plies}")
     if save_count < 1:
         raise UserError(f"--save-count must be >= 1, got {save_count}")
+    from neurocheckers.players import parse_player
+
     try:
         a = parse_player(player_a, preset)
         b = parse_player(player_b, preset)
     except ValueError as e:
         raise UserError(str(e)) from None
-    batch = min(batch, games)
-    batch += batch % 2  # colours balanced within every batch
-    chunks = []
-    saved = []  # (a_is_black [n], actions [n, L]) of the first chunks, for --save-games
+    keep = save_count if save_games is not None else 0
+    records = _play_match(preset, a, b, games, seed, batch, max_plies, opening_plies, keep, as_json)
+    _report_match(preset, a, b, records, seed, as_json, plot, save_games)
+
+
+def _play_match(rules, a, b, games: int, seed: int, batch: int, max_plies: int | None, opening_plies: int,
+                keep_actions: int, quiet: bool):  # fmt: skip
+    """``arena.run_match`` under a transient progress bar (none when ``quiet``)."""
     from rich.progress import Progress
 
-    with Progress(transient=True, disable=as_json) as progress:
-        task = progress.add_task(f"{a.name} vs {b.name}", total=games)
-        played = 0
-        chunk_index = 0
-        while played < games:
-            key = jax.random.fold_in(jax.random.key(seed), chunk_index)
-            records = jax.device_get(
-                play_match(
-                    preset,
-                    a.policy,
-                    a.params,
-                    b.policy,
-                    b.params,
-                    key,
-                    batch,
-                    max_plies,
-                    opening_plies,
-                    record_actions=save_games is not None,
-                )
-            )
-            take = min(batch, games - played)
-            if save_games is not None and played < 2 * save_count:  # enough to pick both colours from
-                saved.append((records.a_is_black[:take], records.actions[:take]))
-            records = records.replace(actions=records.actions[:, :0])
-            chunks.append(jax.tree.map(lambda x, take=take: np.asarray(x)[:take], records))
-            played += take
-            chunk_index += 1
-            progress.update(task, completed=played)
-    score = np.concatenate([c.score for c in chunks])
-    length = np.concatenate([c.length for c in chunks])
-    material = np.concatenate([c.material_diff for c in chunks])
-    finished = np.concatenate([c.finished for c in chunks])
-    summary = summarize(score, length, material, finished)
-    summary.update(player_a=a.name, player_b=b.name, rules=preset.name, seed=seed)
-    if save_games is not None:
-        from neurocheckers.analysis.games import games_from_actions, pick_balanced
-        from neurocheckers.analysis.games import save_games as write_games
+    from neurocheckers.arena import run_match
 
-        a_black = np.concatenate([s[0] for s in saved])
-        picked = pick_balanced(a_black, save_count)
-        names_black = [a.name if a_black[i] else b.name for i in picked]
-        names_white = [b.name if a_black[i] else a.name for i in picked]
-        actions = np.concatenate([s[1] for s in saved])[picked]
-        try:
-            games_saved = games_from_actions(preset, actions, names_black, names_white)
-            path = write_games(save_games, preset, games_saved)
-        except OSError as e:
-            raise UserError(f"cannot write --save-games {save_games!r}: {e.strerror or e}") from None
-        summary["games_file"] = str(path)
+    with Progress(transient=True, disable=quiet) as progress:
+        task = progress.add_task(f"{a.name} vs {b.name}", total=games)
+        return run_match(
+            rules, a.policy, a.params, b.policy, b.params, games, seed, batch, max_plies, opening_plies,
+            keep_actions, on_progress=lambda done, _: progress.update(task, completed=done),
+        )  # fmt: skip
+
+
+def _report_match(rules, a, b, records, seed: int, as_json: bool, plot: str | None, save_games: str | None):
+    """Print the summary of a played match (a table or JSON), and write its games file and plot."""
+    import json
+
+    from neurocheckers.analysis.match_report import format_table, summarize
+
+    summary = summarize(records.score, records.length, records.material_diff, records.finished)
+    summary.update(player_a=a.name, player_b=b.name, rules=rules.name, seed=seed)
+    if save_games is not None:
+        summary["games_file"] = _save_match_games(rules, a, b, records, save_games)
     if as_json:
         print(json.dumps(summary, indent=2))
     else:
-        print(format_table(a.name, b.name, preset.name, summary))
+        print(format_table(a.name, b.name, rules.name, summary))
         if save_games is not None:
-            print(f"games: {summary['games_file']} ({len(picked)} games)")
+            print(f"games: {summary['games_file']} ({len(records.actions)} games)")
     if plot:
+        from neurocheckers.analysis.match_report import plot_material_histogram
         from neurocheckers.players import display_name
 
-        title = f"{display_name(a.name)} vs {display_name(b.name)} ({preset.name}, {games} games)"
-        path = plot_material_histogram(material, title, plot)
+        title = f"{display_name(a.name)} vs {display_name(b.name)} ({rules.name}, {summary['games']} games)"
+        path = plot_material_histogram(records.material_diff, title, plot)
         if not as_json:
             print(f"histogram: {path}")
+
+
+def _save_match_games(rules, a, b, records, path: str) -> str:
+    """Write the games whose actions ``records`` kept (the first ones) in notation; returns the path."""
+    from neurocheckers.analysis.games import games_from_actions, save_games
+
+    a_black = records.a_is_black[: len(records.actions)]
+    names_black = [a.name if x else b.name for x in a_black]
+    names_white = [b.name if x else a.name for x in a_black]
+    try:
+        played = games_from_actions(rules, records.actions, names_black, names_white)
+        return str(save_games(path, rules, played))
+    except OSError as e:
+        raise UserError(f"cannot write --save-games {path!r}: {e.strerror or e}") from None
 
 
 def _config_keys_help() -> str:
@@ -304,46 +293,70 @@ def sweep(
     except SweepError as e:
         raise UserError(str(e)) from None
     print(f"sweep {plan.name}: {len(plan.entries)} runs in {Path(out) / plan.name}")
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    columns = (
-        TextColumn("{task.description}"),
-        MofNCompleteColumn(),
-        BarColumn(),
-        TextColumn("{task.fields[status]}"),
-        TimeElapsedColumn(),
-    )
-    with Progress(*columns, transient=False) as progress:
-        overall = progress.add_task("runs", total=len(plan.entries), status="")
-        bars: dict[str, object] = {}
-
-        def on_event(event) -> None:
-            if event.kind == "start":
-                bars[event.label] = progress.add_task(
-                    f"  {event.label}", total=event.epochs, completed=event.epochs_done, status="starting..."
-                )
-            elif event.kind == "progress" and event.label in bars:
-                m = event.metrics or {}
-                status = f"boss #{int(float(m['boss_id']))} mean {float(m['fitness_mean']):.2f}" if m else ""
-                progress.update(bars[event.label], completed=event.epochs_done, status=status)
-            elif event.kind in ("skip", "done", "failed"):
-                if event.label in bars:
-                    progress.remove_task(bars.pop(event.label))
-                progress.advance(overall)
-                text = {"skip": "finished earlier", "done": "done", "failed": f"FAILED: {event.message}"}
-                progress.console.print(
-                    f"{event.label}: {text[event.kind]} ({event.epochs_done}/{event.epochs} epochs, "
-                    f"{event.run_dir})"
-                )
-
+    with _SweepProgress(len(plan.entries)) as progress:
         try:
-            result = run_sweep(plan, out, epochs, workers, ray_address, on_event, cpus_per_run)
+            result = run_sweep(plan, out, epochs, workers, ray_address, progress.on_event, cpus_per_run)
         except (SweepError, ConfigError, RunError) as e:
             raise UserError(str(e)) from None
+    _print_sweep(plan.name, result)
+    if result.failed:
+        labels = ", ".join(r["label"] for r in result.failed)
+        print(
+            f"neurocheckers: {len(result.failed)} run(s) failed: {labels}; run again to retry",
+            file=sys.stderr,
+        )
+        raise typer.Exit(1)
+
+
+class _SweepProgress:
+    """Rich progress bars of a sweep: one for the runs, one per run in progress (``on_event``)."""
+
+    def __init__(self, runs: int) -> None:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        columns = (
+            TextColumn("{task.description}"),
+            MofNCompleteColumn(),
+            BarColumn(),
+            TextColumn("{task.fields[status]}"),
+            TimeElapsedColumn(),
+        )
+        self.progress = Progress(*columns, transient=False)
+        self.overall = self.progress.add_task("runs", total=runs, status="")
+        self.bars: dict[str, object] = {}
+
+    def __enter__(self) -> _SweepProgress:
+        self.progress.__enter__()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.progress.__exit__(*exc)
+
+    def on_event(self, event) -> None:
+        progress, bars = self.progress, self.bars
+        if event.kind == "start":
+            bars[event.label] = progress.add_task(
+                f"  {event.label}", total=event.epochs, completed=event.epochs_done, status="starting..."
+            )
+        elif event.kind == "progress" and event.label in bars:
+            m = event.metrics or {}
+            status = f"boss #{int(float(m['boss_id']))} mean {float(m['fitness_mean']):.2f}" if m else ""
+            progress.update(bars[event.label], completed=event.epochs_done, status=status)
+        elif event.kind in ("skip", "done", "failed"):
+            if event.label in bars:
+                progress.remove_task(bars.pop(event.label))
+            progress.advance(self.overall)
+            text = {"skip": "finished earlier", "done": "done", "failed": f"FAILED: {event.message}"}
+            epochs = f"{event.epochs_done}/{event.epochs} epochs"
+            progress.console.print(f"{event.label}: {text[event.kind]} ({epochs}, {event.run_dir})")
+
+
+def _print_sweep(name: str, result) -> None:
+    """The sweep's summary table and where its files are."""
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title=f"sweep {plan.name}")
+    table = Table(title=f"sweep {name}")
     for head in ("label", "status", "epochs", "boss", "changes", "s/epoch", "fitness"):
         table.add_column(head)
     table.add_column("run folder", overflow="fold")
@@ -361,13 +374,6 @@ def sweep(
     Console().print(table)
     print(f"sweep folder: {result.sweep_dir}")
     print(f"summary: {result.summary}")
-    if result.failed:
-        labels = ", ".join(r["label"] for r in result.failed)
-        print(
-            f"neurocheckers: {len(result.failed)} run(s) failed: {labels}; run again to retry",
-            file=sys.stderr,
-        )
-        raise typer.Exit(1)
 
 
 @app.command()

@@ -17,6 +17,7 @@ from safetensors import safe_open
 from safetensors.numpy import save_file
 
 from neurocheckers.agent_file import INPUT_ENCODING, load_agent
+from neurocheckers.analysis.games import load_games
 from neurocheckers.cli import main
 from neurocheckers.evaluator import encode, value_fn
 from neurocheckers.experiment.config import load_config
@@ -143,9 +144,10 @@ def test_match_table_json_and_plot(capsys, tmp_path):
     assert summary["player_a"] == "random" and summary["player_b"] == "alphabeta:2"
     assert summary["rules"] == "simple6" and summary["seed"] == 3
     assert summary["games"] == GAMES
-    assert summary["wins"] + summary["draws"] + summary["losses"] == GAMES
+    assert summary["wins"] + summary["draws"] + summary["losses"] + summary["unfinished"] == GAMES
     assert 0.0 <= summary["score"] <= 1.0
-    assert summary["score"] == pytest.approx((summary["wins"] + 0.5 * summary["draws"]) / GAMES)
+    halves = summary["draws"] + summary["unfinished"]  # a game cut by the cap scores 1/2
+    assert summary["score"] == pytest.approx((summary["wins"] + 0.5 * halves) / GAMES)
     lo, hi = summary["score_ci95"]
     assert lo <= summary["score"] <= hi
     assert 0 <= summary["unfinished"] <= GAMES
@@ -153,6 +155,17 @@ def test_match_table_json_and_plot(capsys, tmp_path):
     # The same seed plays the same games: the table's counts are the JSON's.
     assert f"A wins   {summary['wins']:>8}" in table and f"A losses {summary['losses']:>8}" in table
     assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize(("games", "batch"), [(5, 2), (3, 8)])
+def test_match_colours_are_balanced_across_chunks(capsys, tmp_path, games, batch):
+    """Every saved game of an odd match: A is Black in games 1, 3, 5, ..., so the colours differ by one."""
+    saved = tmp_path / "g.json"
+    args = ["match", "random", "greedy-material", "--games", str(games), "--batch", str(batch)]
+    assert main([*args, "--max-plies", "8", "--save-games", str(saved), "--save-count", str(games)]) == 0
+    assert f"{games} games" in capsys.readouterr().out
+    blacks = [g["black"] for g in load_games(saved).games]
+    assert blacks == ["random" if i % 2 == 0 else "greedy-material" for i in range(games)]
 
 
 @pytest.mark.parametrize(
@@ -317,7 +330,7 @@ def test_exported_agent_plays_a_match(exported, capsys, kind):
     assert main(["match", spec, "random", *MATCH, "--json"]) == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary["player_a"] == spec and summary["player_b"] == "random"
-    assert summary["wins"] + summary["draws"] + summary["losses"] == GAMES
+    assert summary["wins"] + summary["draws"] + summary["losses"] + summary["unfinished"] == GAMES
 
 
 # --- plot --------------------------------------------------------------------------------------

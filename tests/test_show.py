@@ -121,15 +121,6 @@ def test_games_from_actions_refuses_bad_actions():
     assert game["moves"] == [first.notation] and game["result"] == "*" and game["plies"] == 1
 
 
-def test_pick_balanced():
-    a_black = np.array([True] * 6 + [False] * 6)
-    assert games.pick_balanced(a_black, 4).tolist() == [0, 1, 6, 7]
-    assert games.pick_balanced(a_black, 5).tolist() == [0, 1, 2, 6, 7]
-    assert games.pick_balanced(np.array([True, True, False]), 3).tolist() == [0, 1, 2]
-    assert games.pick_balanced(np.array([True, False, False, False]), 3).tolist() == [0, 1, 2]
-    assert games.pick_balanced(a_black, 40).tolist() == list(range(12))
-
-
 def _short(game: dict, moves: int) -> dict:
     """The first ``moves`` moves of ``game`` as an unfinished game."""
     state = games.replay_game(AMERICAN6, {**game, "moves": game["moves"][:moves]})[0][-1]

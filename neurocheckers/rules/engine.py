@@ -16,6 +16,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from neurocheckers.rules.outcome import KING_VALUE
 from neurocheckers.rules.presets import Rules
 from neurocheckers.rules.state import BLACK, WHITE, State
 from neurocheckers.rules.tables import Tables, tables
@@ -250,7 +251,7 @@ def piece_counts(state: State) -> jax.Array:
     return jax.lax.population_count(boards).astype(jnp.int32)
 
 
-def material_balance(state: State, king_value: float = 1.5) -> jax.Array:
+def material_balance(state: State, king_value: float = KING_VALUE) -> jax.Array:
     """[] float32: Black's material minus White's (men 1, kings ``king_value``)."""
     c = piece_counts(state).astype(jnp.float32)
     return (c[..., 0] + king_value * c[..., 1]) - (c[..., 2] + king_value * c[..., 3])

@@ -46,6 +46,7 @@ import jax.numpy as jnp
 from flax import struct
 
 from neurocheckers.rules.engine import legal_action_slots, step
+from neurocheckers.rules.outcome import points_for
 from neurocheckers.rules.presets import Rules
 from neurocheckers.rules.state import BLACK, State
 
@@ -198,9 +199,7 @@ def _num_legal(state: State) -> jax.Array:
 
 def _exact_value(state: State) -> jax.Array:
     """[] float32: a finished game's result for its side to move (win 1, draw 1/2, loss 0)."""
-    black_to_move = state.color == BLACK
-    won = jnp.where(black_to_move, state.result > 0, state.result < 0)
-    return jnp.where(state.result == 0, 0.5, won.astype(jnp.float32))
+    return points_for(state.result, state.color == BLACK)
 
 
 def _compact(state: State) -> State:
