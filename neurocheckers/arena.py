@@ -121,9 +121,11 @@ def _play(
     opening_plies: int,
     record: bool,
     record_actions: bool = False,
+    starts: State | None = None,
 ) -> GameRecords:
     """The ply loop shared by both arenas. ``choose(states, a_to_move, keys)`` gives the actions of
-    the whole batch (any leading shape, the shape of ``a_is_black``) from one key per game."""
+    the whole batch (any leading shape, the shape of ``a_is_black``) from one key per game. Games
+    start from ``starts`` (that shape of states) when given, else from the initial position."""
     shape = a_is_black.shape
     batch_step = step
     for _ in shape:
@@ -169,7 +171,7 @@ def _play(
         states = batch_step(rules, states, actions)
         return states, ply + 1, key, length, trace, played
 
-    states = _initial_states(rules, shape)
+    states = _initial_states(rules, shape) if starts is None else starts
     carry = (states, jnp.int32(0), key, jnp.zeros(shape, jnp.int32), trace, played)
     states, _, _, length, trace, played = jax.lax.while_loop(cond, body, carry)
     return _records(rules, states, a_is_black, length, trace, played)
@@ -201,6 +203,7 @@ def play_match(
     record: bool = False,
     record_actions: bool = False,
     first_game: int | jax.Array = 0,
+    openings: State | None = None,
 ) -> GameRecords:
     """Games ``first_game .. first_game + num_games - 1`` of a match of A against B; A has the first
     move in the even-numbered games (``a_is_black_in_game``).
@@ -211,10 +214,17 @@ def play_match(
     population arena below avoids that double work. With ``record_actions`` the records hold every
     game's actions ([N, max_plies], -1 after its end), e.g. for ``analysis.games.games_from_actions``.
     ``max_plies`` defaults to ``default_max_plies(rules)``.
+
+    ``openings`` ([M] states) makes the match one of paired openings: games ``2i`` and ``2i + 1``
+    both start from opening ``i`` (modulo M), A playing Black in the first and White in the second.
     """
     max_plies = default_max_plies(rules) if max_plies is None else max_plies
     game_ids = first_game + jnp.arange(num_games, dtype=jnp.int32)
     a_is_black = a_is_black_in_game(game_ids)
+    starts = None
+    if openings is not None:
+        count = jax.tree.leaves(openings)[0].shape[0]
+        starts = jax.tree.map(lambda x: x[(game_ids // 2) % count], openings)
 
     def choose(states: State, a_to_move: jax.Array, keys: jax.Array) -> jax.Array:
         keys_b = jax.vmap(jax.random.fold_in, in_axes=(0, None))(keys, 1)
@@ -222,7 +232,9 @@ def play_match(
         actions_b = jax.vmap(policy_b, in_axes=(None, 0, 0))(params_b, states, keys_b)
         return jnp.where(a_to_move, actions_a, actions_b)
 
-    return _play(rules, choose, a_is_black, game_ids, key, max_plies, opening_plies, record, record_actions)
+    return _play(
+        rules, choose, a_is_black, game_ids, key, max_plies, opening_plies, record, record_actions, starts
+    )
 
 
 def _concatenate(parts: list[GameRecords], keep_actions: int) -> GameRecords:
@@ -246,8 +258,11 @@ def run_match(
     keep_actions: int = 0,
     on_progress: Callable[[int, int], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
+    openings: State | None = None,
 ) -> GameRecords:
     """A match of ``games`` games of A against B, played ``batch`` games at a time (one compile).
+    With ``openings`` ([M] states) games ``2i`` and ``2i + 1`` start from opening ``i`` with the
+    colours swapped (see ``play_match``).
 
     Game ``i`` has A as Black when ``i`` is even, so the colours differ by at most one game; the
     same ``seed`` plays the same games whatever ``batch`` is. Returns host (NumPy) ``GameRecords``
@@ -269,7 +284,7 @@ def run_match(
     while played < games and not (should_stop is not None and should_stop()):
         records = play_match(
             rules, policy_a, params_a, policy_b, params_b, key, batch, max_plies, opening_plies,
-            record_actions=keep_actions > 0, first_game=played,
+            record_actions=keep_actions > 0, first_game=played, openings=openings,
         )  # fmt: skip
         take = min(batch, games - played)
         parts.append(jax.tree.map(lambda x, take=take: np.asarray(x)[:take], jax.device_get(records)))
@@ -289,6 +304,7 @@ def run_match(
                 max_plies,
                 opening_plies,
                 record_actions=keep_actions > 0,
+                openings=openings,
             )  # fmt: skip
         )
         parts = [jax.tree.map(lambda x: np.zeros((0, *x.shape[1:]), x.dtype), shapes)]

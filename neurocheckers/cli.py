@@ -615,6 +615,56 @@ def compare(
     print(f"table: {path}, {markdown}")
 
 
+@app.command(
+    epilog="Example: neurocheckers gauntlet results/best_simple6.safetensors --openings 100 --out runs/gauntlet"
+)
+def gauntlet(
+    player: Annotated[
+        str,
+        typer.Argument(
+            metavar="PLAYER",
+            help="The player to rate: an agent file (played as mcts:FILE:SIMS with the simulations it was"
+            " trained with) or any player spec, e.g. mcts:FILE:64, alphabeta:3:FILE.",
+        ),
+    ],
+    rules: Annotated[str, typer.Option(help="Rules preset: simple6, american6 or american8.")] = "simple6",
+    openings: Annotated[
+        int, typer.Option(help="Committed openings per match, each played with both colours.")
+    ] = 100,
+    depth: Annotated[int, typer.Option(help="Deepest material alpha-beta opponent on the ladder.")] = 3,
+    equal_depths: Annotated[
+        str, typer.Option(metavar="D,D,...", help="Depths of the equal-depth test against material.")
+    ] = "1,2,3",
+    seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
+    batch: Annotated[int, typer.Option(help="Games played at once.")] = 512,
+    out: Annotated[
+        str, typer.Option(metavar="DIR", help="Folder for gauntlet.json, gauntlet.csv and gauntlet.png.")
+    ] = "runs/gauntlet",
+) -> None:
+    """Rate a player against a fixed ladder over paired openings, with 95% intervals and Elo."""
+    from pathlib import Path
+
+    from neurocheckers.analysis.gauntlet import GauntletConfig, format_gauntlet, run_gauntlet, write_gauntlet
+
+    preset = _rules(rules)
+    try:
+        depths = tuple(int(d) for d in equal_depths.split(",") if d.strip())
+    except ValueError:
+        raise UserError(f"--equal-depths must be comma-separated integers, got {equal_depths!r}") from None
+    if Path(out).exists() and not Path(out).is_dir():
+        raise UserError(f"--out {out!r} is a file, not a folder")
+    try:
+        config = GauntletConfig(openings, depth, depths, seed, batch)
+        progress, update = _match_progress("gauntlet")
+        with progress:
+            result = run_gauntlet(preset, player, config, on_row=lambda done, total, row: update(done, total))
+    except ValueError as e:
+        raise UserError(str(e)) from None
+    print(format_gauntlet(result))
+    files = write_gauntlet(result, out)
+    print("wrote " + ", ".join(str(p) for p in files.values()))
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point: run the app, turning usage and input errors into one-line messages."""
     import os

@@ -52,8 +52,9 @@ class GauntletConfig:
     """Random seed (tie-breaks and stochastic players)."""
     batch: int = 512
     """Games played at once."""
-    max_plies: int = 400
-    """Cap on a game's length after the opening; unfinished games count as draws and are reported."""
+    max_plies: int | None = None
+    """Cap on a game's length (default: a bound from the rules' own draw limits); games unfinished
+    at the cap count as draws and are reported."""
 
     def __post_init__(self) -> None:
         if self.openings < 1:
@@ -62,7 +63,7 @@ class GauntletConfig:
             raise ValueError(f"depth must be in 1..8, got {self.depth}")
         if any(not 1 <= d <= 8 for d in self.equal_depths):
             raise ValueError(f"equal depths must be in 1..8, got {self.equal_depths}")
-        if self.batch < 1 or self.max_plies < 1:
+        if self.batch < 1 or (self.max_plies is not None and self.max_plies < 1):
             raise ValueError(f"batch and max_plies must be >= 1, got {self.batch}, {self.max_plies}")
 
 

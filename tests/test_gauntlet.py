@@ -1,0 +1,151 @@
+"""The gauntlet: paired openings, score intervals, Elo with errors, the rated ladder."""
+
+from __future__ import annotations
+
+import json
+
+import jax
+import numpy as np
+import pytest
+
+from neurocheckers.analysis.elo_fit import fit_elo_with_errors
+from neurocheckers.analysis.gauntlet import (
+    GauntletConfig,
+    agent_file_of,
+    pairings,
+    paired_interval,
+    run_gauntlet,
+    write_gauntlet,
+)
+from neurocheckers.arena import run_match
+from neurocheckers.players import parse_player
+from neurocheckers.rules import SIMPLE6, get_rules
+from neurocheckers.rules.notation import to_fen
+from neurocheckers.rules.openings import (
+    load_openings,
+    make_openings,
+    opening_states,
+    read_openings,
+)
+
+
+def test_paired_interval_of_a_tiny_match():
+    # Four openings: win+win, win+draw, draw+loss, draw+draw -> pair means 1, .75, .25, .5.
+    scores = np.array([1, 1, 1, 0.5, 0.5, 0, 0.5, 0.5])
+    mean, low, high = paired_interval(scores)
+    assert mean == pytest.approx(0.625)
+    padded = np.array([1, 0.75, 0.25, 0.5, 0.0, 1.0])
+    half = 1.96 * np.sqrt(padded.var(ddof=1) / 4)
+    assert (low, high) == pytest.approx((0.625 - half, min(1.0, 0.625 + half)))
+
+
+def test_paired_interval_has_width_when_every_game_is_won():
+    mean, low, high = paired_interval(np.ones(200))
+    assert mean == 1.0 and high == 1.0
+    assert 0.9 < low < 1.0
+
+
+def test_paired_interval_rejects_odd_games():
+    with pytest.raises(ValueError, match="even"):
+        paired_interval(np.ones(3))
+
+
+def test_elo_fit_recovers_a_known_gap_and_its_error():
+    # 76% against the anchor over 400 games: Elo gap 400 log10(0.76 / 0.24) ~ 200.
+    points = np.array([[0.0, 96.0], [304.0, 0.0]])
+    games = np.array([[0.0, 400.0], [400.0, 0.0]])
+    elo, se = fit_elo_with_errors(points, games, prior=0.0)
+    assert elo[0] == 0.0
+    assert elo[1] == pytest.approx(400 * np.log10(0.76 / 0.24), abs=1e-6)
+    # Fisher information of n games at p: n p (1 - p) per natural-log unit squared.
+    expected_se = 400 / np.log(10) / np.sqrt(400 * 0.76 * 0.24)
+    assert se[1] == pytest.approx(expected_se, rel=1e-6)
+
+
+def test_elo_fit_over_a_chain_and_a_perfect_score():
+    # A chain anchor - b - c where c beat b in every game: finite thanks to the prior, and above b.
+    points = np.array([[0, 40, 0], [60, 0, 0], [0, 100, 0.0]])
+    games = np.array([[0, 100, 0], [100, 0, 100], [0, 100, 0.0]])
+    elo, se = fit_elo_with_errors(points, games)
+    assert 0 < elo[1] < elo[2] < np.inf
+    assert se[2] > se[1] > 0
+
+
+def test_elo_fit_needs_a_connected_graph():
+    games = np.array([[0, 10, 0], [10, 0, 0], [0, 0, 0.0]])
+    with pytest.raises(ValueError, match="connected"):
+        fit_elo_with_errors(np.array([[0, 5, 0], [5, 0, 0], [0, 0, 0.0]]), games)
+
+
+def test_committed_openings_are_distinct_valid_positions():
+    for name in ("simple6", "american6", "american8"):
+        rules = get_rules(name)
+        openings = load_openings(rules)
+        assert len(openings) >= 200
+        fens = [fen for fen, _, _ in openings]
+        assert len(set(fens)) == len(fens)
+        states = opening_states(rules, openings[:5])
+        assert not np.any(np.asarray(states.terminated))
+        assert [to_fen(jax.tree.map(lambda x, i=i: x[i], states)) for i in range(5)] == fens[:5]
+
+
+def test_make_openings_is_seeded_and_distinct():
+    first = make_openings(SIMPLE6, 6, turns=2, seed=3)
+    assert first == make_openings(SIMPLE6, 6, turns=2, seed=3)
+    assert len(set(first)) == len(first) == 6
+    assert read_openings(SIMPLE6, "\n".join(["# comment"] + first))[0][0] == first[0].split()[0]
+
+
+def test_bad_opening_lines_and_counts_are_refused():
+    with pytest.raises(ValueError, match="line 1"):
+        read_openings(SIMPLE6, "B:W13:B1 x y")
+    with pytest.raises(ValueError, match="--openings"):
+        load_openings(SIMPLE6, 100_000)
+
+
+def test_paired_openings_give_each_colour_once_per_opening():
+    openings = load_openings(SIMPLE6, 3)
+    starts = opening_states(SIMPLE6, openings)
+    player = parse_player("random", SIMPLE6)
+    records = run_match(
+        SIMPLE6, player.policy, None, player.policy, None, 6, seed=1, batch=4, keep_actions=6, openings=starts
+    )
+    assert records.a_is_black.tolist() == [True, False] * 3
+    # Both games of a pair start from the same position: their first actions are legal there.
+    for game in range(6):
+        start = jax.tree.map(lambda x, g=game: x[g // 2], starts)
+        assert bool(np.asarray(start.legal_action_mask)[records.actions[game, 0]])
+
+
+def test_pairings_cover_ladder_equal_depth_and_calibration():
+    config = GauntletConfig(openings=2, depth=2, equal_depths=(1, 3))
+    rows = pairings("mcts:a.safetensors:8", config)
+    kinds = [k for k, _, _ in rows]
+    assert kinds.count("ladder") == 4  # random, greedy-material, alphabeta:1, alphabeta:2
+    assert ("equal-depth", "alphabeta:3:a.safetensors", "alphabeta:3") in rows
+    calibration = [(a, b) for k, a, b in rows if k == "calibration"]
+    assert calibration == [
+        ("greedy-material", "random"),
+        ("alphabeta:1", "greedy-material"),
+        ("alphabeta:2", "alphabeta:1"),
+        ("alphabeta:3", "alphabeta:2"),
+    ]
+    assert agent_file_of("alphabeta:2:x.safetensors") == "x.safetensors"
+    assert agent_file_of("random") is None
+
+
+def test_a_small_gauntlet_rates_alphabeta_above_random(tmp_path):
+    config = GauntletConfig(openings=4, depth=1, equal_depths=(), batch=8)
+    result = run_gauntlet(SIMPLE6, "alphabeta:2", config)
+    by_opponent = {r.opponent: r for r in result.rows if r.kind == "ladder"}
+    assert by_opponent["random"].games == 8
+    assert by_opponent["random"].score > 0.5
+    for row in result.rows:
+        assert row.wins + row.draws + row.losses == row.games
+        assert row.low <= row.score <= row.high
+    assert result.rating_of("random").elo == 0.0
+    assert result.rating_of("alphabeta:2").elo > 0
+    files = write_gauntlet(result, tmp_path)
+    data = json.loads(files["gauntlet.json"].read_text())
+    assert data["player"] == "alphabeta:2" and len(data["rows"]) == len(result.rows)
+    assert files["gauntlet.png"].stat().st_size > 0
