@@ -27,7 +27,7 @@ import time
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-PERFT_TABLE = REPO_ROOT.parent / "shared" / "reference" / "perft.json"
+PERFT_TABLE = REPO_ROOT / "tests" / "data" / "perft.json"  # the published counts, vendored
 PRESETS = ("simple6", "american6", "american8")
 TARGET_SIMPLE6_PLIES = 5_000_000
 TARGET_OPENSPIEL_RATIO = 50.0

@@ -1,4 +1,5 @@
-"""Shared test setup: a persistent JAX compilation cache so repeated compiles are cheap."""
+"""Shared test setup: a persistent JAX compilation cache so repeated compiles are cheap, and the
+published perft counts (tests/data/perft.json, inside the checkout)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 from neurocheckers._setup import configure_jax
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared"
+PERFT_TABLE = Path(__file__).resolve().parent / "data" / "perft.json"
 
 configure_jax(os.environ.get("NEUROCHECKERS_CACHE", REPO / ".jax_cache"))
 
@@ -19,7 +20,4 @@ configure_jax(os.environ.get("NEUROCHECKERS_CACHE", REPO / ".jax_cache"))
 def perft_table() -> dict:
     import json
 
-    path = SHARED / "reference" / "perft.json"
-    if not path.exists():  # pragma: no cover - the shared folder sits beside every checkout and CI clone
-        raise FileNotFoundError(f"the shared perft table is missing: {path}")
-    return json.loads(path.read_text())
+    return json.loads(PERFT_TABLE.read_text())
