@@ -21,3 +21,16 @@ def perft_table() -> dict:
     import json
 
     return json.loads(PERFT_TABLE.read_text())
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """In CI (``CI`` set, as ``.ci/run`` does) a skipped test fails the run: every test must run there,
+    OpenSpiel's and Ray's included (the test and ray extras are installed)."""
+    if not os.environ.get("CI"):
+        return
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    skipped = reporter.stats.get("skipped", []) if reporter is not None else []
+    if skipped:
+        reporter.write("\n")
+        reporter.write_sep("=", f"CI: {len(skipped)} test(s) skipped; in CI every test must run", red=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
