@@ -39,9 +39,9 @@ def main() -> None:
 
     import jax
 
-    from neurocheckers._setup import configure_jax
     from neurocheckers.evolution.boss_ga import epoch_key, evolve_epoch, init, make_setup
     from neurocheckers.experiment.config import load_config
+    from neurocheckers.runtime import configure_jax
 
     configure_jax()
 
@@ -57,7 +57,7 @@ def main() -> None:
                 "rules=simple6",
             ],
         )
-        setup = make_setup(config)
+        setup = make_setup(config.evolution_settings())
         state = init(setup, jax.random.key(0))
         start = time.perf_counter()
         state, metrics = evolve_epoch(setup, state, epoch_key(0, 0))

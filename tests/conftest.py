@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from neurocheckers._setup import configure_jax
+from neurocheckers.runtime import configure_jax
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
