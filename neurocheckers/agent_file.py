@@ -19,11 +19,9 @@ import numpy as np
 from safetensors.numpy import save_file
 
 from neurocheckers.evaluator import INPUT_ENCODING, EvaluatorSpec, Params, param_shapes
+from neurocheckers.formats import RESERVED_AGENT_KEYS
 from neurocheckers.numpy_agent import FORMAT, FORMAT_VERSION, read_agent_file
 from neurocheckers.rules.presets import PRESETS, Rules, get_rules
-
-RESERVED_KEYS = ("format", "format_version", "rules", "board_size", "layers", "width", "input_encoding")
-"""Metadata keys written by ``save_agent``; extra metadata may not use them."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -62,7 +60,7 @@ def save_agent(
     for key, val in extra.items():
         if not isinstance(key, str) or not isinstance(val, str):
             raise ValueError(f"metadata must map str to str, got {key!r}: {val!r}")
-        if key in RESERVED_KEYS:
+        if key in RESERVED_AGENT_KEYS:
             raise ValueError(f"metadata key {key!r} is reserved by the agent file format")
     expected = param_shapes(spec)
     tensors: dict[str, np.ndarray] = {}

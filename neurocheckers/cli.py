@@ -169,7 +169,7 @@ def match(
         if save_games is not None:
             print(f"games: {summary['games_file']} ({len(picked)} games)")
     if plot:
-        from neurocheckers.players import display_name
+        from neurocheckers.formats import display_name
 
         title = f"{display_name(a.name)} vs {display_name(b.name)} ({preset.name}, {games} games)"
         path = plot_material_histogram(material, title, plot)
@@ -247,9 +247,10 @@ def evolve(
         progress.update(task, completed=min(done, total))
 
         def on_epoch(row):
-            status = (
-                f"boss #{int(row['boss_id'])} mean {float(row['fitness_mean']):.2f} "
-                f"best {float(row['best_points']):.1f} {float(row['wall_seconds']):.2f}s"
+            status = (  # points per game, as in the fitness plot
+                f"boss #{int(row['boss_id'])} mean {float(row['fitness_mean']) / cfg.games_per_epoch:.2f} "
+                f"best {float(row['best_points']) / cfg.games_per_epoch:.2f} pts/game "
+                f"{float(row['wall_seconds']):.2f}s"
             )
             progress.update(task, completed=int(row["epoch"]) + 1, status=status)
 
@@ -290,7 +291,7 @@ def sweep(
 
     from neurocheckers.experiment.config import ConfigError
     from neurocheckers.experiment.run import RunError
-    from neurocheckers.experiment.sweep import SweepError, load_sweep, run_sweep
+    from neurocheckers.experiment.sweep import SweepError, format_summary, load_sweep, run_sweep
 
     for name, value in (("--epochs", epochs), ("--workers", workers), ("--cpus-per-run", cpus_per_run)):
         if value is not None and value < 1:
@@ -340,25 +341,7 @@ def sweep(
             result = run_sweep(plan, out, epochs, workers, ray_address, on_event, cpus_per_run)
         except (SweepError, ConfigError, RunError) as e:
             raise UserError(str(e)) from None
-    from rich.console import Console
-    from rich.table import Table
-
-    table = Table(title=f"sweep {plan.name}")
-    for head in ("label", "status", "epochs", "boss", "changes", "s/epoch", "fitness"):
-        table.add_column(head)
-    table.add_column("run folder", overflow="fold")
-    for r in result.rows:
-        table.add_row(
-            r["label"],
-            r["status"],
-            f"{r['epochs_done']}/{r['epochs']}",
-            r["final_boss_id"],
-            r["boss_changes"],
-            r["median_seconds_per_epoch"],
-            r["final_mean_fitness"],
-            r["run_dir"],
-        )
-    Console().print(table)
+    print(format_summary(result.rows))
     print(f"sweep folder: {result.sweep_dir}")
     print(f"summary: {result.summary}")
     if result.failed:
@@ -539,20 +522,22 @@ def lineage(
     round-robin of the bosses with a heatmap and Elo ratings."""
     from pathlib import Path
 
-    from neurocheckers.analysis import replay
+    from neurocheckers.analysis import elo, replay
+    from neurocheckers.analysis.lineage import lineage as boss_lineage
+    from neurocheckers.analysis.matches import check_games
     from neurocheckers.experiment.run import RunError
 
     rr_games = games if round_robin_games is None else round_robin_games
     try:
-        replay.check_games(games)
-        replay.check_games(rr_games, "--round-robin-games")
+        check_games(games)
+        check_games(rr_games, "--round-robin-games")
         replay.table_epochs(0, every)
-        replay.sample_indices(2, sample or None)
+        elo.sample_indices(2, sample or None)
         if simulations is not None and simulations < 1:
             raise ValueError(f"--simulations must be >= 1, got {simulations}")
         if opening_plies < 0:
             raise ValueError(f"--opening-plies must be >= 0, got {opening_plies}")
-        replay.lineage(run_dir)  # a bad folder fails here, before any compiling
+        boss_lineage(run_dir)  # a bad folder fails here, before any compiling
         folder = Path(out or run_dir)
         progress, update = _match_progress("lineage table")
         with progress:
@@ -562,12 +547,12 @@ def lineage(
         if round_robin:
             progress, update = _match_progress("round-robin")
             with progress:
-                result = replay.round_robin(
+                result = elo.round_robin(
                     run_dir, rr_games, sample or None, seed, simulations, opening_plies, update
                 )
             print()
-            print(replay.format_elo(result))
-            files = replay.write_round_robin(result, folder)
+            print(elo.format_elo(result))
+            files = elo.write_round_robin(result, folder)
             print("round-robin: " + ", ".join(str(f) for f in files.values()))
     except (RunError, ValueError) as e:
         raise UserError(str(e)) from None
@@ -589,14 +574,16 @@ def compare(
     from pathlib import Path
 
     from neurocheckers.analysis import replay
+    from neurocheckers.analysis.lineage import lineage as boss_lineage
+    from neurocheckers.analysis.matches import check_games
     from neurocheckers.experiment.run import RunError
 
     try:
-        replay.check_games(games)
+        check_games(games)
         if opening_plies < 0:
             raise ValueError(f"--opening-plies must be >= 0, got {opening_plies}")
         for run_dir in (base_run, *runs):
-            replay.lineage(run_dir)  # a bad folder fails here, before any compiling
+            boss_lineage(run_dir)  # a bad folder fails here, before any compiling
         progress, update = _match_progress("compare")
         with progress:
             rows = replay.compare_runs(base_run, runs, games, seed, opening_plies, update)
@@ -613,8 +600,8 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point: run the app, turning usage and input errors into one-line messages."""
     import os
 
-    from neurocheckers._setup import configure_jax
     from neurocheckers.devices import backend_initialized, use_host_devices
+    from neurocheckers.runtime import configure_jax
 
     if not backend_initialized():  # in-process callers (tests) keep the devices they already have
         # One host device per core: evolution splits the population across them (same results).

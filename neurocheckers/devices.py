@@ -19,15 +19,20 @@ _FLAG = "--xla_force_host_platform_device_count"
 
 
 def backend_initialized() -> bool:
-    """Whether JAX has already created its backends (after which the device count is fixed)."""
+    """Whether JAX has already created its backends (after which the device count is fixed).
+
+    Asked through public API: JAX refuses a new ``jax_num_cpu_devices`` once its backends exist,
+    so this tries a different value and puts the old one back.
+    """
+    import jax
+
+    current = jax.config.jax_num_cpu_devices
     try:
-        from jax._src import xla_bridge
-    except ImportError:  # pragma: no cover - a JAX without the private module
-        return False
-    check = getattr(xla_bridge, "backends_are_initialized", None)
-    if check is not None:
-        return bool(check())
-    return bool(getattr(xla_bridge, "_backends", {}))  # pragma: no cover - older JAX
+        jax.config.update("jax_num_cpu_devices", current + 1 if current >= 0 else 1)
+    except RuntimeError:
+        return True
+    jax.config.update("jax_num_cpu_devices", current)
+    return False
 
 
 def use_host_devices(n: int | None = None) -> int:

@@ -71,7 +71,7 @@ def measure(args: argparse.Namespace, population: int, games: int, sims: int) ->
 
     keys = [f"population={population}", f"games_per_epoch={games}", f"simulations={sims}"]
     config = load_config(None, [*keys, f"layers={args.layers}", f"width={args.width}", "rules=simple6"])
-    setup = make_setup(config)
+    setup = make_setup(config.evolution_settings())
     state = init(setup, jax.random.key(0))
     cache = jax.config.jax_compilation_cache_dir
     entries = cache_entries(cache)
@@ -105,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
         use_host_devices(args.devices)
     import jax
 
-    from neurocheckers._setup import configure_jax
+    from neurocheckers.runtime import configure_jax
 
     cold_dir = tempfile.TemporaryDirectory() if args.cold else None
     configure_jax(cold_dir.name if cold_dir else None)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from neurocheckers._setup import configure_jax
+from neurocheckers.runtime import configure_jax
 
 REPO = Path(__file__).resolve().parents[1]
 PERFT_TABLE = Path(__file__).resolve().parent / "data" / "perft.json"

@@ -20,7 +20,8 @@ from neurocheckers.agent_file import INPUT_ENCODING, load_agent
 from neurocheckers.cli import main
 from neurocheckers.evaluator import encode, value_fn
 from neurocheckers.experiment.config import load_config
-from neurocheckers.experiment.run import create_run, read_metrics, run
+from neurocheckers.experiment.run import create_run, run
+from neurocheckers.formats import read_metrics
 from neurocheckers.numpy_agent import NumpyAgent, encode_fen
 from neurocheckers.rules import SIMPLE6, init
 from neurocheckers.rules.notation import apply_move, legal_moves, parse_fen, to_fen
@@ -470,7 +471,7 @@ def test_evolve_help_lists_every_config_key_with_its_doc(capsys):
 
 
 def test_display_name_cuts_agent_paths_only():
-    from neurocheckers.players import display_name
+    from neurocheckers.formats import display_name
 
     assert display_name("mcts:runs/a/final.safetensors:16") == "mcts:final.safetensors:16"
     assert display_name("greedy:/abs/path/x.safetensors") == "greedy:x.safetensors"

@@ -23,7 +23,7 @@ EPOCHS_OF_A_TINY_RUN = textwrap.dedent(
     from neurocheckers.experiment.config import load_config
     config = load_config(None, ["population=8", "games_per_epoch=2", "layers=1", "width=4",
                                 "simulations=2", "train_steps=2", "max_plies=60", "name=tiny"])
-    setup = make_setup(config)
+    setup = make_setup(config.evolution_settings())
     state = init(setup, jax.random.key(0))
     rows = []
     for epoch in range(2):

@@ -14,15 +14,8 @@ import pytest
 
 from neurocheckers.evolution.boss_ga import choose_boss, epoch_key, evolve_epoch, init, make_setup
 from neurocheckers.experiment.config import ConfigError, load_config
-from neurocheckers.experiment.run import (
-    CHECKPOINT,
-    METRICS_FILE,
-    TIMING_COLUMNS,
-    RunError,
-    create_run,
-    read_metrics,
-    run,
-)
+from neurocheckers.experiment.run import CHECKPOINT, RunError, create_run, run
+from neurocheckers.formats import METRICS_FILE, TIMING_COLUMNS, read_metrics
 
 TINY = [
     "population=8",
@@ -54,7 +47,7 @@ def test_promotion_happens_exactly_at_three_quarters():
 
 
 def test_epoch_fitness_is_the_members_points(tiny_config):
-    setup = make_setup(tiny_config)
+    setup = make_setup(tiny_config.evolution_settings())
     state = init(setup, jax.random.key(0))
     new_state, metrics = evolve_epoch(setup, state, epoch_key(0, 0))
     metrics = jax.device_get(metrics)
@@ -79,10 +72,22 @@ def test_epoch_fitness_is_the_members_points(tiny_config):
         np.testing.assert_array_equal(np.asarray(boss_leaf), np.asarray(src[0] if promoted else src))
 
 
+def test_evolution_settings_come_from_the_config(tiny_config):
+    """Evolution gets its own settings from the experiment's config (it never imports experiment)."""
+    settings = tiny_config.evolution_settings()
+    for name in ("rules", "layers", "width", "population", "games_per_epoch", "simulations", "max_plies"):
+        assert getattr(settings, name) == getattr(tiny_config, name), name
+    assert settings.loss == tiny_config.loss and settings.strategy == tiny_config.strategy
+    assert tiny_config.evolution_settings(simulations=7).simulations == 7
+    # Configs that differ only in run bookkeeping share one Setup (and one compiled epoch).
+    other = load_config(None, TINY + ["name=other", "seed=9", "epochs=2"])
+    assert make_setup(other.evolution_settings()) is make_setup(settings)
+
+
 @pytest.mark.parametrize("strategy", ["SimpleGA", "Open_ES"])
 def test_evosax_strategies_run_epochs(tiny_config, strategy):
     config = load_config(None, TINY + [f"strategy={strategy}"])
-    setup = make_setup(config)
+    setup = make_setup(config.evolution_settings())
     state = init(setup, jax.random.key(1))
     for epoch in range(2):
         state, metrics = evolve_epoch(setup, state, epoch_key(1, epoch))
@@ -234,7 +239,7 @@ def test_scanned_run_and_vmapped_seeds_equal_the_epoch_loop(tiny_config):
     """A whole run as one lax.scan, and several seeds vmapped, give the epoch-by-epoch results."""
     from neurocheckers.evolution.boss_ga import evolve_epochs, evolve_seeds
 
-    setup = make_setup(tiny_config)
+    setup = make_setup(tiny_config.evolution_settings())
     epochs = 3
     looped = {}
     for seed in (0, 1):

@@ -15,8 +15,8 @@ import pytest
 
 from neurocheckers.cli import main
 from neurocheckers.experiment.config import ExperimentConfig
-from neurocheckers.experiment.run import TIMING_COLUMNS, read_metrics
-from neurocheckers.experiment.sweep import SweepError, grid_entries, load_sweep, run_sweep
+from neurocheckers.experiment.sweep import SweepError, format_summary, grid_entries, load_sweep, run_sweep
+from neurocheckers.formats import TIMING_COLUMNS, read_metrics
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -204,7 +204,14 @@ def test_sweep_resumes_after_interruption(tmp_path, capsys):
         ("a", "done", "3"),
         ("b", "done", "3"),
     ]
-    assert summary[0]["final_mean_fitness"] and summary[0]["median_seconds_per_epoch"]
+    assert summary[0]["median_seconds_per_epoch"]
+    # Points per game, as in the plots: the mean member's points over the epoch's games.
+    games = sweep.entries[0].config.games_per_epoch
+    last = read_metrics(a_dir)[-1]
+    assert float(summary[0]["final_mean_points_per_game"]) == pytest.approx(
+        float(last["fitness_mean"]) / games, abs=1e-3
+    )
+    assert int(summary[0]["bosses_promoted"]) == int(last["boss_id"])
 
     # Resuming must agree with what was started: the same --epochs, unchanged configs.
     with pytest.raises(SweepError, match="started with each config's own epochs"):
@@ -219,6 +226,7 @@ def test_sweep_resumes_after_interruption(tmp_path, capsys):
     assert main(["sweep", str(path), "--out", str(out)]) == 0
     printed = capsys.readouterr().out
     assert "a: finished earlier" in printed and f"summary: {folder / 'summary.csv'}" in printed
+    assert format_summary(result.rows) in printed
     assert main(["sweep", str(path), "--out", str(out), "--epochs", "0"]) == 2
     assert "--epochs must be >= 1, got 0" in capsys.readouterr().err
 
@@ -304,3 +312,22 @@ def test_ray_sweep_writes_what_the_local_sweep_writes(tmp_path):
     expected = _stable_metrics(local.sweep_dir)
     assert [len(rows) for rows, _ in expected.values()] == [2, 2]
     assert _stable_metrics(remote.sweep_dir) == expected
+
+
+def test_summary_table_fits_80_columns_with_one_column_per_fact():
+    row = {
+        "label": "base_seed=0_mutation_rate=0.25_xy",  # 35 characters
+        "run_dir": "base_seed=0_mutation_rate=0.25_xy_seed0_20261122-190251",
+        "status": "running",
+        "epochs_done": "512",
+        "epochs": "512",
+        "bosses_promoted": "438",
+        "median_seconds_per_epoch": "0.1537",
+        "final_mean_points_per_game": "0.427",
+    }
+    text = format_summary([row, {**row, "label": "b", "status": "done"}])
+    lines = text.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    assert lines[0].split() == ["run", "status", "epochs", "bosses", "s/epoch", "pts/game"]
+    assert lines[2].split() == [row["label"], "running", "512/512", "438", "0.1537", "0.427"]
+    assert row["run_dir"] not in text  # the folder is in summary.csv

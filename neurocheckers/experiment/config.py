@@ -11,6 +11,9 @@ from typing import Any
 from neurocheckers.experiment.files import read_toml
 from neurocheckers.rules.presets import PRESETS
 
+if typing.TYPE_CHECKING:
+    from neurocheckers.evolution.settings import EvolutionSettings
+
 STRATEGIES = ("boss_ga", "SimpleGA", "Open_ES", "SNES", "CMA_ES")
 LOSSES = ("mae", "mse")
 
@@ -65,12 +68,19 @@ class ExperimentConfig:
     def __post_init__(self) -> None:
         validate(self)
 
-    @property
-    def elites(self) -> int:
-        return self.population // 4
-
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
+
+    def evolution_settings(self, simulations: int | None = None) -> EvolutionSettings:
+        """What the evolution layer needs of this config; ``simulations`` overrides the count (e.g.
+        one calibrated from ``seconds_per_move``)."""
+        # Imported here: the evolution package loads evosax and optax, slow for the CLI's --help.
+        from neurocheckers.evolution.settings import EvolutionSettings
+
+        fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(EvolutionSettings)}
+        if simulations is not None:
+            fields["simulations"] = int(simulations)
+        return EvolutionSettings(**fields)
 
 
 def field_docs() -> dict[str, str]:

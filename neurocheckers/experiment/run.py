@@ -26,39 +26,18 @@ from neurocheckers.agent_file import save_agent
 from neurocheckers.evolution.boss_ga import EvoState, Setup, epoch_key, evolve_epoch, init, make_setup
 from neurocheckers.experiment.config import ConfigError, ExperimentConfig, make_config
 from neurocheckers.experiment.files import atomic_write_text
+from neurocheckers.formats import (
+    CONFIG_FILE,
+    LINEAGE_DIR,
+    LINEAGE_FILE,
+    METRIC_COLUMNS,
+    METRICS_FILE,
+    read_metrics,
+)
 
 CHECKPOINT = "checkpoint.safetensors"
-CONFIG_FILE = "config.json"
-METRICS_FILE = "metrics.csv"
-LINEAGE_DIR = "lineage"
-LINEAGE_FILE = "lineage.csv"
 CHECKPOINT_FORMAT = "neurocheckers-checkpoint"
 CHECKPOINT_VERSION = "1"
-
-METRIC_COLUMNS = (
-    "epoch",
-    "fitness_min",
-    "fitness_q25",
-    "fitness_median",
-    "fitness_q75",
-    "fitness_max",
-    "fitness_mean",
-    "best_member",
-    "best_points",
-    "boss_changed",
-    "boss_id",
-    "boss_age",
-    "learner_loss_before",
-    "learner_loss_after",
-    "games",
-    "wins",
-    "draws",
-    "losses",
-    "plies",
-    "plies_per_second",
-    "wall_seconds",
-)
-TIMING_COLUMNS = ("plies_per_second", "wall_seconds")
 
 
 class RunError(ValueError):
@@ -78,7 +57,7 @@ def _calibrated_simulations(config: ExperimentConfig) -> int:
     from neurocheckers.evaluator import init_params, value_fn
     from neurocheckers.search.mcts import MCTSConfig, calibrate_simulations
 
-    setup = make_setup(config)
+    setup = make_setup(config.evolution_settings())
     params = init_params(jax.random.key(0), setup.spec)
     return int(
         calibrate_simulations(
@@ -129,7 +108,7 @@ def read_run_config(run_dir: str | Path) -> tuple[ExperimentConfig, int]:
 # --- checkpoints -------------------------------------------------------------------------------
 
 
-def save_checkpoint(run_dir: Path, setup: Setup, state: EvoState) -> None:
+def save_checkpoint(run_dir: Path, config: ExperimentConfig, setup: Setup, state: EvoState) -> None:
     """Write the whole evolution state atomically (a temporary file, fsync, then rename)."""
     leaves = [np.asarray(x) for x in jax.tree.leaves(jax.device_get(state))]
     tensors = {f"leaf_{i:04d}": np.array(x, order="C") for i, x in enumerate(leaves)}  # keeps 0-d
@@ -137,7 +116,7 @@ def save_checkpoint(run_dir: Path, setup: Setup, state: EvoState) -> None:
         "format": CHECKPOINT_FORMAT,
         "format_version": CHECKPOINT_VERSION,
         "epoch": str(int(state.epoch)),
-        "config": json.dumps(setup.config.to_dict(), sort_keys=True),
+        "config": json.dumps(config.to_dict(), sort_keys=True),
         "simulations": str(setup.search.num_simulations),
     }
     tmp = run_dir / (CHECKPOINT + ".tmp")
@@ -147,7 +126,7 @@ def save_checkpoint(run_dir: Path, setup: Setup, state: EvoState) -> None:
     os.replace(tmp, run_dir / CHECKPOINT)
 
 
-def load_checkpoint(run_dir: Path, setup: Setup) -> EvoState:
+def load_checkpoint(run_dir: Path, config: ExperimentConfig, setup: Setup) -> EvoState:
     """The state saved in ``run_dir``; ``RunError`` if it is corrupt or from another config."""
     path = run_dir / CHECKPOINT
     template = jax.eval_shape(lambda: init(setup, jax.random.key(0)))
@@ -165,7 +144,7 @@ def load_checkpoint(run_dir: Path, setup: Setup) -> EvoState:
         raise RunError(
             f"{path} has checkpoint version {metadata.get('format_version')!r}, not {CHECKPOINT_VERSION}"
         )
-    if metadata.get("config") != json.dumps(setup.config.to_dict(), sort_keys=True):
+    if metadata.get("config") != json.dumps(config.to_dict(), sort_keys=True):
         raise RunError(f"checkpoint {path} was written by another config than {run_dir / CONFIG_FILE}")
     if len(tensors) != len(expected):
         raise RunError(f"checkpoint {path} holds {len(tensors)} arrays, expected {len(expected)}")
@@ -182,11 +161,6 @@ def load_checkpoint(run_dir: Path, setup: Setup) -> EvoState:
 
 
 # --- metrics and lineage -----------------------------------------------------------------------
-
-
-def read_metrics(run_dir: str | Path) -> list[dict[str, str]]:
-    with open(Path(run_dir) / METRICS_FILE, newline="") as f:
-        return list(csv.DictReader(f))
 
 
 def _truncate_run(run_dir: Path, epochs_done: int) -> None:
@@ -217,7 +191,7 @@ def _save_boss(run_dir: Path, setup: Setup, params: Any, boss_id: int, epoch: in
             "boss_id": str(boss_id),
             "epoch": str(epoch),
             "points": str(points),
-            "games_per_epoch": str(setup.config.games_per_epoch),
+            "games_per_epoch": str(setup.settings.games_per_epoch),
             "simulations": str(setup.search.num_simulations),
         },
     )
@@ -251,9 +225,9 @@ def run(
     run_dir = Path(run_dir)
     config, simulations = read_run_config(run_dir)
     total = epochs if epochs is not None else config.epochs
-    setup = make_setup(config, simulations)
+    setup = make_setup(config.evolution_settings(simulations))
     if (run_dir / CHECKPOINT).exists():
-        state = load_checkpoint(run_dir, setup)
+        state = load_checkpoint(run_dir, config, setup)
         _truncate_run(run_dir, int(state.epoch))
     else:
         state = init(setup, jax.random.key(config.seed))
@@ -275,7 +249,7 @@ def run(
             _save_boss(run_dir, setup, state.boss, int(state.boss_id), epoch, float(metrics["best_points"]))
         epoch_done = int(state.epoch)
         if epoch_done % config.checkpoint_every == 0 or epoch_done == total:
-            save_checkpoint(run_dir, setup, state)
+            save_checkpoint(run_dir, config, setup, state)
         if on_epoch is not None:
             on_epoch(row)
         done_here += 1
