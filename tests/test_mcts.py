@@ -34,8 +34,9 @@ from neurocheckers.rules import (
     random_action,
     step,
 )
+from neurocheckers.rules.bits import nth_legal_action
 from neurocheckers.search import MCTSConfig, anytime_search, batched_search, calibrate_simulations
-from neurocheckers.search.mcts import _argmax_random_ties, _slot_action
+from neurocheckers.search.mcts import argmax_random_ties
 
 TACTICS_SIMS = 64
 REPEATS = 4
@@ -112,7 +113,7 @@ def random_positions(rules: Rules, key: jax.Array, batch: int = 32, max_plies: i
 
 
 @pytest.mark.parametrize("name", list(PRESETS))
-def test_slot_action_matches_legal_action_slots(name):
+def test_nth_legal_action_matches_legal_action_slots(name):
     rules = PRESETS[name]
     states = random_positions(rules, jax.random.key(11))
     k = rules.max_legal_moves
@@ -121,7 +122,7 @@ def test_slot_action_matches_legal_action_slots(name):
     def both(states):
         slots = jax.vmap(lambda s: legal_action_slots(rules, s))(states)
         every_slot = jax.vmap(
-            lambda s: jax.vmap(lambda i: _slot_action(rules, s.legal_bits, i))(jnp.arange(k))
+            lambda s: jax.vmap(lambda i: nth_legal_action(rules, s.legal_bits, i))(jnp.arange(k))
         )
         return slots, every_slot(states)
 
@@ -130,17 +131,17 @@ def test_slot_action_matches_legal_action_slots(name):
     np.testing.assert_array_equal(np.asarray(derived)[valid], np.asarray(slots)[valid])
 
 
-def test_argmax_random_ties():
+def testargmax_random_ties():
     scores = jnp.full((24,), -jnp.inf).at[jnp.array([2, 5, 17])].set(0.75).at[3].set(0.7499)
     salts = jax.random.bits(jax.random.key(0), (2000,), jnp.uint32) | 1
-    winners = np.asarray(jax.jit(jax.vmap(_argmax_random_ties, in_axes=(None, 0)))(scores, salts))
+    winners = np.asarray(jax.jit(jax.vmap(argmax_random_ties, in_axes=(None, 0)))(scores, salts))
     counts = {w: int(np.sum(winners == w)) for w in (2, 5, 17)}
     assert set(np.unique(winners)) == {2, 5, 17}
     assert min(counts.values()) > 400  # roughly uniform among the tied slots
-    assert int(_argmax_random_ties(scores, jnp.uint32(0))) == 2  # salt 0: the lowest tied slot
+    assert int(argmax_random_ties(scores, jnp.uint32(0))) == 2  # salt 0: the lowest tied slot
     x = jax.random.normal(jax.random.key(1), (500, 48))
     np.testing.assert_array_equal(
-        jax.jit(jax.vmap(_argmax_random_ties))(x, salts[:500]), jnp.argmax(x, axis=-1)
+        jax.jit(jax.vmap(argmax_random_ties))(x, salts[:500]), jnp.argmax(x, axis=-1)
     )
 
 
