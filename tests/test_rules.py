@@ -18,6 +18,7 @@ from neurocheckers.rules import (
     AMERICAN8,
     PRESETS,
     SIMPLE6,
+    bits,
     from_position,
     init,
     init_batch,
@@ -28,6 +29,7 @@ from neurocheckers.rules import (
 from neurocheckers.rules.fen import read_fen
 from neurocheckers.rules.notation import apply_move, legal_moves, parse_fen, to_fen
 from neurocheckers.rules.perft import perft
+from neurocheckers.rules.tables import tables
 
 # Depths that keep the suite fast; scripts/bench_rules.py goes deeper.
 PERFT_DEPTHS = {"simple6": 8, "american6": 9, "american8": 8}
@@ -413,3 +415,42 @@ def test_legal_actions_stay_within_the_slots_bound(rules):
     assert legal.max() > 2 * rules.men_per_side  # kings-heavy positions did test the 4-per-piece room
     with pytest.raises(ValueError, match="below rules.max_legal_moves"):
         legal_action_slots(rules, init(rules), size=rules.max_legal_moves - 1)
+
+
+# ---------------------------------------------------------------------------
+# Bit helpers (neurocheckers/rules/bits.py)
+# ---------------------------------------------------------------------------
+
+
+def test_bit_helpers_agree_with_plain_python():
+    rng = np.random.default_rng(1)
+    words = rng.integers(1, 2**32, 200, dtype=np.uint64).astype(np.uint32)
+    set_bits = [[i for i in range(32) if int(w) >> i & 1] for w in words]
+    ranks = np.array([rng.integers(0, len(b)) for b in set_bits], np.int32)
+    selected = jax.jit(jax.vmap(bits.select_bit))(words, ranks)
+    np.testing.assert_array_equal(selected, [b[r] for b, r in zip(set_bits, ranks, strict=True)])
+    np.testing.assert_array_equal(jax.jit(jax.vmap(bits.lowest_bit))(words), [b[0] for b in set_bits])
+
+    t = tables(8)
+    for direction in range(4):
+        shifted = int(bits.neighbors(t, direction, jnp.uint32(int(words[0]) & t.all_squares)))
+        expected = {int(t.neighbor[direction, s]) for s in set_bits[0] if t.neighbor[direction, s] >= 0}
+        assert shifted == sum(1 << s for s in expected)
+
+    # Legality of every action, in range or not, against the mask of the same legal_bits.
+    rules = AMERICAN8
+    legal_bits = jnp.asarray(words[:4] & np.uint32(t.all_squares))
+    actions = jnp.arange(-3, rules.num_actions + 3)
+    allowed = jax.vmap(lambda a: bits.is_legal_action(rules, legal_bits, a))(actions)
+    mask = np.asarray(bits.legal_mask(legal_bits, rules.num_squares))
+    np.testing.assert_array_equal(np.asarray(allowed)[3:-3], mask)
+    assert not np.asarray(allowed)[:3].any() and not np.asarray(allowed)[-3:].any()
+    order = jax.vmap(lambda k: bits.nth_legal_action(rules, legal_bits, k))(jnp.arange(int(mask.sum())))
+    np.testing.assert_array_equal(order, np.flatnonzero(mask))
+
+    # Seeded hashes: distinct counters give distinct values under one seed, and seeds differ.
+    counters = jnp.arange(4096, dtype=jnp.uint32)
+    for finaliser in (bits.mix32, bits.lowbias32):
+        hashed = np.asarray(bits.hash32(jnp.uint32(12345), counters, finaliser))
+        assert len(np.unique(hashed)) == len(hashed)
+        assert not np.array_equal(hashed, np.asarray(bits.hash32(jnp.uint32(54321), counters, finaliser)))
