@@ -18,6 +18,7 @@ _HOMES = {
     "piece_counts": "engine",
     "random_action": "engine",
     "step": "engine",
+    "step_unchecked": "engine",
     "AMERICAN6": "presets",
     "AMERICAN8": "presets",
     "PRESETS": "presets",
@@ -47,6 +48,7 @@ __all__ = [
     "piece_counts",
     "random_action",
     "step",
+    "step_unchecked",
 ]
 
 if TYPE_CHECKING:
@@ -59,6 +61,7 @@ if TYPE_CHECKING:
         piece_counts,
         random_action,
         step,
+        step_unchecked,
     )
     from neurocheckers.rules.presets import AMERICAN6, AMERICAN8, PRESETS, SIMPLE6, Rules, get_rules
     from neurocheckers.rules.state import BLACK, WHITE, State

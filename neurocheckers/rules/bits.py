@@ -50,16 +50,26 @@ def count_legal(legal_bits: jax.Array) -> jax.Array:
     return jnp.sum(jax.lax.population_count(legal_bits), axis=-1).astype(jnp.int32)
 
 
-def nth_legal_action(rules: Rules, legal_bits: jax.Array, n: jax.Array) -> jax.Array:
+def nth_legal_action(rules: Rules, legal_bits: jax.Array, n: jax.Array, gather: bool = True) -> jax.Array:
     """[] int32: the ``n``-th (0-based) legal action in increasing order, from [4] ``legal_bits``.
 
     The order is ``legal_action_slots``'s (direction-major, since actions are ``direction * N +
-    square``), without building the [4N] mask. The direction is picked by comparisons and selects
-    rather than a gather, which XLA on CPU runs faster. Meaningless when ``n`` is not below the
-    number of legal actions: callers guard that case.
+    square``), without building the [4N] mask. Meaningless when ``n`` is not below the number of
+    legal actions: callers guard that case.
+
+    ``gather`` (static) picks one of two formulations of the same choice: find the direction with a
+    cumulative sum and read its word by index, or (``False``) compare ``n`` with the running counts
+    and select the word with ``where``. Which one XLA on CPU runs faster depends on what it fuses
+    around it: the gather in the searches (MCTS 256 games x 16 simulations on american8: about 20%
+    faster), the selects in the random playouts (about 20% faster there).
     """
     counts = jax.lax.population_count(legal_bits).astype(jnp.int32)
     n = jnp.asarray(n).astype(jnp.int32)
+    if gather:
+        ends = jnp.cumsum(counts)
+        direction = jnp.minimum(jnp.sum(ends <= n), 3)
+        rank = n - (ends[direction] - counts[direction])
+        return direction * rules.num_squares + select_bit(legal_bits[direction], rank)
     s1 = counts[0] + counts[1]
     s2 = s1 + counts[2]
     past0, past1, past2 = n >= counts[0], n >= s1, n >= s2
@@ -91,22 +101,24 @@ def legal_mask(legal_bits: jax.Array, num_squares: int) -> jax.Array:
     return mask.reshape(bits.shape[:-1] + (4 * num_squares,))
 
 
+def _xorshift_multiply(x: jax.Array, s1: int, m1: int, s2: int, m2: int, s3: int) -> jax.Array:
+    """``x ^= x >> s1; x *= m1; x ^= x >> s2; x *= m2; x ^= x >> s3``: with odd multipliers, a
+    bijection of uint32 (the shape of the usual integer-hash finalisers)."""
+    x = x ^ (x >> np.uint32(s1))
+    x = x * np.uint32(m1)
+    x = x ^ (x >> np.uint32(s2))
+    x = x * np.uint32(m2)
+    return x ^ (x >> np.uint32(s3))
+
+
 def mix32(x: jax.Array) -> jax.Array:
     """MurmurHash3's 32-bit finaliser (fmix32): a bijection of uint32 with full avalanche."""
-    x = x ^ (x >> np.uint32(16))
-    x = x * np.uint32(0x85EBCA6B)
-    x = x ^ (x >> np.uint32(13))
-    x = x * np.uint32(0xC2B2AE35)
-    return x ^ (x >> np.uint32(16))
+    return _xorshift_multiply(x, 16, 0x85EBCA6B, 13, 0xC2B2AE35, 16)
 
 
 def lowbias32(x: jax.Array) -> jax.Array:
     """Chris Wellons' lowbias32 finaliser: another uint32 bijection with full avalanche."""
-    x = x ^ (x >> np.uint32(16))
-    x = x * np.uint32(0x7FEB352D)
-    x = x ^ (x >> np.uint32(15))
-    x = x * np.uint32(0x846CA68B)
-    return x ^ (x >> np.uint32(16))
+    return _xorshift_multiply(x, 16, 0x7FEB352D, 15, 0x846CA68B, 16)
 
 
 def hash32(seed: jax.Array, counter: jax.Array, finaliser=mix32) -> jax.Array:

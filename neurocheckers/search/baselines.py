@@ -24,7 +24,13 @@ import jax.numpy as jnp
 from flax import struct
 
 from neurocheckers.rules.bits import lowest_bit, neighbors
-from neurocheckers.rules.engine import legal_action_slots, material_balance, random_action, step
+from neurocheckers.rules.engine import (
+    legal_action_slots,
+    material_balance,
+    random_action,
+    step,
+    step_unchecked,
+)
 from neurocheckers.rules.presets import Rules
 from neurocheckers.rules.state import BLACK, State
 from neurocheckers.rules.tables import tables
@@ -247,7 +253,8 @@ def _stack_step(rules: Rules, depth: int, st: SearchStack) -> SearchStack:
     node = jax.tree.map(lambda x: x[lv], st.states)
     slot, expand = _next_move(rules, st, node)
     action = _slot_to_action(rules, slot)
-    child = step(rules, node, action)
+    # Expanded actions come from legal_bits; the child of an unexpanded one is dropped unused.
+    child = step_unchecked(rules, node, action)
     child_depth = lv + 1
     is_leaf = child.terminated | (child_depth >= depth)
     push = expand & ~is_leaf
