@@ -17,13 +17,11 @@ import numpy as np
 from flax import struct
 
 from neurocheckers.evaluator import EvaluatorSpec, encode, value_fn
-from neurocheckers.rules.engine import piece_counts, random_action, step
+from neurocheckers.rules.engine import init_batch, piece_counts, random_action, step
 from neurocheckers.rules.presets import Rules
 from neurocheckers.rules.state import BLACK, State
 from neurocheckers.search.mcts import MCTSConfig, search
-
-Policy = Callable[[Any, State, jax.Array], jax.Array]
-"""``(params, state, key) -> action``: one game's move choice; vmapped over games by the arena."""
+from neurocheckers.search.types import Policy
 
 
 @struct.dataclass
@@ -58,13 +56,6 @@ class GameRecords:
     a_to_move: jax.Array
     recorded: jax.Array
     actions: jax.Array
-
-
-def _initial_states(rules: Rules, shape: tuple[int, ...]) -> State:
-    from neurocheckers.rules.engine import init
-
-    start = init(rules)
-    return jax.tree.map(lambda x: jnp.broadcast_to(x, shape + x.shape), start)
 
 
 def _records(
@@ -146,7 +137,6 @@ def _play(
         if opening_plies:
             randoms = batch_random(rules, keys, states)
             actions = jnp.where(ply < opening_plies, randoms, actions)
-        actions = jnp.maximum(actions, 0)  # a terminated root gives -1; step ignores it anyway
         if record:
             positions, movers, reached = trace
             live = ~states.terminated
@@ -160,7 +150,7 @@ def _play(
         states = batch_step(rules, states, actions)
         return states, ply + 1, key, length, trace, played
 
-    states = _initial_states(rules, shape)
+    states = init_batch(rules, shape)
     carry = (states, jnp.int32(0), key, jnp.zeros(shape, jnp.int32), trace, played)
     states, _, _, length, trace, played = jax.lax.while_loop(cond, body, carry)
     return _records(rules, states, a_is_black, length, trace, played)
