@@ -2,12 +2,20 @@
 
 Each call is one jitted ``lax.while_loop`` over plies with every game of the batch stepping together;
 finished games stay put (``step`` leaves a terminated state unchanged) until all are over or the ply
-cap is reached, and a game still going on at the cap is scored as a draw.
+cap is reached. The cap defaults to ``rules.playout.default_max_plies``, a length no game under the
+rules reaches, so by default every game ends by the rules; a game cut by a smaller cap is recorded
+as unfinished (``GameRecords.finished`` False) and scores half a point.
+
+``run_match`` plays a match of any length in fixed-size chunks of ``play_match``. Game ``i`` of a
+match (counted over the whole match, not per chunk) has A as Black when ``i`` is even and draws its
+randomness from its own id, so the colours differ by at most one game and the games do not depend
+on the chunk size.
 """
 
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -17,7 +25,9 @@ import numpy as np
 from flax import struct
 
 from neurocheckers.evaluator import EvaluatorSpec, encode, value_fn
-from neurocheckers.rules.engine import init_batch, piece_counts, random_action, step
+from neurocheckers.rules.engine import init_batch, material_balance, piece_counts, random_action, step
+from neurocheckers.rules.outcome import points_for
+from neurocheckers.rules.playout import default_max_plies
 from neurocheckers.rules.presets import Rules
 from neurocheckers.rules.state import BLACK, State
 from neurocheckers.search.mcts import MCTSConfig, search
@@ -29,13 +39,13 @@ class GameRecords:
     """Per-game outcomes ([N] games, or [P, G] for a population) seen from player A (the member).
 
     Fields:
-      score: [N] float32, A's points: win 1, draw 1/2, loss 0.
-      result: [N] int32, +1 Black won, -1 White won, 0 draw (or unfinished at the cap).
+      score: [N] float32, A's points: win 1, draw (or unfinished) 1/2, loss 0.
+      result: [N] int32, +1 Black won, -1 White won, 0 draw or unfinished.
       a_is_black: [N] bool, whether A had the first move.
       length: [N] int32, plies played.
       finished: [N] bool, whether the game ended by the rules (not by the ply cap).
       pieces: [N, 4] int32, final Black men, Black kings, White men, White kings.
-      material_diff: [N] float32, A's final material minus B's (men 1, kings 1.5).
+      material_diff: [N] float32, A's final material minus B's (men 1, kings ``KING_VALUE``).
       positions: [N, L, 2S] float32 encoded positions before each ply (only with ``record``; else
         [N, 0, 2S]), from the side to move.
       a_to_move: [N, L] bool, whether A was to move in each recorded position.
@@ -62,20 +72,15 @@ def _records(
     rules: Rules, states: State, a_is_black: jax.Array, length: jax.Array, trace: tuple, actions: jax.Array
 ) -> GameRecords:
     result = jnp.where(states.terminated, states.result, 0)
-    a_sign = jnp.where(a_is_black, 1, -1)
-    score = 0.5 + 0.5 * (result * a_sign).astype(jnp.float32)
-    pieces = piece_counts(states)
-    black_material = pieces[..., 0] + 1.5 * pieces[..., 1]
-    white_material = pieces[..., 2] + 1.5 * pieces[..., 3]
-    diff = jnp.where(a_is_black, 1.0, -1.0) * (black_material - white_material)
+    diff = jnp.where(a_is_black, 1.0, -1.0) * material_balance(states)
     positions, a_to_move, recorded = trace
     return GameRecords(
-        score=score,
+        score=points_for(result, a_is_black),
         result=result,
         a_is_black=a_is_black,
         length=length,
         finished=states.terminated,
-        pieces=pieces,
+        pieces=piece_counts(states),
         material_diff=diff,
         positions=positions,
         a_to_move=a_to_move,
@@ -91,6 +96,11 @@ def game_keys(key: jax.Array, game_ids: jax.Array) -> jax.Array:
     for _ in game_ids.shape:
         fold = jax.vmap(fold)
     return fold(game_ids)
+
+
+def a_is_black_in_game(game_ids: jax.Array) -> jax.Array:
+    """Whether player A has the first move (Black) in match game ``game_ids``: in the even games."""
+    return game_ids % 2 == 0
 
 
 def _play(
@@ -177,19 +187,25 @@ def play_match(
     params_b: Any,
     key: jax.Array,
     num_games: int,
-    max_plies: int = 400,
+    max_plies: int | None = None,
     opening_plies: int = 0,
     record: bool = False,
     record_actions: bool = False,
+    first_game: int | jax.Array = 0,
 ) -> GameRecords:
-    """``num_games`` games of A against B; A has the first move in the first half (rounded up).
+    """Games ``first_game .. first_game + num_games - 1`` of a match of A against B; A has the first
+    move in the even-numbered games (``a_is_black_in_game``).
 
-    Both policies are evaluated for every game at every ply and the mover's choice is kept, so any
-    two policies can meet; the population arena below avoids that double work. With
-    ``record_actions`` the records hold every game's actions ([N, max_plies], -1 after its end), e.g.
-    for ``analysis.games.games_from_actions``.
+    Each game's randomness comes from ``key`` and its number alone, so a match split into chunks
+    (``run_match``) plays the same games whatever the chunk size. Both policies are evaluated for
+    every game at every ply and the mover's choice is kept, so any two policies can meet; the
+    population arena below avoids that double work. With ``record_actions`` the records hold every
+    game's actions ([N, max_plies], -1 after its end), e.g. for ``analysis.games.games_from_actions``.
+    ``max_plies`` defaults to ``default_max_plies(rules)``.
     """
-    a_is_black = jnp.arange(num_games) < (num_games + 1) // 2
+    max_plies = default_max_plies(rules) if max_plies is None else max_plies
+    game_ids = first_game + jnp.arange(num_games, dtype=jnp.int32)
+    a_is_black = a_is_black_in_game(game_ids)
 
     def choose(states: State, a_to_move: jax.Array, keys: jax.Array) -> jax.Array:
         keys_b = jax.vmap(jax.random.fold_in, in_axes=(0, None))(keys, 1)
@@ -197,8 +213,123 @@ def play_match(
         actions_b = jax.vmap(policy_b, in_axes=(None, 0, 0))(params_b, states, keys_b)
         return jnp.where(a_to_move, actions_a, actions_b)
 
-    game_ids = jnp.arange(num_games, dtype=jnp.int32)
     return _play(rules, choose, a_is_black, game_ids, key, max_plies, opening_plies, record, record_actions)
+
+
+class MemoryLimitError(ValueError):
+    """A compiled program needs more memory than the machine has; nothing was run."""
+
+
+def available_memory_bytes() -> int:
+    """Bytes JAX's first device can still take: the accelerator's free memory, else the host's
+    available RAM (``MemAvailable``, or all physical memory where /proc is missing)."""
+    stats = jax.local_devices()[0].memory_stats() or {}
+    if "bytes_limit" in stats:
+        return int(stats["bytes_limit"]) - int(stats.get("bytes_in_use", 0))
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+
+
+def check_memory(compiled: Any, what: str) -> None:
+    """Raise ``MemoryLimitError`` when the ``jax.stages.Compiled`` program needs more memory at once
+    (arguments, outputs, temporaries; on every local CPU device, which share the host's RAM) than
+    ``available_memory_bytes``. Compiling costs about the same for any array sizes, so a program far
+    too large for the machine is refused before it runs."""
+    stats = compiled.memory_analysis()
+    if stats is None:  # a backend without memory analysis: nothing to check
+        return
+    need = stats.argument_size_in_bytes + stats.output_size_in_bytes + stats.temp_size_in_bytes
+    need -= stats.alias_size_in_bytes
+    device = jax.local_devices()[0]
+    if device.platform == "cpu":
+        need *= jax.local_device_count()
+    have = available_memory_bytes()
+    if need > have:
+        raise MemoryLimitError(
+            f"{what} needs about {need / 2**30:,.1f} GiB of memory, {have / 2**30:,.1f} GiB is free"
+        )
+
+
+def _concatenate(parts: list[GameRecords], keep_actions: int) -> GameRecords:
+    """One host-side ``GameRecords`` of the chunks, in game order; actions of the first
+    ``keep_actions`` games only."""
+    joined = jax.tree.map(lambda *xs: np.concatenate(xs), *parts)
+    return joined.replace(actions=joined.actions[:keep_actions])
+
+
+def run_match(
+    rules: Rules,
+    policy_a: Policy,
+    params_a: Any,
+    policy_b: Policy,
+    params_b: Any,
+    games: int,
+    seed: int = 0,
+    batch: int = 2048,
+    max_plies: int | None = None,
+    opening_plies: int = 0,
+    keep_actions: int = 0,
+    on_progress: Callable[[int, int], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+) -> GameRecords:
+    """A match of ``games`` games of A against B, played ``batch`` games at a time (one compile).
+
+    Game ``i`` has A as Black when ``i`` is even, so the colours differ by at most one game; the
+    same ``seed`` plays the same games whatever ``batch`` is. Returns host (NumPy) ``GameRecords``
+    of shape [N] in game order, with the actions ([K, max_plies], -1 after a game's end) of the
+    first ``K = min(keep_actions, N)`` games; no positions. ``on_progress(done, games)`` is called
+    after each chunk. ``should_stop()`` is asked before each chunk; when it says True the match ends
+    early and the records hold the ``N < games`` games played so far. ``MemoryLimitError`` before
+    any game when a batch needs more memory than the machine has.
+    """
+    max_plies = default_max_plies(rules) if max_plies is None else max_plies
+    for name, value in (("games", games), ("batch", batch), ("max_plies", max_plies)):
+        if value < 1:
+            raise ValueError(f"{name} must be >= 1, got {value}")
+    if opening_plies < 0 or keep_actions < 0:
+        raise ValueError(f"opening_plies and keep_actions must be >= 0, got {opening_plies}, {keep_actions}")
+    batch = min(batch, games)
+    key = jax.random.key(seed)
+    compiled = play_match.lower(
+        rules, policy_a, params_a, policy_b, params_b, key, batch, max_plies, opening_plies,
+        record_actions=keep_actions > 0, first_game=0,
+    ).compile()  # fmt: skip
+    check_memory(compiled, f"a batch of {batch} games")
+    parts: list[GameRecords] = []
+    played = 0
+    while played < games and not (should_stop is not None and should_stop()):
+        records = play_match(
+            rules, policy_a, params_a, policy_b, params_b, key, batch, max_plies, opening_plies,
+            record_actions=keep_actions > 0, first_game=played,
+        )  # fmt: skip
+        take = min(batch, games - played)
+        parts.append(jax.tree.map(lambda x, take=take: np.asarray(x)[:take], jax.device_get(records)))
+        played += take
+        if on_progress is not None:
+            on_progress(played, games)
+    if not parts:  # stopped before the first chunk: an empty match of the right shapes
+        shapes = jax.eval_shape(
+            lambda: play_match(
+                rules,
+                policy_a,
+                params_a,
+                policy_b,
+                params_b,
+                key,
+                1,
+                max_plies,
+                opening_plies,
+                record_actions=keep_actions > 0,
+            )  # fmt: skip
+        )
+        parts = [jax.tree.map(lambda x: np.zeros((0, *x.shape[1:]), x.dtype), shapes)]
+    return _concatenate(parts, keep_actions)
 
 
 @functools.cache
@@ -233,7 +364,7 @@ def play_population(
     boss: Any,
     key: jax.Array,
     games_per_member: int,
-    max_plies: int = 200,
+    max_plies: int | None = None,
     opening_plies: int = 0,
     record: bool = False,
 ) -> GameRecords:
@@ -241,8 +372,9 @@ def play_population(
     ``boss``, the first half with the first move; both sides search with ``search_config``.
 
     Records have shape [P, G]. One search runs per game and ply; its leaves are rated by the mover's
-    own network (the member's or the boss's).
+    own network (the member's or the boss's). ``max_plies`` defaults to ``default_max_plies(rules)``.
     """
+    max_plies = default_max_plies(rules) if max_plies is None else max_plies
     num_members = jax.tree.leaves(population)[0].shape[0]
     member_ids = jnp.arange(num_members, dtype=jnp.int32)
     play = functools.partial(

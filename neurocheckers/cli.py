@@ -22,6 +22,10 @@ def _group() -> None:
     """Evolve neural checkers players with JAX."""
 
 
+Preset = Annotated[str, typer.Option(metavar="PRESET", help="Rules preset: simple6, american6 or american8.")]
+"""A ``--rules`` option."""
+
+
 class UserError(Exception):
     """A problem with the user's input: reported as one line, without a traceback."""
 
@@ -35,13 +39,24 @@ def _rules(name: str):
         raise UserError(str(e)) from None
 
 
-@app.command()
+def _example(*lines: str) -> str:
+    """A help epilog of example command lines (``\b`` keeps click from joining the lines)."""
+    return "\b\nExample:\n" + "\n".join(f"  {line}" for line in lines)
+
+
+@app.command(epilog=_example("neurocheckers perft --rules american8 --depth 6"))
 def perft(
-    rules: Annotated[str, typer.Option(help="Rules preset: simple6, american6 or american8.")] = "simple6",
-    depth: Annotated[int, typer.Option(help="Depth in whole turns (a multi-jump is one turn).")] = 5,
-    fen: Annotated[str | None, typer.Option(help="Start from this PDN FEN instead of the opening.")] = None,
+    rules: Preset = "simple6",
+    depth: Annotated[
+        int, typer.Option(metavar="N", help="Depth in whole turns (a multi-jump is one turn).")
+    ] = 5,
+    fen: Annotated[
+        str | None, typer.Option(metavar="FEN", help="Start from this PDN FEN instead of the opening.")
+    ] = None,
 ) -> None:
-    """Count the leaves of the legal-move tree, one line per depth: 'depth N: COUNT'."""
+    """Count the positions reachable in 1..N turns (perft).
+
+    Prints one line per depth: 'depth N: COUNT'."""
     preset = _rules(rules)
     if depth < 1:
         raise UserError(f"--depth must be >= 1, got {depth}")
@@ -57,124 +72,159 @@ def perft(
         print(f"depth {d}: {count}", flush=True)
 
 
-@app.command()
+@app.command(
+    epilog=_example(
+        "neurocheckers match alphabeta:3 random --rules american8 --games 200",
+        "neurocheckers match mcts:runs/agent.safetensors:16 alphabeta:3 --save-games runs/games.json",
+    )
+)
 def match(
     player_a: Annotated[
         str,
         typer.Argument(
+            metavar="A",
             help="Player A: random | greedy:FILE | greedy-material | alphabeta:D | mcts:FILE:SIMS"
-            " | mcts-rollout:SIMS"
+            " | mcts-rollout:SIMS (D at most 14, SIMS at most 65536).",
         ),
     ],
-    player_b: Annotated[str, typer.Argument(help="Player B, same forms as A.")],
-    rules: Annotated[str, typer.Option(help="Rules preset: simple6, american6 or american8.")] = "simple6",
-    games: Annotated[int, typer.Option(help="Games to play; A moves first in half of them.")] = 1000,
-    seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
-    batch: Annotated[int, typer.Option(help="Games played at once (in one compiled call).")] = 2048,
+    player_b: Annotated[str, typer.Argument(metavar="B", help="Player B, same forms as A.")],
+    rules: Preset = "simple6",
+    games: Annotated[
+        int, typer.Option(metavar="N", help="Games to play; A moves first in every other game.")
+    ] = 1000,
+    seed: Annotated[int, typer.Option(metavar="SEED", help="Random seed.")] = 0,
+    batch: Annotated[
+        int, typer.Option(metavar="N", help="Games played at once (in one compiled call).")
+    ] = 2048,
     max_plies: Annotated[
-        int, typer.Option(help="Cap on a game's length; unfinished games count as draws.")
-    ] = 400,
-    opening_plies: Annotated[int, typer.Option(help="Random plies at the start of each game.")] = 0,
+        int | None,
+        typer.Option(
+            metavar="N",
+            help="Cap on a game's length; games cut by it are reported as unfinished (default: a bound on"
+            " a game's length from the rules' own draw limits, so every game ends by the rules).",
+        ),
+    ] = None,
+    opening_plies: Annotated[
+        int,
+        typer.Option(
+            metavar="N", help="Random plies at the start of each game (0 here; lineage and compare use 2)."
+        ),
+    ] = 0,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
-    plot: Annotated[str | None, typer.Option(help="Save the final-material histogram to this PNG.")] = None,
+    plot: Annotated[
+        str | None,
+        typer.Option(
+            metavar="PATH",
+            help="Save the final-material histogram to this PNG file (in a folder: PATH/material.png).",
+        ),
+    ] = None,
     save_games: Annotated[
-        str | None, typer.Option(help="Save some games in notation to this JSON file (for 'show').")
+        str | None,
+        typer.Option(metavar="PATH", help="Save some games in notation to this JSON file (for 'show')."),
     ] = None,
     save_count: Annotated[
-        int, typer.Option(help="Games --save-games keeps: the first ones, half with A as Black.")
+        int, typer.Option(metavar="N", help="Games --save-games keeps: the first ones (colours alternate).")
     ] = 16,
 ) -> None:
-    """Play GAMES games of A against B and print A's wins, draws, losses and score with a 95% CI."""
-    import json
+    """Play a match of A against B and print the score.
 
-    import jax
-    import numpy as np
-
-    from neurocheckers.analysis.match_report import format_table, plot_material_histogram, summarize
-    from neurocheckers.arena import play_match
-    from neurocheckers.players import parse_player
-
+    Prints A's wins, draws, losses, unfinished games and score with a 95% confidence interval."""
     preset = _rules(rules)
     for name, value in (("--games", games), ("--batch", batch), ("--max-plies", max_plies)):
-        if value < 1:
+        if value is not None and value < 1:
             raise UserError(f"{name} must be >= 1, got {value}")
     if opening_plies < 0:
         raise UserError(f"--opening-plies must be >= 0, got {opening_plies}")
     if save_count < 1:
         raise UserError(f"--save-count must be >= 1, got {save_count}")
+    from neurocheckers.players import parse_player
+
     try:
         a = parse_player(player_a, preset)
         b = parse_player(player_b, preset)
     except ValueError as e:
         raise UserError(str(e)) from None
-    batch = min(batch, games)
-    batch += batch % 2  # colours balanced within every batch
-    chunks = []
-    saved = []  # (a_is_black [n], actions [n, L]) of the first chunks, for --save-games
+    keep = save_count if save_games is not None else 0
+    plot_path = _plot_path(plot) if plot else None
+    records = _play_match(preset, a, b, games, seed, batch, max_plies, opening_plies, keep, as_json)
+    _report_match(preset, a, b, records, seed, as_json, plot_path, save_games)
+
+
+def _play_match(rules, a, b, games: int, seed: int, batch: int, max_plies: int | None, opening_plies: int,
+                keep_actions: int, quiet: bool):  # fmt: skip
+    """``arena.run_match`` under a transient progress bar (none when ``quiet``)."""
     from rich.progress import Progress
 
-    with Progress(transient=True, disable=as_json) as progress:
-        task = progress.add_task(f"{a.name} vs {b.name}", total=games)
-        played = 0
-        chunk_index = 0
-        while played < games:
-            key = jax.random.fold_in(jax.random.key(seed), chunk_index)
-            records = jax.device_get(
-                play_match(
-                    preset,
-                    a.policy,
-                    a.params,
-                    b.policy,
-                    b.params,
-                    key,
-                    batch,
-                    max_plies,
-                    opening_plies,
-                    record_actions=save_games is not None,
-                )
-            )
-            take = min(batch, games - played)
-            if save_games is not None and played < 2 * save_count:  # enough to pick both colours from
-                saved.append((records.a_is_black[:take], records.actions[:take]))
-            records = records.replace(actions=records.actions[:, :0])
-            chunks.append(jax.tree.map(lambda x, take=take: np.asarray(x)[:take], records))
-            played += take
-            chunk_index += 1
-            progress.update(task, completed=played)
-    score = np.concatenate([c.score for c in chunks])
-    length = np.concatenate([c.length for c in chunks])
-    material = np.concatenate([c.material_diff for c in chunks])
-    finished = np.concatenate([c.finished for c in chunks])
-    summary = summarize(score, length, material, finished)
-    summary.update(player_a=a.name, player_b=b.name, rules=preset.name, seed=seed)
-    if save_games is not None:
-        from neurocheckers.analysis.games import games_from_actions, pick_balanced
-        from neurocheckers.analysis.games import save_games as write_games
+    from neurocheckers.arena import MemoryLimitError, run_match
 
-        a_black = np.concatenate([s[0] for s in saved])
-        picked = pick_balanced(a_black, save_count)
-        names_black = [a.name if a_black[i] else b.name for i in picked]
-        names_white = [b.name if a_black[i] else a.name for i in picked]
-        actions = np.concatenate([s[1] for s in saved])[picked]
+    with Progress(transient=True, disable=quiet) as progress:
+        task = progress.add_task(f"{a.name} vs {b.name}", total=games)
         try:
-            games_saved = games_from_actions(preset, actions, names_black, names_white)
-            path = write_games(save_games, preset, games_saved)
-        except OSError as e:
-            raise UserError(f"cannot write --save-games {save_games!r}: {e.strerror or e}") from None
-        summary["games_file"] = str(path)
+            return run_match(
+                rules, a.policy, a.params, b.policy, b.params, games, seed, batch, max_plies, opening_plies,
+                keep_actions, on_progress=lambda done, _: progress.update(task, completed=done),
+            )  # fmt: skip
+        except MemoryLimitError as e:
+            hint = f"lower --batch (now {min(batch, games)}) or the players' search sizes"
+            raise UserError(f"{e}; {hint}") from None
+
+
+def _plot_path(text: str):
+    """Where ``--plot`` writes: the file named, ``.png`` added when it has no suffix, or
+    ``material.png`` inside an existing folder."""
+    from pathlib import Path
+
+    path = Path(text)
+    if path.is_dir():
+        return path / "material.png"
+    if path.suffix.lower() not in (".png", ".svg", ".pdf", ".jpg", ".jpeg"):
+        if path.suffix:
+            raise UserError(f"--plot must name a .png, .svg, .pdf or .jpg file or a folder, got {text!r}")
+        return path.with_suffix(".png")
+    return path
+
+
+def _report_match(rules, a, b, records, seed: int, as_json: bool, plot, save_games: str | None):
+    """Print the summary of a played match (a table or JSON), and write its games file and plot."""
+    import json
+
+    from neurocheckers.analysis.match_report import format_table, summarize
+
+    summary = summarize(records.score, records.length, records.material_diff, records.finished)
+    summary.update(player_a=a.name, player_b=b.name, rules=rules.name, seed=seed)
+    if save_games is not None:
+        summary["games_file"] = _save_match_games(rules, a, b, records, save_games)
     if as_json:
         print(json.dumps(summary, indent=2))
     else:
-        print(format_table(a.name, b.name, preset.name, summary))
+        print(format_table(a.name, b.name, rules.name, summary))
         if save_games is not None:
-            print(f"games: {summary['games_file']} ({len(picked)} games)")
+            print(f"games: {summary['games_file']} ({len(records.actions)} games)")
     if plot:
+        from neurocheckers.analysis.match_report import plot_material_histogram
         from neurocheckers.formats import display_name
 
-        title = f"{display_name(a.name)} vs {display_name(b.name)} ({preset.name}, {games} games)"
-        path = plot_material_histogram(material, title, plot)
+        title = f"{display_name(a.name)} vs {display_name(b.name)} ({rules.name}, {summary['games']} games)"
+        try:
+            path = plot_material_histogram(records.material_diff, title, plot)
+        except OSError as e:
+            raise UserError(f"cannot write --plot {str(plot)!r}: {e.strerror or e}") from None
         if not as_json:
             print(f"histogram: {path}")
+
+
+def _save_match_games(rules, a, b, records, path: str) -> str:
+    """Write the games whose actions ``records`` kept (the first ones) in notation; returns the path."""
+    from neurocheckers.analysis.games import games_from_actions, save_games
+
+    a_black = records.a_is_black[: len(records.actions)]
+    names_black = [a.name if x else b.name for x in a_black]
+    names_white = [b.name if x else a.name for x in a_black]
+    try:
+        played = games_from_actions(rules, records.actions, names_black, names_white)
+        return str(save_games(path, rules, played))
+    except OSError as e:
+        raise UserError(f"cannot write --save-games {path!r}: {e.strerror or e}") from None
 
 
 def _config_keys_help() -> str:
@@ -184,56 +234,109 @@ def _config_keys_help() -> str:
     from neurocheckers.experiment.config import ExperimentConfig, field_docs
 
     docs = field_docs()
-    lines = ["\b", "Config keys (TOML top level or --set key=value), with defaults:"]
+    lines = ["\b", "Config keys (TOML top level or --set KEY=VALUE), with defaults:"]
     for f in dataclasses.fields(ExperimentConfig):
         lines.append(f"  {f.name} = {f.default!r}: {docs.get(f.name, '')}")
-    return "\n".join(lines)
+    examples = (
+        "neurocheckers evolve experiments/quick.toml --set population=32 --epochs 20 --out runs",
+        "neurocheckers evolve --resume runs/quick_seed0_20260101-120000",
+    )
+    return "\n".join(lines) + "\n\n" + _example(*examples)
 
 
 @app.command(epilog=_config_keys_help())
 def evolve(
-    config: Annotated[str | None, typer.Argument(help="Experiment TOML file (see experiments/).")] = None,
-    out: Annotated[str, typer.Option(help="Folder in which the run folder is created.")] = "runs",
-    epochs: Annotated[int | None, typer.Option(help="Override the number of epochs.")] = None,
-    seed: Annotated[int | None, typer.Option(help="Override the seed.")] = None,
+    config: Annotated[
+        str | None, typer.Argument(metavar="CONFIG", help="Experiment TOML file (see experiments/).")
+    ] = None,
+    out: Annotated[
+        str, typer.Option(metavar="FOLDER", help="Folder in which the run folder is created.")
+    ] = "runs",
+    epochs: Annotated[int | None, typer.Option(metavar="N", help="Override the number of epochs.")] = None,
+    seed: Annotated[int | None, typer.Option(metavar="SEED", help="Override the seed.")] = None,
     set_: Annotated[
-        list[str] | None, typer.Option("--set", help="Override a config key: --set key=value (repeatable).")
+        list[str] | None,
+        typer.Option("--set", metavar="KEY=VALUE", help="Override a config key (repeatable)."),
     ] = None,
     resume: Annotated[
-        str | None, typer.Option(help="Continue the run in this folder from its checkpoint.")
+        str | None,
+        typer.Option(metavar="RUN_DIR", help="Continue the run in this folder from its checkpoint."),
     ] = None,
     plot: Annotated[bool, typer.Option(help="Write fitness.png/svg in the run folder at the end.")] = True,
 ) -> None:
-    """Evolve a population against a rising boss; writes a run folder with metrics, lineage, checkpoints."""
+    """Evolve a population against a rising boss.
+
+    Writes a run folder: its config, metrics.csv, lineage.csv and the bosses, and checkpoints. A run
+    resumed with --resume goes on from its last checkpoint; a finished run is left as it is."""
+    prepared = _prepare_run(config, out, epochs, seed, set_, resume)
+    if prepared is None:
+        return
+    run_dir, total = prepared
+    _evolve_with_progress(run_dir, total)
+    print(f"metrics: {run_dir}/metrics.csv")
+    print(f"lineage: {run_dir}/lineage/")
+    if plot:
+        from neurocheckers.analysis.plots import plot_fitness
+
+        files = plot_fitness([run_dir], f"{run_dir}/fitness.png")
+        print("plot: " + ", ".join(str(f) for f in files))
+
+
+def _prepare_run(config, out, epochs, seed, overrides, resume) -> tuple[str, int] | None:
+    """(run folder, epochs to reach) of a new run or of ``resume``, after printing the folder and its
+    config; None (after saying so) when ``resume`` is already complete. Nothing is created for a
+    config that is refused."""
+    from pathlib import Path
+
     from neurocheckers.experiment.config import ConfigError, load_config
     from neurocheckers.experiment.run import (
+        CHECKPOINT,
         RunError,
+        checkpoint_epoch,
         config_summary,
         create_run,
         read_metrics,
         read_run_config,
-        run,
     )
 
     try:
         if resume is not None:
-            if config is not None or set_:
-                raise UserError("--resume continues a run with its own config; give no CONFIG or --set")
+            if config is not None or overrides or seed is not None:
+                raise UserError("--resume goes on with the run's own config; give no CONFIG, --set or --seed")
+            cfg, sims = read_run_config(resume)
+            total = epochs if epochs is not None else cfg.epochs
+            done = checkpoint_epoch(resume)
+            if done is not None and done >= total:
+                print(f"{resume} is already complete: {done} epochs done, {total} asked for; nothing to do")
+                return None
+            if not (Path(resume) / CHECKPOINT).exists():
+                rows = len(read_metrics(resume))
+                dropped = f"; its {rows} metric rows are replaced" if rows else ""
+                print(f"{resume} has no checkpoint: the run starts again from epoch 0{dropped}")
             run_dir = resume
-            cfg, sims = read_run_config(run_dir)
         else:
             if config is None:
                 raise UserError("give a CONFIG.toml (or --resume RUN_DIR)")
-            cfg = load_config(config, set_, epochs=epochs, seed=seed)
-            run_dir = str(create_run(cfg, out))
+            cfg = load_config(config, overrides, epochs=epochs, seed=seed)
+            run_dir = str(create_run(cfg, out, check_memory=True))
             _, sims = read_run_config(run_dir)
+            total = cfg.epochs
     except (ConfigError, RunError) as e:
         raise UserError(str(e)) from None
-    total = epochs if epochs is not None else cfg.epochs
+    except OSError as e:
+        raise UserError(f"cannot create a run folder in {out!r}: {e.strerror or e}") from None
     print(f"run folder: {run_dir}")
     print(config_summary(cfg, sims))
+    return run_dir, total
+
+
+def _evolve_with_progress(run_dir: str, total: int) -> None:
+    """``experiment.run.run`` up to ``total`` epochs under a progress bar of epochs."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+    from neurocheckers.experiment.run import RunError, read_metrics, read_run_config, run
+
+    games = read_run_config(run_dir)[0].games_per_epoch
     columns = (
         TextColumn("epoch"),
         MofNCompleteColumn(),
@@ -248,8 +351,8 @@ def evolve(
 
         def on_epoch(row):
             status = (  # points per game, as in the fitness plot
-                f"boss #{int(row['boss_id'])} mean {float(row['fitness_mean']) / cfg.games_per_epoch:.2f} "
-                f"best {float(row['best_points']) / cfg.games_per_epoch:.2f} pts/game "
+                f"boss #{int(row['boss_id'])} mean {float(row['fitness_mean']) / games:.2f} "
+                f"best {float(row['best_points']) / games:.2f} pts/game "
                 f"{float(row['wall_seconds']):.2f}s"
             )
             progress.update(task, completed=int(row["epoch"]) + 1, status=status)
@@ -258,40 +361,51 @@ def evolve(
             run(run_dir, epochs=total, on_epoch=on_epoch)
         except RunError as e:
             raise UserError(str(e)) from None
-    print(f"metrics: {run_dir}/metrics.csv")
-    print(f"lineage: {run_dir}/lineage/")
-    if plot:
-        from neurocheckers.analysis.plots import plot_fitness
-
-        files = plot_fitness([run_dir], f"{run_dir}/fitness.png")
-        print("plot: " + ", ".join(str(f) for f in files))
 
 
-@app.command()
+@app.command(
+    epilog=_example(
+        "neurocheckers sweep experiments/study_grid.toml --epochs 32 --workers 2 --out runs",
+        "neurocheckers sweep experiments/study_grid.toml --ray local --out runs",
+    )
+)
 def sweep(
-    sweep_file: Annotated[str, typer.Argument(help="Sweep TOML file (e.g. experiments/study_grid.toml).")],
-    out: Annotated[str, typer.Option(help="Folder in which the sweep folder is created.")] = "runs",
+    sweep_file: Annotated[
+        str,
+        typer.Argument(metavar="SWEEP_FILE", help="Sweep TOML file (e.g. experiments/study_grid.toml)."),
+    ],
+    out: Annotated[
+        str, typer.Option(metavar="FOLDER", help="Folder in which the sweep folder is created.")
+    ] = "runs",
     epochs: Annotated[
-        int | None, typer.Option(help="Override every run's epochs (remembered when the sweep resumes).")
+        int | None,
+        typer.Option(metavar="N", help="Override every run's epochs (remembered when the sweep resumes)."),
     ] = None,
-    workers: Annotated[int, typer.Option(help="Runs at once on this machine, each in its own process.")] = 1,
+    workers: Annotated[
+        int, typer.Option(metavar="N", help="Runs at once on this machine, each in its own process.")
+    ] = 1,
     ray_address: Annotated[
         str | None,
         typer.Option(
             "--ray",
+            metavar="ADDRESS",
             help="Run each entry as a task on this Ray cluster: an address, 'auto' or 'local'"
             " (pip install 'neurocheckers[ray]'; every node must see the --out folder).",
         ),
     ] = None,
-    cpus_per_run: Annotated[int, typer.Option(help="CPUs (and host devices) each Ray task takes.")] = 1,
+    cpus_per_run: Annotated[
+        int, typer.Option(metavar="N", help="CPUs (and host devices) each Ray task takes.")
+    ] = 1,
 ) -> None:
-    """Run every config of a sweep file: one run folder each, sweep.json and summary.csv. Run the same
-    command again to continue an interrupted sweep."""
+    """Run every config of a sweep file.
+
+    Writes one run folder per config, sweep.json and summary.csv. Run the same command again to
+    continue an interrupted sweep."""
     from pathlib import Path
 
     from neurocheckers.experiment.config import ConfigError
     from neurocheckers.experiment.run import RunError
-    from neurocheckers.experiment.sweep import SweepError, format_summary, load_sweep, run_sweep
+    from neurocheckers.experiment.sweep import SweepError, load_sweep, run_sweep
 
     for name, value in (("--epochs", epochs), ("--workers", workers), ("--cpus-per-run", cpus_per_run)):
         if value is not None and value < 1:
@@ -305,45 +419,12 @@ def sweep(
     except SweepError as e:
         raise UserError(str(e)) from None
     print(f"sweep {plan.name}: {len(plan.entries)} runs in {Path(out) / plan.name}")
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    columns = (
-        TextColumn("{task.description}"),
-        MofNCompleteColumn(),
-        BarColumn(),
-        TextColumn("{task.fields[status]}"),
-        TimeElapsedColumn(),
-    )
-    with Progress(*columns, transient=False) as progress:
-        overall = progress.add_task("runs", total=len(plan.entries), status="")
-        bars: dict[str, object] = {}
-
-        def on_event(event) -> None:
-            if event.kind == "start":
-                bars[event.label] = progress.add_task(
-                    f"  {event.label}", total=event.epochs, completed=event.epochs_done, status="starting..."
-                )
-            elif event.kind == "progress" and event.label in bars:
-                m = event.metrics or {}
-                status = f"boss #{int(float(m['boss_id']))} mean {float(m['fitness_mean']):.2f}" if m else ""
-                progress.update(bars[event.label], completed=event.epochs_done, status=status)
-            elif event.kind in ("skip", "done", "failed"):
-                if event.label in bars:
-                    progress.remove_task(bars.pop(event.label))
-                progress.advance(overall)
-                text = {"skip": "finished earlier", "done": "done", "failed": f"FAILED: {event.message}"}
-                progress.console.print(
-                    f"{event.label}: {text[event.kind]} ({event.epochs_done}/{event.epochs} epochs, "
-                    f"{event.run_dir})"
-                )
-
+    with _SweepProgress(len(plan.entries)) as progress:
         try:
-            result = run_sweep(plan, out, epochs, workers, ray_address, on_event, cpus_per_run)
+            result = run_sweep(plan, out, epochs, workers, ray_address, progress.on_event, cpus_per_run)
         except (SweepError, ConfigError, RunError) as e:
             raise UserError(str(e)) from None
-    print(format_summary(result.rows))
-    print(f"sweep folder: {result.sweep_dir}")
-    print(f"summary: {result.summary}")
+    _print_sweep(plan.name, result)
     if result.failed:
         labels = ", ".join(r["label"] for r in result.failed)
         print(
@@ -353,20 +434,86 @@ def sweep(
         raise typer.Exit(1)
 
 
-@app.command()
+class _SweepProgress:
+    """Rich progress bars of a sweep: one for the runs, one per run in progress (``on_event``)."""
+
+    def __init__(self, runs: int) -> None:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        columns = (
+            TextColumn("{task.description}"),
+            MofNCompleteColumn(),
+            BarColumn(),
+            TextColumn("{task.fields[status]}"),
+            TimeElapsedColumn(),
+        )
+        self.progress = Progress(*columns, transient=False)
+        self.overall = self.progress.add_task("runs", total=runs, status="")
+        self.bars: dict[str, object] = {}
+
+    def __enter__(self) -> _SweepProgress:
+        self.progress.__enter__()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.progress.__exit__(*exc)
+
+    def on_event(self, event) -> None:
+        progress, bars = self.progress, self.bars
+        if event.kind == "start":
+            bars[event.label] = progress.add_task(
+                f"  {event.label}", total=event.epochs, completed=event.epochs_done, status="starting..."
+            )
+        elif event.kind == "progress" and event.label in bars:
+            m = event.metrics or {}
+            status = f"boss #{int(float(m['boss_id']))} mean {float(m['fitness_mean']):.2f}" if m else ""
+            progress.update(bars[event.label], completed=event.epochs_done, status=status)
+        elif event.kind in ("skip", "done", "failed"):
+            if event.label in bars:
+                progress.remove_task(bars.pop(event.label))
+            progress.advance(self.overall)
+            text = {"skip": "finished earlier", "done": "done", "failed": f"FAILED: {event.message}"}
+            epochs = f"{event.epochs_done}/{event.epochs} epochs"
+            progress.console.print(f"{event.label}: {text[event.kind]} ({epochs}, {event.run_dir})")
+
+
+def _print_sweep(name: str, result) -> None:
+    """The sweep's summary table (80 columns) and where its files are."""
+    from neurocheckers.experiment.sweep import format_summary
+
+    print(format_summary(result.rows))
+    print(f"sweep folder: {result.sweep_dir}")
+    print(f"summary: {result.summary}")
+
+
+@app.command(
+    epilog=_example("neurocheckers plot runs/study_grid/*_seed0_* --out runs/study_grid/fitness.png")
+)
 def plot(
-    run_dirs: Annotated[list[str], typer.Argument(help="One or more run folders (overlaid).")],
-    out: Annotated[str | None, typer.Option(help="Output file (PNG and SVG are both written).")] = None,
+    run_dirs: Annotated[
+        list[str], typer.Argument(metavar="RUN_DIR", help="One or more run folders (overlaid).")
+    ],
+    out: Annotated[
+        str | None,
+        typer.Option(
+            metavar="PATH", help="Output .png (an .svg is written beside it; default: RUN_DIR/fitness.png)."
+        ),
+    ] = None,
     smooth: Annotated[
         int | None,
-        typer.Option(help="Rolling mean over this many epochs (default: 1 for one run, ~1/50 of the run)."),
+        typer.Option(
+            metavar="N", help="Rolling mean over this many epochs (default: 1 for one run, ~1/50 of the run)."
+        ),
     ] = None,
     label: Annotated[
-        list[str] | None, typer.Option(help="Legend label of each run, in order (default: its name).")
+        list[str] | None,
+        typer.Option(metavar="TEXT", help="Legend label of each run, in order (default: its name)."),
     ] = None,
 ) -> None:
-    """Plot fitness over epochs (band, mean and best member per game, boss promotions) for one or more
-    runs, overlaid, with the number of bosses promoted below."""
+    """Plot the fitness of one or more runs over epochs.
+
+    Shows the band, mean and best member per game and the boss promotions, runs overlaid, with the
+    number of bosses promoted below."""
     from neurocheckers.analysis.plots import plot_fitness
     from neurocheckers.experiment.run import RunError, read_run_config
 
@@ -386,35 +533,67 @@ def plot(
         print(path)
 
 
-@app.command()
+@app.command(
+    epilog=_example("neurocheckers export runs/quick_seed0_20260101-120000 --out runs/agent.safetensors")
+)
 def export(
-    run_dir: Annotated[str, typer.Argument(help="A run folder.")],
-    out: Annotated[str, typer.Option(help="The agent file to write (.safetensors).")] = "agent.safetensors",
+    run_dir: Annotated[str, typer.Argument(metavar="RUN_DIR", help="A run folder.")],
+    out: Annotated[
+        str, typer.Option(metavar="PATH", help="The agent file to write (.safetensors).")
+    ] = "agent.safetensors",
     epoch: Annotated[
-        int | None, typer.Option(help="Export the boss in charge at this epoch instead of the last.")
+        int | None,
+        typer.Option(
+            metavar="EPOCH", help="Export the boss that played this epoch instead of the final one."
+        ),
     ] = None,
 ) -> None:
-    """Export a run's boss (the final one by default) as an agent file for match and play."""
+    """Export a run's boss as an agent file for match and play.
+
+    The final boss by default, or the one that played --epoch."""
+    from pathlib import Path
+
     from neurocheckers.analysis.lineage import export_boss
     from neurocheckers.experiment.run import RunError
 
+    folder = next((p for p in Path(out).parents if p.exists()), Path("."))
+    if Path(out).is_dir():
+        example = Path(out) / "agent.safetensors"
+        raise UserError(f"--out {out!r} is a folder; give the agent file's name, e.g. {example}")
+    if not folder.is_dir():
+        raise UserError(f"cannot write --out {out!r}: {str(folder)!r} is a file, not a folder")
     try:
         path, entry = export_boss(run_dir, out, epoch)
     except (RunError, ValueError) as e:
         raise UserError(str(e)) from None
-    print(f"boss #{entry.boss_id} (promoted after epoch {entry.epoch}) written to {path}")
+    except OSError as e:
+        raise UserError(f"cannot write --out {out!r}: {e.strerror or e}") from None
+    origin = "the initial random boss" if entry.epoch < 0 else f"promoted after epoch {entry.epoch}"
+    print(f"boss #{entry.boss_id} ({origin}) written to {path}")
 
 
-@app.command()
+@app.command(epilog=_example("neurocheckers play --agent runs/agent.safetensors --seconds 2 --human white"))
 def play(
-    agent: Annotated[str, typer.Option(help="The agent file to play against (.safetensors, see export).")],
-    rules: Annotated[str | None, typer.Option(help="Rules preset (default: the agent's own).")] = None,
-    seconds: Annotated[float, typer.Option(help="The agent's thinking time per move, in seconds.")] = 1.0,
-    human: Annotated[str, typer.Option(help="Your colour: black (moves first) or white.")] = "black",
-    seed: Annotated[int, typer.Option(help="Random seed of the agent's search.")] = 0,
-    save: Annotated[str | None, typer.Option(help="Write the game to this JSON game file.")] = None,
+    agent: Annotated[
+        str, typer.Option(metavar="PATH", help="The agent file to play against (.safetensors, see export).")
+    ],
+    rules: Annotated[
+        str | None, typer.Option(metavar="PRESET", help="Rules preset (default: the agent's own).")
+    ] = None,
+    seconds: Annotated[
+        float, typer.Option(metavar="SECONDS", help="The agent's thinking time per move.")
+    ] = 1.0,
+    human: Annotated[
+        str, typer.Option(metavar="COLOUR", help="Your colour: black (moves first) or white.")
+    ] = "black",
+    seed: Annotated[int, typer.Option(metavar="SEED", help="Random seed of the agent's search.")] = 0,
+    save: Annotated[
+        str | None, typer.Option(metavar="PATH", help="Write the game to this JSON game file.")
+    ] = None,
 ) -> None:
-    """Play against an agent in the terminal; type moves as 9-14, 9x18 or 1x10x19, or help, undo, quit."""
+    """Play against an agent in the terminal.
+
+    Type moves as 9-14, 9x18 or 1x10x19, or help, moves, board, undo, quit."""
     import math
     from pathlib import Path
 
@@ -444,15 +623,34 @@ def play(
             raise UserError(f"cannot write --save {save!r}: {e.strerror or e}") from None
 
 
-@app.command()
+@app.command(
+    epilog=_example(
+        "neurocheckers show runs/games.json --game 2           # writes runs/games-game2.gif",
+        "neurocheckers show runs/games.json --svg-dir runs/game1",
+    )
+)
 def show(
-    games_file: Annotated[str, typer.Argument(help="A game file (from match --save-games or play --save).")],
-    game: Annotated[int, typer.Option(help="Which game of the file, counting from 1.")] = 1,
-    out: Annotated[str | None, typer.Option(help="GIF to write (default: GAMES_FILE-gameI.gif).")] = None,
-    svg_dir: Annotated[str | None, typer.Option(help="Write one SVG per position into this folder.")] = None,
-    fps: Annotated[float, typer.Option(help="Frames (moves) per second of the GIF.")] = 1.5,
+    games_file: Annotated[
+        str,
+        typer.Argument(metavar="GAMES_FILE", help="A game file (from match --save-games or play --save)."),
+    ],
+    game: Annotated[int, typer.Option(metavar="N", help="Which game of the file, counting from 1.")] = 1,
+    out: Annotated[
+        str | None,
+        typer.Option(
+            metavar="PATH",
+            help="GIF to write (default: beside GAMES_FILE, its name without .json plus -gameN.gif:"
+            " games.json gives games-game1.gif).",
+        ),
+    ] = None,
+    svg_dir: Annotated[
+        str | None, typer.Option(metavar="FOLDER", help="Write one SVG per position into this folder.")
+    ] = None,
+    fps: Annotated[float, typer.Option(metavar="FPS", help="Frames (moves) per second of the GIF.")] = 1.5,
 ) -> None:
-    """Draw a saved game move by move as an animated GIF (default) or a folder of SVG boards."""
+    """Draw a saved game as an animated GIF or SVG boards.
+
+    Draws the game move by move: a GIF by default, or one SVG board per position with --svg-dir."""
     import math
     from pathlib import Path
 
@@ -460,6 +658,10 @@ def show(
 
     if not (fps > 0 and math.isfinite(fps)):
         raise UserError(f"--fps must be a positive number, got {fps}")
+    if out is not None and (Path(out).is_dir() or Path(out).suffix.lower() != ".gif"):
+        raise UserError(f"--out must name a .gif file, got {out!r}")
+    if svg_dir is not None and Path(svg_dir).exists() and not Path(svg_dir).is_dir():
+        raise UserError(f"--svg-dir {svg_dir!r} is a file, not a folder")
     try:
         loaded = load_games(games_file)
     except ValueError as e:
@@ -497,35 +699,48 @@ def _match_progress(description: str):
     return progress, update
 
 
-@app.command()
+@app.command(
+    epilog=_example(
+        "neurocheckers lineage runs/quick_seed0_20260101-120000 --games 40 --every 16 --out runs/replay"
+    )
+)
 def lineage(
-    run_dir: Annotated[str, typer.Argument(help="A run folder.")],
-    games: Annotated[int, typer.Option(help="Games per match (even; colours balanced).")] = 20,
-    every: Annotated[int, typer.Option(help="Table rows every this many epochs (and the last).")] = 32,
+    run_dir: Annotated[str, typer.Argument(metavar="RUN_DIR", help="A run folder.")],
+    games: Annotated[int, typer.Option(metavar="N", help="Games per match (even; colours balanced).")] = 20,
+    every: Annotated[
+        int, typer.Option(metavar="E", help="Table rows every this many epochs (and the last).")
+    ] = 32,
     round_robin_games: Annotated[
-        int | None, typer.Option(help="Games per round-robin pair (default: --games).")
+        int | None, typer.Option(metavar="N", help="Games per round-robin pair (default: --games).")
     ] = None,
     sample: Annotated[
-        int, typer.Option(help="Round-robin at most this many evenly spaced bosses (0: all).")
+        int, typer.Option(metavar="N", help="Round-robin at most this many evenly spaced bosses (0: all).")
     ] = 12,
-    seed: Annotated[int, typer.Option(help="Random seed of the matches.")] = 0,
+    seed: Annotated[int, typer.Option(metavar="SEED", help="Random seed of the matches.")] = 0,
     simulations: Annotated[
-        int | None, typer.Option(help="MCTS simulations per move (default: the run's).")
+        int | None, typer.Option(metavar="SIMS", help="MCTS simulations per move (default: the run's).")
     ] = None,
-    opening_plies: Annotated[int, typer.Option(help="Random plies at the start of each game.")] = 2,
+    opening_plies: Annotated[
+        int, typer.Option(metavar="N", help="Random plies at the start of each game (2 here; match uses 0).")
+    ] = 2,
     round_robin: Annotated[
         bool, typer.Option("--round-robin/--no-round-robin", help="Also play the round-robin.")
     ] = True,
-    out: Annotated[str | None, typer.Option(help="Folder for the outputs (default: RUN_DIR).")] = None,
+    out: Annotated[
+        str | None, typer.Option(metavar="FOLDER", help="Folder for the outputs (default: RUN_DIR).")
+    ] = None,
 ) -> None:
-    """Replay the boss lineage: Table 1 (the boss at every E-th epoch against the final boss) and a
-    round-robin of the bosses with a heatmap and Elo ratings."""
+    """Replay a run's boss lineage: Table 1 and Elo ratings.
+
+    Table 1 is the boss at every E-th epoch against the final boss; the round-robin of the bosses
+    gives a heatmap and Elo ratings."""
     from pathlib import Path
 
     from neurocheckers.analysis import elo, replay
     from neurocheckers.analysis.lineage import lineage as boss_lineage
     from neurocheckers.analysis.matches import check_games
     from neurocheckers.experiment.run import RunError
+    from neurocheckers.search.limits import MAX_SIMULATIONS
 
     rr_games = games if round_robin_games is None else round_robin_games
     try:
@@ -533,8 +748,8 @@ def lineage(
         check_games(rr_games, "--round-robin-games")
         replay.table_epochs(0, every)
         elo.sample_indices(2, sample or None)
-        if simulations is not None and simulations < 1:
-            raise ValueError(f"--simulations must be >= 1, got {simulations}")
+        if simulations is not None and not 1 <= simulations <= MAX_SIMULATIONS:
+            raise ValueError(f"--simulations must be in 1..{MAX_SIMULATIONS}, got {simulations}")
         if opening_plies < 0:
             raise ValueError(f"--opening-plies must be >= 0, got {opening_plies}")
         boss_lineage(run_dir)  # a bad folder fails here, before any compiling
@@ -558,19 +773,30 @@ def lineage(
         raise UserError(str(e)) from None
 
 
-@app.command()
+@app.command(
+    epilog=_example(
+        "neurocheckers compare runs/grid/base_seed0_* runs/grid/layers7_seed0_* --out runs/compare.csv"
+    )
+)
 def compare(
-    base_run: Annotated[str, typer.Argument(help="The base run folder.")],
-    runs: Annotated[list[str], typer.Argument(help="Run folders to compare with the base run.")],
-    games: Annotated[int, typer.Option(help="Games per match (even; colours balanced).")] = 20,
-    seed: Annotated[int, typer.Option(help="Random seed of the matches.")] = 0,
-    opening_plies: Annotated[int, typer.Option(help="Random plies at the start of each game.")] = 2,
+    base_run: Annotated[str, typer.Argument(metavar="BASE_RUN", help="The base run folder.")],
+    runs: Annotated[
+        list[str], typer.Argument(metavar="RUN_DIR", help="Run folders to compare with the base run.")
+    ],
+    games: Annotated[int, typer.Option(metavar="N", help="Games per match (even; colours balanced).")] = 20,
+    seed: Annotated[int, typer.Option(metavar="SEED", help="Random seed of the matches.")] = 0,
+    opening_plies: Annotated[
+        int, typer.Option(metavar="N", help="Random plies at the start of each game (2 here; match uses 0).")
+    ] = 2,
     out: Annotated[
-        str | None, typer.Option(help="CSV to write; a .md beside it (default: BASE_RUN/compare.csv).")
+        str | None,
+        typer.Option(metavar="PATH", help="CSV to write; a .md beside it (default: BASE_RUN/compare.csv)."),
     ] = None,
 ) -> None:
-    """Tables 2-4: each run's seconds per epoch, its final boss against the base run's final boss,
-    and the first epoch at which its boss beat the base run's final boss."""
+    """Compare runs with a base run: Tables 2-4.
+
+    Each run's seconds per epoch, its final boss against the base run's final boss, and the first
+    epoch at which its boss beat the base run's final boss."""
     from pathlib import Path
 
     from neurocheckers.analysis import replay
@@ -597,7 +823,12 @@ def compare(
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point: run the app, turning usage and input errors into one-line messages."""
+    """Entry point: run the app, turning usage and input errors into one-line messages.
+
+    Run as the program (``argv`` None), an interrupt (Ctrl-C) ends the process at once with exit
+    status 130 (``os._exit``): compiled work still running in XLA's threads would otherwise keep
+    the process, and the cores, busy until it finished. In-process callers get 130 returned.
+    """
     import os
 
     from neurocheckers.devices import backend_initialized, use_host_devices
@@ -613,14 +844,25 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         use_host_devices(int(wanted) if wanted else None)
     configure_jax()
+    code = _run_app(argv)
+    if code == 130:
+        print("neurocheckers: aborted", file=sys.stderr)
+        if argv is None:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(130)
+    return code
+
+
+def _run_app(argv: list[str] | None) -> int:
+    """The app's exit status; errors are printed as one line, an interrupt gives 130."""
     try:
         # Outside standalone mode typer *returns* the code of a typer.Exit, and turns Ctrl-C into 130.
         code = app(args=argv, standalone_mode=False)
     except UserError as e:
         print(f"neurocheckers: error: {e}", file=sys.stderr)
         return 2
-    except typer.Abort:
-        print("neurocheckers: aborted", file=sys.stderr)
+    except (typer.Abort, KeyboardInterrupt):
         return 130
     except typer.Exit as e:
         return e.exit_code
@@ -631,8 +873,6 @@ def main(argv: list[str] | None = None) -> int:
         message = " ".join(e.format_message().split())
         print(f"neurocheckers: error: {message}", file=sys.stderr)
         return getattr(e, "exit_code", 2)
-    if code == 130:
-        print("neurocheckers: aborted", file=sys.stderr)
     return code if isinstance(code, int) else 0
 
 

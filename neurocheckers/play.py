@@ -162,6 +162,72 @@ def _outcome(state: State, human: int) -> str:
     return "you win!" if (BLACK if result > 0 else WHITE) == human else "the agent wins."
 
 
+@dataclasses.dataclass
+class _Game:
+    """A game in progress: the position, the moves played so far, whether to draw the board again."""
+
+    state: State
+    history: list[_Turn]
+    show_board: bool = True
+
+
+def _agent_plays(game: _Game, agent: Agent, rules: Rules, key: jax.Array, seconds: float,
+                 config: MCTSConfig, max_simulations: int, write: Callable[[str], Any]) -> None:  # fmt: skip
+    """The agent's turn: search, announce the move and play it."""
+    state = game.state
+    turn = agent_turn(agent, rules, state, jax.random.fold_in(key, int(state.ply)), seconds, config,
+                      max_simulations)  # fmt: skip
+    chance = "forced" if turn.win_chance is None else f"its win chance {turn.win_chance:.0%}"
+    write(
+        f"agent ({_side(state.color)}) plays {turn.move.notation} "
+        f"({turn.simulations} simulations in {turn.seconds:.2f} s, {chance})"
+    )
+    game.history.append(_Turn(state, int(state.color), turn.move))
+    game.state = apply_move(rules, state, turn.move)
+    game.show_board = True
+
+
+def _undo(game: _Game, human: int, write: Callable[[str], Any]) -> None:
+    """Take back the person's last move and everything after it (the agent's reply)."""
+    mine = [i for i, t in enumerate(game.history) if t.mover == human]
+    if not mine:
+        write("nothing to undo: you have not moved yet.")
+        return
+    taken = game.history[mine[-1] :]
+    game.state = taken[0].before
+    game.history = game.history[: mine[-1]]
+    write("took back " + " ".join(t.move.notation for t in taken) + ".")
+    game.show_board = True
+
+
+def _human_says(game: _Game, rules: Rules, human: int, line: str, write: Callable[[str], Any]) -> bool:
+    """Act on one line the person typed (a command or a move); True when they quit."""
+    command = line.strip().lower()
+    if not command:
+        return False
+    if command in QUIT_WORDS:
+        write("you quit; the game is abandoned.")
+        return True
+    if command in ("help", "?", "h"):
+        write(HELP)
+    elif command in ("moves", "m"):
+        write("legal moves: " + ", ".join(m.notation for m in legal_moves(rules, game.state)))
+    elif command == "board":
+        write(board_text(rules, game.state))
+    elif command == "undo":
+        _undo(game, human, write)
+    else:
+        try:
+            move = parse_move(rules, game.state, command)
+        except ValueError as error:
+            write(str(error))
+            return False
+        write(f"you play {move.notation}")
+        game.history.append(_Turn(game.state, human, move))
+        game.state = apply_move(rules, game.state, move)
+    return False
+
+
 def play_game(
     agent: Agent,
     rules: Rules,
@@ -191,75 +257,31 @@ def play_game(
     largest = prepare_agent(agent, rules, seconds, config, max_simulations)
     write(f"ready (up to {largest} simulations compiled). You play {_side(human)}; type 'help' for help.")
     start = jax.device_get(init(rules))
-    state = start
-    history: list[_Turn] = []
+    game = _Game(start, [])
     key = jax.random.key(seed)
-    show_board = True
-    quit_early = False
-    while not bool(state.terminated):
-        if int(state.color) != human:
-            turn = agent_turn(
-                agent, rules, state, jax.random.fold_in(key, int(state.ply)), seconds, config, max_simulations
-            )
-            chance = "forced" if turn.win_chance is None else f"its win chance {turn.win_chance:.0%}"
-            write(
-                f"agent ({_side(state.color)}) plays {turn.move.notation} "
-                f"({turn.simulations} simulations in {turn.seconds:.2f} s, {chance})"
-            )
-            history.append(_Turn(state, int(state.color), turn.move))
-            state = apply_move(rules, state, turn.move)
-            show_board = True
+    while not bool(game.state.terminated):
+        if int(game.state.color) != human:
+            _agent_plays(game, agent, rules, key, seconds, config, max_simulations, write)
             continue
-        if show_board:
-            write(board_text(rules, state))
-            show_board = False
+        if game.show_board:
+            write(board_text(rules, game.state))
+            game.show_board = False
         try:
             line = read_line(f"your move ({_side(human)}): ")
         except EOFError:
             write("no more input: quitting.")
-            quit_early = True
             break
-        command = line.strip().lower()
-        if not command:
-            continue
-        if command in QUIT_WORDS:
-            write("you quit; the game is abandoned.")
-            quit_early = True
+        if _human_says(game, rules, human, line, write):
             break
-        if command in ("help", "?", "h"):
-            write(HELP)
-        elif command in ("moves", "m"):
-            write("legal moves: " + ", ".join(m.notation for m in legal_moves(rules, state)))
-        elif command == "board":
-            write(board_text(rules, state))
-        elif command == "undo":
-            mine = [i for i, t in enumerate(history) if t.mover == human]
-            if not mine:
-                write("nothing to undo: you have not moved yet.")
-                continue
-            taken = history[mine[-1] :]
-            state = taken[0].before
-            history = history[: mine[-1]]
-            write("took back " + " ".join(t.move.notation for t in taken) + ".")
-            show_board = True
-        else:
-            try:
-                move = parse_move(rules, state, command)
-            except ValueError as error:
-                write(str(error))
-                continue
-            write(f"you play {move.notation}")
-            history.append(_Turn(state, human, move))
-            state = apply_move(rules, state, move)
-    if not quit_early:
-        write(board_text(rules, state))
-        write(_outcome(state, human))
+    else:  # the game ended by the rules, not by the person quitting
+        write(board_text(rules, game.state))
+        write(_outcome(game.state, human))
     human_name, agent_name = names
     return {
         "black": human_name if human == BLACK else agent_name,
         "white": human_name if human == WHITE else agent_name,
         "start_fen": to_fen(start),
-        "moves": [t.move.notation for t in history],
-        "result": result_text(state),  # "*" when quit before the end
-        "plies": sum(len(t.move.actions) for t in history),
+        "moves": [t.move.notation for t in game.history],
+        "result": result_text(game.state),  # "*" when quit before the end
+        "plies": sum(len(t.move.actions) for t in game.history),
     }

@@ -19,16 +19,17 @@ from neurocheckers.policies import (
     rollout_value,
 )
 from neurocheckers.rules.presets import Rules
+from neurocheckers.search.limits import MAX_ALPHABETA_DEPTH, MAX_SIMULATIONS
 from neurocheckers.search.mcts import MCTSConfig
 
 
-def _positive_int(text: str, what: str, spec: str) -> int:
+def _positive_int(text: str, what: str, spec: str, maximum: int) -> int:
     try:
         value = int(text)
     except ValueError:
         raise ValueError(f"bad player spec {spec!r}: {what} must be an integer, got {text!r}") from None
-    if value < 1:
-        raise ValueError(f"bad player spec {spec!r}: {what} must be >= 1, got {value}")
+    if not 1 <= value <= maximum:
+        raise ValueError(f"bad player spec {spec!r}: {what} must be in 1..{maximum}, got {value}")
     return value
 
 
@@ -50,10 +51,10 @@ def parse_player(spec: str, rules: Rules) -> Player:
     if kind == "greedy-material" and not args:
         return Player("greedy-material", greedy_player_policy(rules, material_value(rules)))
     if kind == "alphabeta" and len(args) == 1:
-        depth = _positive_int(args[0], "the depth", spec)
+        depth = _positive_int(args[0], "the depth", spec, MAX_ALPHABETA_DEPTH)
         return Player(f"alphabeta:{depth}", alphabeta_player_policy(rules, depth))
     if kind == "mcts-rollout" and len(args) == 1:
-        sims = _positive_int(args[0], "the simulation count", spec)
+        sims = _positive_int(args[0], "the simulation count", spec, MAX_SIMULATIONS)
         config = MCTSConfig(num_simulations=sims)
         return Player(f"mcts-rollout:{sims}", mcts_player_policy(rules, config, rollout_value(rules)))
     if kind == "greedy" and len(args) == 1:
@@ -61,6 +62,6 @@ def parse_player(spec: str, rules: Rules) -> Player:
         return Player(spec, greedy_player_policy(rules, value_fn(agent.spec)), agent.params)
     if kind == "mcts" and len(args) == 2:
         agent = _agent(rules, args[0], spec)
-        sims = _positive_int(args[1], "the simulation count", spec)
+        sims = _positive_int(args[1], "the simulation count", spec, MAX_SIMULATIONS)
         return mcts_player(rules, agent.spec, agent.params, sims, spec)
     raise ValueError(f"bad player spec {spec!r}; expected one of: {PLAYER_SPECS}")

@@ -185,7 +185,7 @@ def mctx_policy(rules, num_simulations: int, value_fn):
 
     from neurocheckers.rules import step
     from neurocheckers.rules.bits import nth_legal_action
-    from neurocheckers.search.mcts import _exact_value
+    from neurocheckers.rules.outcome import points_for
 
     k = rules.max_legal_moves
     slots = jnp.arange(k)
@@ -197,7 +197,7 @@ def mctx_policy(rules, num_simulations: int, value_fn):
     def recurrent_one(params, key, slot, state):
         after = step(rules, state, nth_legal_action(rules, state.legal_bits, slot))
         same_player = after.color == state.color
-        outcome = 2.0 * _exact_value(after) - 1.0  # for the side to move after the move
+        outcome = 2.0 * points_for(after.result, after.color == 0) - 1.0  # for the side to move after the move
         reward = jnp.where(after.terminated, jnp.where(same_player, outcome, -outcome), 0.0)
         discount = jnp.where(after.terminated, 0.0, jnp.where(same_player, 1.0, -1.0))
         value = jnp.where(after.terminated, 0.0, 2.0 * value_fn(params, after, key) - 1.0)

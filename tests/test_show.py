@@ -121,15 +121,6 @@ def test_games_from_actions_refuses_bad_actions():
     assert game["moves"] == [first.notation] and game["result"] == "*" and game["plies"] == 1
 
 
-def test_pick_balanced():
-    a_black = np.array([True] * 6 + [False] * 6)
-    assert games.pick_balanced(a_black, 4).tolist() == [0, 1, 6, 7]
-    assert games.pick_balanced(a_black, 5).tolist() == [0, 1, 2, 6, 7]
-    assert games.pick_balanced(np.array([True, True, False]), 3).tolist() == [0, 1, 2]
-    assert games.pick_balanced(np.array([True, False, False, False]), 3).tolist() == [0, 1, 2]
-    assert games.pick_balanced(a_black, 40).tolist() == list(range(12))
-
-
 def _short(game: dict, moves: int) -> dict:
     """The first ``moves`` moves of ``game`` as an unfinished game."""
     state = games.replay_game(AMERICAN6, {**game, "moves": game["moves"][:moves]})[0][-1]
@@ -171,6 +162,10 @@ def test_match_save_games_and_show(tmp_path, capsys):
     with Image.open(tmp_path / "games-game1.gif") as image:
         assert image.n_frames == len(loaded.games[0]["moves"]) + 1
 
+    assert main(["show", str(saved), "--out", str(tmp_path)]) == 2
+    assert "--out must name a .gif file" in capsys.readouterr().err
+    assert main(["show", str(saved), "--out", str(tmp_path / "x.txt")]) == 2
+    assert "--out must name a .gif file, got" in capsys.readouterr().err
     assert main(["show", str(saved), "--game", "9"]) == 2
     assert "--game must be in 1..4" in capsys.readouterr().err
     assert main(["show", str(tmp_path / "none.json")]) == 2

@@ -160,16 +160,6 @@ def games_from_actions(
     return games
 
 
-def pick_balanced(a_is_black: np.ndarray, count: int) -> np.ndarray:
-    """Indices (increasing) of up to ``count`` games out of [N] ``a_is_black``: the first games with A
-    as Black and the first with A as White, half each when both colours have enough."""
-    a_is_black = np.asarray(a_is_black, dtype=bool)
-    black, white = np.flatnonzero(a_is_black), np.flatnonzero(~a_is_black)
-    take_black = min(len(black), max((count + 1) // 2, count - len(white)))
-    take_white = min(len(white), count - take_black)
-    return np.sort(np.concatenate([black[:take_black], white[:take_white]]))
-
-
 _MOVE = re.compile(r"^\d+([-x]\d+)+$")
 
 

@@ -53,8 +53,8 @@ def export_boss(run_dir: str | Path, out: str | Path, epoch: int | None = None) 
     if epoch is None:
         entry = entries[-1]
     else:
-        if not 0 <= epoch <= epochs_done:
-            raise RunError(f"--epoch must be in 0..{epochs_done} for this run, got {epoch}")
+        if not 0 <= epoch < epochs_done:
+            raise RunError(f"--epoch must be an epoch this run played, 0..{epochs_done - 1}, got {epoch}")
         entry = boss_in_charge(entries, epoch)
     agent = load_agent(entry.path, config.rules)
     metadata = {k: v for k, v in agent.metadata.items() if k not in RESERVED_AGENT_KEYS}

@@ -13,21 +13,26 @@ import numpy as np
 def summarize(
     score: np.ndarray, length: np.ndarray, material_diff: np.ndarray, finished: np.ndarray
 ) -> dict[str, Any]:
-    """Counts and the mean score of A with a normal-approximation 95% confidence interval."""
+    """Counts and the mean score of A with a normal-approximation 95% confidence interval.
+
+    Wins, draws and losses count the games that ended by the rules; games cut by the ply cap are
+    counted apart as ``unfinished`` (they score half a point in ``score``).
+    """
     score = np.asarray(score, dtype=np.float64)
+    finished = np.asarray(finished, dtype=bool)
     material_diff = np.asarray(material_diff, dtype=np.float64) + 0.0  # -0.0 -> 0.0
     n = len(score)
     mean = float(score.mean()) if n else float("nan")
     half = 1.96 * float(score.std(ddof=1)) / math.sqrt(n) if n > 1 else float("nan")
     return {
         "games": n,
-        "wins": int((score == 1.0).sum()),
-        "draws": int((score == 0.5).sum()),
-        "losses": int((score == 0.0).sum()),
+        "wins": int((finished & (score == 1.0)).sum()),
+        "draws": int((finished & (score == 0.5)).sum()),
+        "losses": int((finished & (score == 0.0)).sum()),
+        "unfinished": int((~finished).sum()),
         "score": mean,
         "score_ci95": [mean - half, mean + half],
         "mean_length": float(np.mean(length)) if n else float("nan"),
-        "unfinished": int((~np.asarray(finished)).sum()),
         "material_diff_histogram": {
             str(k): int(v)
             for k, v in zip(*np.unique(np.asarray(material_diff), return_counts=True), strict=True)
@@ -39,12 +44,13 @@ def format_table(name_a: str, name_b: str, rules: str, summary: dict[str, Any]) 
     s = summary
     lo, hi = s["score_ci95"]
     lines = [
-        f"{name_a} vs {name_b} on {rules}: {s['games']} games (A moves first in half)",
+        f"{name_a} vs {name_b} on {rules}: {s['games']} games (A moves first in every other game)",
         f"  A wins   {s['wins']:>8}  ({s['wins'] / s['games']:.1%})",
         f"  draws    {s['draws']:>8}  ({s['draws'] / s['games']:.1%})",
         f"  A losses {s['losses']:>8}  ({s['losses'] / s['games']:.1%})",
-        f"  A score  {s['score']:.4f}  (95% CI {lo:.4f} .. {hi:.4f})",
-        f"  mean game length {s['mean_length']:.1f} plies; unfinished at the ply cap: {s['unfinished']}",
+        f"  unfinished {s['unfinished']:>6}  ({s['unfinished'] / s['games']:.1%}, cut by the ply cap)",
+        f"  A score  {s['score']:.4f}  (95% CI {lo:.4f} .. {hi:.4f}; an unfinished game counts 1/2)",
+        f"  mean game length {s['mean_length']:.1f} plies",
         "  final material difference (A - B): count",
     ]
     for key, count in sorted(s["material_diff_histogram"].items(), key=lambda kv: float(kv[0])):

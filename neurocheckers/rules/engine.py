@@ -18,6 +18,7 @@ import numpy as np
 
 from neurocheckers.rules.bits import is_legal_action, neighbors, nth_legal_action
 from neurocheckers.rules.fen import check_position
+from neurocheckers.rules.outcome import KING_VALUE
 from neurocheckers.rules.presets import Rules
 from neurocheckers.rules.state import BLACK, WHITE, State
 from neurocheckers.rules.tables import Tables, tables
@@ -312,7 +313,7 @@ def piece_counts(state: State) -> jax.Array:
     return jax.lax.population_count(boards).astype(jnp.int32)
 
 
-def material_balance(state: State, king_value: float = 1.5) -> jax.Array:
+def material_balance(state: State, king_value: float = KING_VALUE) -> jax.Array:
     """[] float32: Black's material minus White's (men 1, kings ``king_value``)."""
     c = piece_counts(state).astype(jnp.float32)
     return (c[..., 0] + king_value * c[..., 1]) - (c[..., 2] + king_value * c[..., 3])

@@ -31,6 +31,7 @@ from neurocheckers.rules.engine import (
     step,
     step_unchecked,
 )
+from neurocheckers.rules.outcome import KING_VALUE, points_for
 from neurocheckers.rules.presets import Rules
 from neurocheckers.rules.state import BLACK, State
 from neurocheckers.rules.tables import tables
@@ -50,7 +51,7 @@ def _sign(color: jax.Array) -> jax.Array:
 
 def outcome_for(state: State, color: jax.Array) -> jax.Array:
     """[] float32: the result of ``state`` for ``color`` as 1 win / 1/2 draw or unfinished / 0 loss."""
-    return 0.5 * (1.0 + _sign(color) * state.result.astype(jnp.float32))
+    return points_for(state.result, color == BLACK)
 
 
 def _pick_best(key: jax.Array, values: jax.Array, valid: jax.Array) -> jax.Array:
@@ -350,7 +351,7 @@ def rollout_value_fn(rules: Rules, max_plies: int = 300) -> ValueFn:
     return value_fn
 
 
-def material_value_fn(rules: Rules, scale: float = 0.5, king_value: float = 1.5) -> ValueFn:
+def material_value_fn(rules: Rules, scale: float = 0.5, king_value: float = KING_VALUE) -> ValueFn:
     """A handcrafted value function: ``sigmoid(scale * material)`` for the side to move.
 
     ``material`` is the mover's men + ``king_value`` x kings minus the opponent's. A terminated state

@@ -47,6 +47,7 @@ from flax import struct
 
 from neurocheckers.rules.bits import hash32, lowbias32, nth_legal_action
 from neurocheckers.rules.engine import init_batch, legal_action_slots, step
+from neurocheckers.rules.outcome import points_for
 from neurocheckers.rules.presets import Rules
 from neurocheckers.rules.state import BLACK, State
 from neurocheckers.search.types import ValueFn
@@ -157,9 +158,7 @@ def argmax_random_ties(scores: jax.Array, salt: jax.Array) -> jax.Array:
 
 def _exact_value(state: State) -> jax.Array:
     """[] float32: a finished game's result for its side to move (win 1, draw 1/2, loss 0)."""
-    black_to_move = state.color == BLACK
-    won = jnp.where(black_to_move, state.result > 0, state.result < 0)
-    return jnp.where(state.result == 0, 0.5, won.astype(jnp.float32))
+    return points_for(state.result, state.color == BLACK)
 
 
 def _node(tree: _Tree, index: jax.Array) -> State:
