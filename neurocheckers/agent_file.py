@@ -16,14 +16,12 @@ from collections.abc import Mapping
 import jax
 import jax.numpy as jnp
 import numpy as np
-from safetensors.numpy import save_file
+from safetensors.numpy import save
 
 from neurocheckers.evaluator import INPUT_ENCODING, EvaluatorSpec, Params, param_shapes
+from neurocheckers.formats import RESERVED_AGENT_KEYS
 from neurocheckers.numpy_agent import FORMAT, FORMAT_VERSION, read_agent_file
 from neurocheckers.rules.presets import PRESETS, Rules, get_rules
-
-RESERVED_KEYS = ("format", "format_version", "rules", "board_size", "layers", "width", "input_encoding")
-"""Metadata keys written by ``save_agent``; extra metadata may not use them."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -54,7 +52,8 @@ def save_agent(
     params: Params,
     metadata: Mapping[str, str] | None = None,
 ) -> None:
-    """Write one member's ``params`` (shaped as ``spec``) to ``path`` with its metadata."""
+    """Write one member's ``params`` (shaped as ``spec``) to ``path`` with its metadata (file mode
+    from the umask, e.g. 0644)."""
     rules = get_rules(rules)
     if rules.board_size != spec.board_size:
         raise ValueError(f"spec board_size {spec.board_size} does not fit rules {rules.name!r}")
@@ -62,7 +61,7 @@ def save_agent(
     for key, val in extra.items():
         if not isinstance(key, str) or not isinstance(val, str):
             raise ValueError(f"metadata must map str to str, got {key!r}: {val!r}")
-        if key in RESERVED_KEYS:
+        if key in RESERVED_AGENT_KEYS:
             raise ValueError(f"metadata key {key!r} is reserved by the agent file format")
     expected = param_shapes(spec)
     tensors: dict[str, np.ndarray] = {}
@@ -89,7 +88,10 @@ def save_agent(
         "width": str(spec.width),
         "input_encoding": INPUT_ENCODING,
     }
-    save_file(tensors, os.fspath(path), metadata={**header, **extra})
+    # Written with open() rather than safetensors' save_file, which makes the file private (0600):
+    # agent files are meant to be shared, so they get the usual mode from the umask (e.g. 0644).
+    with open(path, "wb") as f:
+        f.write(save(tensors, metadata={**header, **extra}))
 
 
 def load_agent(path: str | os.PathLike, rules: Rules | str | None = None) -> Agent:

@@ -15,6 +15,7 @@ on the chunk size.
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -24,15 +25,13 @@ import numpy as np
 from flax import struct
 
 from neurocheckers.evaluator import EvaluatorSpec, encode, value_fn
-from neurocheckers.rules.engine import material_balance, piece_counts, random_action, step
+from neurocheckers.rules.engine import init_batch, material_balance, piece_counts, random_action, step
 from neurocheckers.rules.outcome import points_for
 from neurocheckers.rules.playout import default_max_plies
 from neurocheckers.rules.presets import Rules
 from neurocheckers.rules.state import BLACK, State
 from neurocheckers.search.mcts import MCTSConfig, search
-
-Policy = Callable[[Any, State, jax.Array], jax.Array]
-"""``(params, state, key) -> action``: one game's move choice; vmapped over games by the arena."""
+from neurocheckers.search.types import Policy
 
 
 @struct.dataclass
@@ -67,13 +66,6 @@ class GameRecords:
     a_to_move: jax.Array
     recorded: jax.Array
     actions: jax.Array
-
-
-def _initial_states(rules: Rules, shape: tuple[int, ...]) -> State:
-    from neurocheckers.rules.engine import init
-
-    start = init(rules)
-    return jax.tree.map(lambda x: jnp.broadcast_to(x, shape + x.shape), start)
 
 
 def _records(
@@ -157,7 +149,6 @@ def _play(
         if opening_plies:
             randoms = batch_random(rules, keys, states)
             actions = jnp.where(ply < opening_plies, randoms, actions)
-        actions = jnp.maximum(actions, 0)  # a terminated root gives -1; step ignores it anyway
         if record:
             positions, movers, reached = trace
             live = ~states.terminated
@@ -171,7 +162,7 @@ def _play(
         states = batch_step(rules, states, actions)
         return states, ply + 1, key, length, trace, played
 
-    states = _initial_states(rules, shape) if starts is None else starts
+    states = init_batch(rules, shape) if starts is None else starts
     carry = (states, jnp.int32(0), key, jnp.zeros(shape, jnp.int32), trace, played)
     states, _, _, length, trace, played = jax.lax.while_loop(cond, body, carry)
     return _records(rules, states, a_is_black, length, trace, played)
@@ -237,6 +228,46 @@ def play_match(
     )
 
 
+class MemoryLimitError(ValueError):
+    """A compiled program needs more memory than the machine has; nothing was run."""
+
+
+def available_memory_bytes() -> int:
+    """Bytes JAX's first device can still take: the accelerator's free memory, else the host's
+    available RAM (``MemAvailable``, or all physical memory where /proc is missing)."""
+    stats = jax.local_devices()[0].memory_stats() or {}
+    if "bytes_limit" in stats:
+        return int(stats["bytes_limit"]) - int(stats.get("bytes_in_use", 0))
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+
+
+def check_memory(compiled: Any, what: str) -> None:
+    """Raise ``MemoryLimitError`` when the ``jax.stages.Compiled`` program needs more memory at once
+    (arguments, outputs, temporaries; on every local CPU device, which share the host's RAM) than
+    ``available_memory_bytes``. Compiling costs about the same for any array sizes, so a program far
+    too large for the machine is refused before it runs."""
+    stats = compiled.memory_analysis()
+    if stats is None:  # a backend without memory analysis: nothing to check
+        return
+    need = stats.argument_size_in_bytes + stats.output_size_in_bytes + stats.temp_size_in_bytes
+    need -= stats.alias_size_in_bytes
+    device = jax.local_devices()[0]
+    if device.platform == "cpu":
+        need *= jax.local_device_count()
+    have = available_memory_bytes()
+    if need > have:
+        raise MemoryLimitError(
+            f"{what} needs about {need / 2**30:,.1f} GiB of memory, {have / 2**30:,.1f} GiB is free"
+        )
+
+
 def _concatenate(parts: list[GameRecords], keep_actions: int) -> GameRecords:
     """One host-side ``GameRecords`` of the chunks, in game order; actions of the first
     ``keep_actions`` games only."""
@@ -269,7 +300,8 @@ def run_match(
     of shape [N] in game order, with the actions ([K, max_plies], -1 after a game's end) of the
     first ``K = min(keep_actions, N)`` games; no positions. ``on_progress(done, games)`` is called
     after each chunk. ``should_stop()`` is asked before each chunk; when it says True the match ends
-    early and the records hold the ``N < games`` games played so far.
+    early and the records hold the ``N < games`` games played so far. ``MemoryLimitError`` before
+    any game when a batch needs more memory than the machine has.
     """
     max_plies = default_max_plies(rules) if max_plies is None else max_plies
     for name, value in (("games", games), ("batch", batch), ("max_plies", max_plies)):
@@ -279,6 +311,11 @@ def run_match(
         raise ValueError(f"opening_plies and keep_actions must be >= 0, got {opening_plies}, {keep_actions}")
     batch = min(batch, games)
     key = jax.random.key(seed)
+    compiled = play_match.lower(
+        rules, policy_a, params_a, policy_b, params_b, key, batch, max_plies, opening_plies,
+        record_actions=keep_actions > 0, first_game=0,
+    ).compile()  # fmt: skip
+    check_memory(compiled, f"a batch of {batch} games")
     parts: list[GameRecords] = []
     played = 0
     while played < games and not (should_stop is not None and should_stop()):

@@ -22,6 +22,10 @@ def _group() -> None:
     """Evolve neural checkers players with JAX."""
 
 
+Preset = Annotated[str, typer.Option(metavar="PRESET", help="Rules preset: simple6, american6 or american8.")]
+"""A ``--rules`` option."""
+
+
 class UserError(Exception):
     """A problem with the user's input: reported as one line, without a traceback."""
 
@@ -35,13 +39,24 @@ def _rules(name: str):
         raise UserError(str(e)) from None
 
 
-@app.command()
+def _example(*lines: str) -> str:
+    """A help epilog of example command lines (``\b`` keeps click from joining the lines)."""
+    return "\b\nExample:\n" + "\n".join(f"  {line}" for line in lines)
+
+
+@app.command(epilog=_example("neurocheckers perft --rules american8 --depth 6"))
 def perft(
-    rules: Annotated[str, typer.Option(help="Rules preset: simple6, american6 or american8.")] = "simple6",
-    depth: Annotated[int, typer.Option(help="Depth in whole turns (a multi-jump is one turn).")] = 5,
-    fen: Annotated[str | None, typer.Option(help="Start from this PDN FEN instead of the opening.")] = None,
+    rules: Preset = "simple6",
+    depth: Annotated[
+        int, typer.Option(metavar="N", help="Depth in whole turns (a multi-jump is one turn).")
+    ] = 5,
+    fen: Annotated[
+        str | None, typer.Option(metavar="FEN", help="Start from this PDN FEN instead of the opening.")
+    ] = None,
 ) -> None:
-    """Count the leaves of the legal-move tree, one line per depth: 'depth N: COUNT'."""
+    """Count the positions reachable in 1..N turns (perft).
+
+    Prints one line per depth: 'depth N: COUNT'."""
     preset = _rules(rules)
     if depth < 1:
         raise UserError(f"--depth must be >= 1, got {depth}")
@@ -57,40 +72,63 @@ def perft(
         print(f"depth {d}: {count}", flush=True)
 
 
-@app.command()
+@app.command(
+    epilog=_example(
+        "neurocheckers match alphabeta:3 random --rules american8 --games 200",
+        "neurocheckers match mcts:runs/agent.safetensors:16 alphabeta:3 --save-games runs/games.json",
+    )
+)
 def match(
     player_a: Annotated[
         str,
         typer.Argument(
+            metavar="A",
             help="Player A: random | greedy:FILE | greedy-material | alphabeta:D | mcts:FILE:SIMS"
-            " | mcts-rollout:SIMS"
+            " | mcts-rollout:SIMS (D at most 14, SIMS at most 65536).",
         ),
     ],
-    player_b: Annotated[str, typer.Argument(help="Player B, same forms as A.")],
-    rules: Annotated[str, typer.Option(help="Rules preset: simple6, american6 or american8.")] = "simple6",
+    player_b: Annotated[str, typer.Argument(metavar="B", help="Player B, same forms as A.")],
+    rules: Preset = "simple6",
     games: Annotated[
-        int, typer.Option(help="Games to play; A moves first in every other game (the even ones).")
+        int, typer.Option(metavar="N", help="Games to play; A moves first in every other game.")
     ] = 1000,
-    seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
-    batch: Annotated[int, typer.Option(help="Games played at once (in one compiled call).")] = 2048,
+    seed: Annotated[int, typer.Option(metavar="SEED", help="Random seed.")] = 0,
+    batch: Annotated[
+        int, typer.Option(metavar="N", help="Games played at once (in one compiled call).")
+    ] = 2048,
     max_plies: Annotated[
         int | None,
         typer.Option(
+            metavar="N",
             help="Cap on a game's length; games cut by it are reported as unfinished (default: a bound on"
-            " a game's length from the rules' own draw limits, so every game ends by the rules)."
+            " a game's length from the rules' own draw limits, so every game ends by the rules).",
         ),
     ] = None,
-    opening_plies: Annotated[int, typer.Option(help="Random plies at the start of each game.")] = 0,
+    opening_plies: Annotated[
+        int,
+        typer.Option(
+            metavar="N", help="Random plies at the start of each game (0 here; lineage and compare use 2)."
+        ),
+    ] = 0,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
-    plot: Annotated[str | None, typer.Option(help="Save the final-material histogram to this PNG.")] = None,
+    plot: Annotated[
+        str | None,
+        typer.Option(
+            metavar="PATH",
+            help="Save the final-material histogram to this PNG file (in a folder: PATH/material.png).",
+        ),
+    ] = None,
     save_games: Annotated[
-        str | None, typer.Option(help="Save some games in notation to this JSON file (for 'show').")
+        str | None,
+        typer.Option(metavar="PATH", help="Save some games in notation to this JSON file (for 'show')."),
     ] = None,
     save_count: Annotated[
-        int, typer.Option(help="Games --save-games keeps: the first ones (colours alternate).")
+        int, typer.Option(metavar="N", help="Games --save-games keeps: the first ones (colours alternate).")
     ] = 16,
 ) -> None:
-    """Play GAMES games of A against B and print A's wins, draws, losses and score with a 95% CI."""
+    """Play a match of A against B and print the score.
+
+    Prints A's wins, draws, losses, unfinished games and score with a 95% confidence interval."""
     preset = _rules(rules)
     for name, value in (("--games", games), ("--batch", batch), ("--max-plies", max_plies)):
         if value is not None and value < 1:
@@ -107,8 +145,9 @@ def match(
     except ValueError as e:
         raise UserError(str(e)) from None
     keep = save_count if save_games is not None else 0
+    plot_path = _plot_path(plot) if plot else None
     records = _play_match(preset, a, b, games, seed, batch, max_plies, opening_plies, keep, as_json)
-    _report_match(preset, a, b, records, seed, as_json, plot, save_games)
+    _report_match(preset, a, b, records, seed, as_json, plot_path, save_games)
 
 
 def _play_match(rules, a, b, games: int, seed: int, batch: int, max_plies: int | None, opening_plies: int,
@@ -116,17 +155,36 @@ def _play_match(rules, a, b, games: int, seed: int, batch: int, max_plies: int |
     """``arena.run_match`` under a transient progress bar (none when ``quiet``)."""
     from rich.progress import Progress
 
-    from neurocheckers.arena import run_match
+    from neurocheckers.arena import MemoryLimitError, run_match
 
     with Progress(transient=True, disable=quiet) as progress:
         task = progress.add_task(f"{a.name} vs {b.name}", total=games)
-        return run_match(
-            rules, a.policy, a.params, b.policy, b.params, games, seed, batch, max_plies, opening_plies,
-            keep_actions, on_progress=lambda done, _: progress.update(task, completed=done),
-        )  # fmt: skip
+        try:
+            return run_match(
+                rules, a.policy, a.params, b.policy, b.params, games, seed, batch, max_plies, opening_plies,
+                keep_actions, on_progress=lambda done, _: progress.update(task, completed=done),
+            )  # fmt: skip
+        except MemoryLimitError as e:
+            hint = f"lower --batch (now {min(batch, games)}) or the players' search sizes"
+            raise UserError(f"{e}; {hint}") from None
 
 
-def _report_match(rules, a, b, records, seed: int, as_json: bool, plot: str | None, save_games: str | None):
+def _plot_path(text: str):
+    """Where ``--plot`` writes: the file named, ``.png`` added when it has no suffix, or
+    ``material.png`` inside an existing folder."""
+    from pathlib import Path
+
+    path = Path(text)
+    if path.is_dir():
+        return path / "material.png"
+    if path.suffix.lower() not in (".png", ".svg", ".pdf", ".jpg", ".jpeg"):
+        if path.suffix:
+            raise UserError(f"--plot must name a .png, .svg, .pdf or .jpg file or a folder, got {text!r}")
+        return path.with_suffix(".png")
+    return path
+
+
+def _report_match(rules, a, b, records, seed: int, as_json: bool, plot, save_games: str | None):
     """Print the summary of a played match (a table or JSON), and write its games file and plot."""
     import json
 
@@ -144,10 +202,13 @@ def _report_match(rules, a, b, records, seed: int, as_json: bool, plot: str | No
             print(f"games: {summary['games_file']} ({len(records.actions)} games)")
     if plot:
         from neurocheckers.analysis.match_report import plot_material_histogram
-        from neurocheckers.players import display_name
+        from neurocheckers.formats import display_name
 
         title = f"{display_name(a.name)} vs {display_name(b.name)} ({rules.name}, {summary['games']} games)"
-        path = plot_material_histogram(records.material_diff, title, plot)
+        try:
+            path = plot_material_histogram(records.material_diff, title, plot)
+        except OSError as e:
+            raise UserError(f"cannot write --plot {str(plot)!r}: {e.strerror or e}") from None
         if not as_json:
             print(f"histogram: {path}")
 
@@ -173,56 +234,109 @@ def _config_keys_help() -> str:
     from neurocheckers.experiment.config import ExperimentConfig, field_docs
 
     docs = field_docs()
-    lines = ["\b", "Config keys (TOML top level or --set key=value), with defaults:"]
+    lines = ["\b", "Config keys (TOML top level or --set KEY=VALUE), with defaults:"]
     for f in dataclasses.fields(ExperimentConfig):
         lines.append(f"  {f.name} = {f.default!r}: {docs.get(f.name, '')}")
-    return "\n".join(lines)
+    examples = (
+        "neurocheckers evolve experiments/quick.toml --set population=32 --epochs 20 --out runs",
+        "neurocheckers evolve --resume runs/quick_seed0_20260101-120000",
+    )
+    return "\n".join(lines) + "\n\n" + _example(*examples)
 
 
 @app.command(epilog=_config_keys_help())
 def evolve(
-    config: Annotated[str | None, typer.Argument(help="Experiment TOML file (see experiments/).")] = None,
-    out: Annotated[str, typer.Option(help="Folder in which the run folder is created.")] = "runs",
-    epochs: Annotated[int | None, typer.Option(help="Override the number of epochs.")] = None,
-    seed: Annotated[int | None, typer.Option(help="Override the seed.")] = None,
+    config: Annotated[
+        str | None, typer.Argument(metavar="CONFIG", help="Experiment TOML file (see experiments/).")
+    ] = None,
+    out: Annotated[
+        str, typer.Option(metavar="FOLDER", help="Folder in which the run folder is created.")
+    ] = "runs",
+    epochs: Annotated[int | None, typer.Option(metavar="N", help="Override the number of epochs.")] = None,
+    seed: Annotated[int | None, typer.Option(metavar="SEED", help="Override the seed.")] = None,
     set_: Annotated[
-        list[str] | None, typer.Option("--set", help="Override a config key: --set key=value (repeatable).")
+        list[str] | None,
+        typer.Option("--set", metavar="KEY=VALUE", help="Override a config key (repeatable)."),
     ] = None,
     resume: Annotated[
-        str | None, typer.Option(help="Continue the run in this folder from its checkpoint.")
+        str | None,
+        typer.Option(metavar="RUN_DIR", help="Continue the run in this folder from its checkpoint."),
     ] = None,
     plot: Annotated[bool, typer.Option(help="Write fitness.png/svg in the run folder at the end.")] = True,
 ) -> None:
-    """Evolve a population against a rising boss; writes a run folder with metrics, lineage, checkpoints."""
+    """Evolve a population against a rising boss.
+
+    Writes a run folder: its config, metrics.csv, lineage.csv and the bosses, and checkpoints. A run
+    resumed with --resume goes on from its last checkpoint; a finished run is left as it is."""
+    prepared = _prepare_run(config, out, epochs, seed, set_, resume)
+    if prepared is None:
+        return
+    run_dir, total = prepared
+    _evolve_with_progress(run_dir, total)
+    print(f"metrics: {run_dir}/metrics.csv")
+    print(f"lineage: {run_dir}/lineage/")
+    if plot:
+        from neurocheckers.analysis.plots import plot_fitness
+
+        files = plot_fitness([run_dir], f"{run_dir}/fitness.png")
+        print("plot: " + ", ".join(str(f) for f in files))
+
+
+def _prepare_run(config, out, epochs, seed, overrides, resume) -> tuple[str, int] | None:
+    """(run folder, epochs to reach) of a new run or of ``resume``, after printing the folder and its
+    config; None (after saying so) when ``resume`` is already complete. Nothing is created for a
+    config that is refused."""
+    from pathlib import Path
+
     from neurocheckers.experiment.config import ConfigError, load_config
     from neurocheckers.experiment.run import (
+        CHECKPOINT,
         RunError,
+        checkpoint_epoch,
         config_summary,
         create_run,
         read_metrics,
         read_run_config,
-        run,
     )
 
     try:
         if resume is not None:
-            if config is not None or set_:
-                raise UserError("--resume continues a run with its own config; give no CONFIG or --set")
+            if config is not None or overrides or seed is not None:
+                raise UserError("--resume goes on with the run's own config; give no CONFIG, --set or --seed")
+            cfg, sims = read_run_config(resume)
+            total = epochs if epochs is not None else cfg.epochs
+            done = checkpoint_epoch(resume)
+            if done is not None and done >= total:
+                print(f"{resume} is already complete: {done} epochs done, {total} asked for; nothing to do")
+                return None
+            if not (Path(resume) / CHECKPOINT).exists():
+                rows = len(read_metrics(resume))
+                dropped = f"; its {rows} metric rows are replaced" if rows else ""
+                print(f"{resume} has no checkpoint: the run starts again from epoch 0{dropped}")
             run_dir = resume
-            cfg, sims = read_run_config(run_dir)
         else:
             if config is None:
                 raise UserError("give a CONFIG.toml (or --resume RUN_DIR)")
-            cfg = load_config(config, set_, epochs=epochs, seed=seed)
-            run_dir = str(create_run(cfg, out))
+            cfg = load_config(config, overrides, epochs=epochs, seed=seed)
+            run_dir = str(create_run(cfg, out, check_memory=True))
             _, sims = read_run_config(run_dir)
+            total = cfg.epochs
     except (ConfigError, RunError) as e:
         raise UserError(str(e)) from None
-    total = epochs if epochs is not None else cfg.epochs
+    except OSError as e:
+        raise UserError(f"cannot create a run folder in {out!r}: {e.strerror or e}") from None
     print(f"run folder: {run_dir}")
     print(config_summary(cfg, sims))
+    return run_dir, total
+
+
+def _evolve_with_progress(run_dir: str, total: int) -> None:
+    """``experiment.run.run`` up to ``total`` epochs under a progress bar of epochs."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+    from neurocheckers.experiment.run import RunError, read_metrics, read_run_config, run
+
+    games = read_run_config(run_dir)[0].games_per_epoch
     columns = (
         TextColumn("epoch"),
         MofNCompleteColumn(),
@@ -236,9 +350,10 @@ def evolve(
         progress.update(task, completed=min(done, total))
 
         def on_epoch(row):
-            status = (
-                f"boss #{int(row['boss_id'])} mean {float(row['fitness_mean']):.2f} "
-                f"best {float(row['best_points']):.1f} {float(row['wall_seconds']):.2f}s"
+            status = (  # points per game, as in the fitness plot
+                f"boss #{int(row['boss_id'])} mean {float(row['fitness_mean']) / games:.2f} "
+                f"best {float(row['best_points']) / games:.2f} pts/game "
+                f"{float(row['wall_seconds']):.2f}s"
             )
             progress.update(task, completed=int(row["epoch"]) + 1, status=status)
 
@@ -246,35 +361,46 @@ def evolve(
             run(run_dir, epochs=total, on_epoch=on_epoch)
         except RunError as e:
             raise UserError(str(e)) from None
-    print(f"metrics: {run_dir}/metrics.csv")
-    print(f"lineage: {run_dir}/lineage/")
-    if plot:
-        from neurocheckers.analysis.plots import plot_fitness
-
-        files = plot_fitness([run_dir], f"{run_dir}/fitness.png")
-        print("plot: " + ", ".join(str(f) for f in files))
 
 
-@app.command()
+@app.command(
+    epilog=_example(
+        "neurocheckers sweep experiments/study_grid.toml --epochs 32 --workers 2 --out runs",
+        "neurocheckers sweep experiments/study_grid.toml --ray local --out runs",
+    )
+)
 def sweep(
-    sweep_file: Annotated[str, typer.Argument(help="Sweep TOML file (e.g. experiments/study_grid.toml).")],
-    out: Annotated[str, typer.Option(help="Folder in which the sweep folder is created.")] = "runs",
+    sweep_file: Annotated[
+        str,
+        typer.Argument(metavar="SWEEP_FILE", help="Sweep TOML file (e.g. experiments/study_grid.toml)."),
+    ],
+    out: Annotated[
+        str, typer.Option(metavar="FOLDER", help="Folder in which the sweep folder is created.")
+    ] = "runs",
     epochs: Annotated[
-        int | None, typer.Option(help="Override every run's epochs (remembered when the sweep resumes).")
+        int | None,
+        typer.Option(metavar="N", help="Override every run's epochs (remembered when the sweep resumes)."),
     ] = None,
-    workers: Annotated[int, typer.Option(help="Runs at once on this machine, each in its own process.")] = 1,
+    workers: Annotated[
+        int, typer.Option(metavar="N", help="Runs at once on this machine, each in its own process.")
+    ] = 1,
     ray_address: Annotated[
         str | None,
         typer.Option(
             "--ray",
+            metavar="ADDRESS",
             help="Run each entry as a task on this Ray cluster: an address, 'auto' or 'local'"
             " (pip install 'neurocheckers[ray]'; every node must see the --out folder).",
         ),
     ] = None,
-    cpus_per_run: Annotated[int, typer.Option(help="CPUs (and host devices) each Ray task takes.")] = 1,
+    cpus_per_run: Annotated[
+        int, typer.Option(metavar="N", help="CPUs (and host devices) each Ray task takes.")
+    ] = 1,
 ) -> None:
-    """Run every config of a sweep file: one run folder each, sweep.json and summary.csv. Run the same
-    command again to continue an interrupted sweep."""
+    """Run every config of a sweep file.
+
+    Writes one run folder per config, sweep.json and summary.csv. Run the same command again to
+    continue an interrupted sweep."""
     from pathlib import Path
 
     from neurocheckers.experiment.config import ConfigError
@@ -352,44 +478,42 @@ class _SweepProgress:
 
 
 def _print_sweep(name: str, result) -> None:
-    """The sweep's summary table and where its files are."""
-    from rich.console import Console
-    from rich.table import Table
+    """The sweep's summary table (80 columns) and where its files are."""
+    from neurocheckers.experiment.sweep import format_summary
 
-    table = Table(title=f"sweep {name}")
-    for head in ("label", "status", "epochs", "boss", "changes", "s/epoch", "fitness"):
-        table.add_column(head)
-    table.add_column("run folder", overflow="fold")
-    for r in result.rows:
-        table.add_row(
-            r["label"],
-            r["status"],
-            f"{r['epochs_done']}/{r['epochs']}",
-            r["final_boss_id"],
-            r["boss_changes"],
-            r["median_seconds_per_epoch"],
-            r["final_mean_fitness"],
-            r["run_dir"],
-        )
-    Console().print(table)
+    print(format_summary(result.rows))
     print(f"sweep folder: {result.sweep_dir}")
     print(f"summary: {result.summary}")
 
 
-@app.command()
+@app.command(
+    epilog=_example("neurocheckers plot runs/study_grid/*_seed0_* --out runs/study_grid/fitness.png")
+)
 def plot(
-    run_dirs: Annotated[list[str], typer.Argument(help="One or more run folders (overlaid).")],
-    out: Annotated[str | None, typer.Option(help="Output file (PNG and SVG are both written).")] = None,
+    run_dirs: Annotated[
+        list[str], typer.Argument(metavar="RUN_DIR", help="One or more run folders (overlaid).")
+    ],
+    out: Annotated[
+        str | None,
+        typer.Option(
+            metavar="PATH", help="Output .png (an .svg is written beside it; default: RUN_DIR/fitness.png)."
+        ),
+    ] = None,
     smooth: Annotated[
         int | None,
-        typer.Option(help="Rolling mean over this many epochs (default: 1 for one run, ~1/50 of the run)."),
+        typer.Option(
+            metavar="N", help="Rolling mean over this many epochs (default: 1 for one run, ~1/50 of the run)."
+        ),
     ] = None,
     label: Annotated[
-        list[str] | None, typer.Option(help="Legend label of each run, in order (default: its name).")
+        list[str] | None,
+        typer.Option(metavar="TEXT", help="Legend label of each run, in order (default: its name)."),
     ] = None,
 ) -> None:
-    """Plot fitness over epochs (band, mean and best member per game, boss promotions) for one or more
-    runs, overlaid, with the number of bosses promoted below."""
+    """Plot the fitness of one or more runs over epochs.
+
+    Shows the band, mean and best member per game and the boss promotions, runs overlaid, with the
+    number of bosses promoted below."""
     from neurocheckers.analysis.plots import plot_fitness
     from neurocheckers.experiment.run import RunError, read_run_config
 
@@ -409,35 +533,67 @@ def plot(
         print(path)
 
 
-@app.command()
+@app.command(
+    epilog=_example("neurocheckers export runs/quick_seed0_20260101-120000 --out runs/agent.safetensors")
+)
 def export(
-    run_dir: Annotated[str, typer.Argument(help="A run folder.")],
-    out: Annotated[str, typer.Option(help="The agent file to write (.safetensors).")] = "agent.safetensors",
+    run_dir: Annotated[str, typer.Argument(metavar="RUN_DIR", help="A run folder.")],
+    out: Annotated[
+        str, typer.Option(metavar="PATH", help="The agent file to write (.safetensors).")
+    ] = "agent.safetensors",
     epoch: Annotated[
-        int | None, typer.Option(help="Export the boss in charge at this epoch instead of the last.")
+        int | None,
+        typer.Option(
+            metavar="EPOCH", help="Export the boss that played this epoch instead of the final one."
+        ),
     ] = None,
 ) -> None:
-    """Export a run's boss (the final one by default) as an agent file for match and play."""
+    """Export a run's boss as an agent file for match and play.
+
+    The final boss by default, or the one that played --epoch."""
+    from pathlib import Path
+
     from neurocheckers.analysis.lineage import export_boss
     from neurocheckers.experiment.run import RunError
 
+    folder = next((p for p in Path(out).parents if p.exists()), Path("."))
+    if Path(out).is_dir():
+        example = Path(out) / "agent.safetensors"
+        raise UserError(f"--out {out!r} is a folder; give the agent file's name, e.g. {example}")
+    if not folder.is_dir():
+        raise UserError(f"cannot write --out {out!r}: {str(folder)!r} is a file, not a folder")
     try:
         path, entry = export_boss(run_dir, out, epoch)
     except (RunError, ValueError) as e:
         raise UserError(str(e)) from None
-    print(f"boss #{entry.boss_id} (promoted after epoch {entry.epoch}) written to {path}")
+    except OSError as e:
+        raise UserError(f"cannot write --out {out!r}: {e.strerror or e}") from None
+    origin = "the initial random boss" if entry.epoch < 0 else f"promoted after epoch {entry.epoch}"
+    print(f"boss #{entry.boss_id} ({origin}) written to {path}")
 
 
-@app.command()
+@app.command(epilog=_example("neurocheckers play --agent runs/agent.safetensors --seconds 2 --human white"))
 def play(
-    agent: Annotated[str, typer.Option(help="The agent file to play against (.safetensors, see export).")],
-    rules: Annotated[str | None, typer.Option(help="Rules preset (default: the agent's own).")] = None,
-    seconds: Annotated[float, typer.Option(help="The agent's thinking time per move, in seconds.")] = 1.0,
-    human: Annotated[str, typer.Option(help="Your colour: black (moves first) or white.")] = "black",
-    seed: Annotated[int, typer.Option(help="Random seed of the agent's search.")] = 0,
-    save: Annotated[str | None, typer.Option(help="Write the game to this JSON game file.")] = None,
+    agent: Annotated[
+        str, typer.Option(metavar="PATH", help="The agent file to play against (.safetensors, see export).")
+    ],
+    rules: Annotated[
+        str | None, typer.Option(metavar="PRESET", help="Rules preset (default: the agent's own).")
+    ] = None,
+    seconds: Annotated[
+        float, typer.Option(metavar="SECONDS", help="The agent's thinking time per move.")
+    ] = 1.0,
+    human: Annotated[
+        str, typer.Option(metavar="COLOUR", help="Your colour: black (moves first) or white.")
+    ] = "black",
+    seed: Annotated[int, typer.Option(metavar="SEED", help="Random seed of the agent's search.")] = 0,
+    save: Annotated[
+        str | None, typer.Option(metavar="PATH", help="Write the game to this JSON game file.")
+    ] = None,
 ) -> None:
-    """Play against an agent in the terminal; type moves as 9-14, 9x18 or 1x10x19, or help, undo, quit."""
+    """Play against an agent in the terminal.
+
+    Type moves as 9-14, 9x18 or 1x10x19, or help, moves, board, undo, quit."""
     import math
     from pathlib import Path
 
@@ -467,15 +623,34 @@ def play(
             raise UserError(f"cannot write --save {save!r}: {e.strerror or e}") from None
 
 
-@app.command()
+@app.command(
+    epilog=_example(
+        "neurocheckers show runs/games.json --game 2           # writes runs/games-game2.gif",
+        "neurocheckers show runs/games.json --svg-dir runs/game1",
+    )
+)
 def show(
-    games_file: Annotated[str, typer.Argument(help="A game file (from match --save-games or play --save).")],
-    game: Annotated[int, typer.Option(help="Which game of the file, counting from 1.")] = 1,
-    out: Annotated[str | None, typer.Option(help="GIF to write (default: GAMES_FILE-gameI.gif).")] = None,
-    svg_dir: Annotated[str | None, typer.Option(help="Write one SVG per position into this folder.")] = None,
-    fps: Annotated[float, typer.Option(help="Frames (moves) per second of the GIF.")] = 1.5,
+    games_file: Annotated[
+        str,
+        typer.Argument(metavar="GAMES_FILE", help="A game file (from match --save-games or play --save)."),
+    ],
+    game: Annotated[int, typer.Option(metavar="N", help="Which game of the file, counting from 1.")] = 1,
+    out: Annotated[
+        str | None,
+        typer.Option(
+            metavar="PATH",
+            help="GIF to write (default: beside GAMES_FILE, its name without .json plus -gameN.gif:"
+            " games.json gives games-game1.gif).",
+        ),
+    ] = None,
+    svg_dir: Annotated[
+        str | None, typer.Option(metavar="FOLDER", help="Write one SVG per position into this folder.")
+    ] = None,
+    fps: Annotated[float, typer.Option(metavar="FPS", help="Frames (moves) per second of the GIF.")] = 1.5,
 ) -> None:
-    """Draw a saved game move by move as an animated GIF (default) or a folder of SVG boards."""
+    """Draw a saved game as an animated GIF or SVG boards.
+
+    Draws the game move by move: a GIF by default, or one SVG board per position with --svg-dir."""
     import math
     from pathlib import Path
 
@@ -483,6 +658,10 @@ def show(
 
     if not (fps > 0 and math.isfinite(fps)):
         raise UserError(f"--fps must be a positive number, got {fps}")
+    if out is not None and (Path(out).is_dir() or Path(out).suffix.lower() != ".gif"):
+        raise UserError(f"--out must name a .gif file, got {out!r}")
+    if svg_dir is not None and Path(svg_dir).exists() and not Path(svg_dir).is_dir():
+        raise UserError(f"--svg-dir {svg_dir!r} is a file, not a folder")
     try:
         loaded = load_games(games_file)
     except ValueError as e:
@@ -520,45 +699,60 @@ def _match_progress(description: str):
     return progress, update
 
 
-@app.command()
+@app.command(
+    epilog=_example(
+        "neurocheckers lineage runs/quick_seed0_20260101-120000 --games 40 --every 16 --out runs/replay"
+    )
+)
 def lineage(
-    run_dir: Annotated[str, typer.Argument(help="A run folder.")],
-    games: Annotated[int, typer.Option(help="Games per match (even; colours balanced).")] = 20,
-    every: Annotated[int, typer.Option(help="Table rows every this many epochs (and the last).")] = 32,
+    run_dir: Annotated[str, typer.Argument(metavar="RUN_DIR", help="A run folder.")],
+    games: Annotated[int, typer.Option(metavar="N", help="Games per match (even; colours balanced).")] = 20,
+    every: Annotated[
+        int, typer.Option(metavar="E", help="Table rows every this many epochs (and the last).")
+    ] = 32,
     round_robin_games: Annotated[
-        int | None, typer.Option(help="Games per round-robin pair (default: --games).")
+        int | None, typer.Option(metavar="N", help="Games per round-robin pair (default: --games).")
     ] = None,
     sample: Annotated[
-        int, typer.Option(help="Round-robin at most this many evenly spaced bosses (0: all).")
+        int, typer.Option(metavar="N", help="Round-robin at most this many evenly spaced bosses (0: all).")
     ] = 12,
-    seed: Annotated[int, typer.Option(help="Random seed of the matches.")] = 0,
+    seed: Annotated[int, typer.Option(metavar="SEED", help="Random seed of the matches.")] = 0,
     simulations: Annotated[
-        int | None, typer.Option(help="MCTS simulations per move (default: the run's).")
+        int | None, typer.Option(metavar="SIMS", help="MCTS simulations per move (default: the run's).")
     ] = None,
-    opening_plies: Annotated[int, typer.Option(help="Random plies at the start of each game.")] = 2,
+    opening_plies: Annotated[
+        int, typer.Option(metavar="N", help="Random plies at the start of each game (2 here; match uses 0).")
+    ] = 2,
     round_robin: Annotated[
         bool, typer.Option("--round-robin/--no-round-robin", help="Also play the round-robin.")
     ] = True,
-    out: Annotated[str | None, typer.Option(help="Folder for the outputs (default: RUN_DIR).")] = None,
+    out: Annotated[
+        str | None, typer.Option(metavar="FOLDER", help="Folder for the outputs (default: RUN_DIR).")
+    ] = None,
 ) -> None:
-    """Replay the boss lineage: Table 1 (the boss at every E-th epoch against the final boss) and a
-    round-robin of the bosses with a heatmap and Elo ratings."""
+    """Replay a run's boss lineage: Table 1 and Elo ratings.
+
+    Table 1 is the boss at every E-th epoch against the final boss; the round-robin of the bosses
+    gives a heatmap and Elo ratings."""
     from pathlib import Path
 
-    from neurocheckers.analysis import replay
+    from neurocheckers.analysis import elo, replay
+    from neurocheckers.analysis.lineage import lineage as boss_lineage
+    from neurocheckers.analysis.matches import check_games
     from neurocheckers.experiment.run import RunError
+    from neurocheckers.search.limits import MAX_SIMULATIONS
 
     rr_games = games if round_robin_games is None else round_robin_games
     try:
-        replay.check_games(games)
-        replay.check_games(rr_games, "--round-robin-games")
+        check_games(games)
+        check_games(rr_games, "--round-robin-games")
         replay.table_epochs(0, every)
-        replay.sample_indices(2, sample or None)
-        if simulations is not None and simulations < 1:
-            raise ValueError(f"--simulations must be >= 1, got {simulations}")
+        elo.sample_indices(2, sample or None)
+        if simulations is not None and not 1 <= simulations <= MAX_SIMULATIONS:
+            raise ValueError(f"--simulations must be in 1..{MAX_SIMULATIONS}, got {simulations}")
         if opening_plies < 0:
             raise ValueError(f"--opening-plies must be >= 0, got {opening_plies}")
-        replay.lineage(run_dir)  # a bad folder fails here, before any compiling
+        boss_lineage(run_dir)  # a bad folder fails here, before any compiling
         folder = Path(out or run_dir)
         progress, update = _match_progress("lineage table")
         with progress:
@@ -568,41 +762,54 @@ def lineage(
         if round_robin:
             progress, update = _match_progress("round-robin")
             with progress:
-                result = replay.round_robin(
+                result = elo.round_robin(
                     run_dir, rr_games, sample or None, seed, simulations, opening_plies, update
                 )
             print()
-            print(replay.format_elo(result))
-            files = replay.write_round_robin(result, folder)
+            print(elo.format_elo(result))
+            files = elo.write_round_robin(result, folder)
             print("round-robin: " + ", ".join(str(f) for f in files.values()))
     except (RunError, ValueError) as e:
         raise UserError(str(e)) from None
 
 
-@app.command()
+@app.command(
+    epilog=_example(
+        "neurocheckers compare runs/grid/base_seed0_* runs/grid/layers7_seed0_* --out runs/compare.csv"
+    )
+)
 def compare(
-    base_run: Annotated[str, typer.Argument(help="The base run folder.")],
-    runs: Annotated[list[str], typer.Argument(help="Run folders to compare with the base run.")],
-    games: Annotated[int, typer.Option(help="Games per match (even; colours balanced).")] = 20,
-    seed: Annotated[int, typer.Option(help="Random seed of the matches.")] = 0,
-    opening_plies: Annotated[int, typer.Option(help="Random plies at the start of each game.")] = 2,
+    base_run: Annotated[str, typer.Argument(metavar="BASE_RUN", help="The base run folder.")],
+    runs: Annotated[
+        list[str], typer.Argument(metavar="RUN_DIR", help="Run folders to compare with the base run.")
+    ],
+    games: Annotated[int, typer.Option(metavar="N", help="Games per match (even; colours balanced).")] = 20,
+    seed: Annotated[int, typer.Option(metavar="SEED", help="Random seed of the matches.")] = 0,
+    opening_plies: Annotated[
+        int, typer.Option(metavar="N", help="Random plies at the start of each game (2 here; match uses 0).")
+    ] = 2,
     out: Annotated[
-        str | None, typer.Option(help="CSV to write; a .md beside it (default: BASE_RUN/compare.csv).")
+        str | None,
+        typer.Option(metavar="PATH", help="CSV to write; a .md beside it (default: BASE_RUN/compare.csv)."),
     ] = None,
 ) -> None:
-    """Tables 2-4: each run's seconds per epoch, its final boss against the base run's final boss,
-    and the first epoch at which its boss beat the base run's final boss."""
+    """Compare runs with a base run: Tables 2-4.
+
+    Each run's seconds per epoch, its final boss against the base run's final boss, and the first
+    epoch at which its boss beat the base run's final boss."""
     from pathlib import Path
 
     from neurocheckers.analysis import replay
+    from neurocheckers.analysis.lineage import lineage as boss_lineage
+    from neurocheckers.analysis.matches import check_games
     from neurocheckers.experiment.run import RunError
 
     try:
-        replay.check_games(games)
+        check_games(games)
         if opening_plies < 0:
             raise ValueError(f"--opening-plies must be >= 0, got {opening_plies}")
         for run_dir in (base_run, *runs):
-            replay.lineage(run_dir)  # a bad folder fails here, before any compiling
+            boss_lineage(run_dir)  # a bad folder fails here, before any compiling
         progress, update = _match_progress("compare")
         with progress:
             rows = replay.compare_runs(base_run, runs, games, seed, opening_plies, update)
@@ -666,11 +873,16 @@ def gauntlet(
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point: run the app, turning usage and input errors into one-line messages."""
+    """Entry point: run the app, turning usage and input errors into one-line messages.
+
+    Run as the program (``argv`` None), an interrupt (Ctrl-C) ends the process at once with exit
+    status 130 (``os._exit``): compiled work still running in XLA's threads would otherwise keep
+    the process, and the cores, busy until it finished. In-process callers get 130 returned.
+    """
     import os
 
-    from neurocheckers._setup import configure_jax
     from neurocheckers.devices import backend_initialized, use_host_devices
+    from neurocheckers.runtime import configure_jax
 
     if not backend_initialized():  # in-process callers (tests) keep the devices they already have
         # One host device per core: evolution splits the population across them (same results).
@@ -682,14 +894,25 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         use_host_devices(int(wanted) if wanted else None)
     configure_jax()
+    code = _run_app(argv)
+    if code == 130:
+        print("neurocheckers: aborted", file=sys.stderr)
+        if argv is None:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(130)
+    return code
+
+
+def _run_app(argv: list[str] | None) -> int:
+    """The app's exit status; errors are printed as one line, an interrupt gives 130."""
     try:
         # Outside standalone mode typer *returns* the code of a typer.Exit, and turns Ctrl-C into 130.
         code = app(args=argv, standalone_mode=False)
     except UserError as e:
         print(f"neurocheckers: error: {e}", file=sys.stderr)
         return 2
-    except typer.Abort:
-        print("neurocheckers: aborted", file=sys.stderr)
+    except (typer.Abort, KeyboardInterrupt):
         return 130
     except typer.Exit as e:
         return e.exit_code
@@ -700,8 +923,6 @@ def main(argv: list[str] | None = None) -> int:
         message = " ".join(e.format_message().split())
         print(f"neurocheckers: error: {message}", file=sys.stderr)
         return getattr(e, "exit_code", 2)
-    if code == 130:
-        print("neurocheckers: aborted", file=sys.stderr)
     return code if isinstance(code, int) else 0
 
 

@@ -1,8 +1,10 @@
 """Host-device setup: use several CPU cores as several XLA devices.
 
-On CPU, XLA runs one computation on one core. Splitting a batch across several *host devices*
-(``--xla_force_host_platform_device_count``) and running the shards in parallel used 2 cores about
-2.2-2.7x better than XLA's own intra-op threading on the 2-core development machine. The flag must
+On CPU, XLA runs much of a computation on one core. Splitting a batch across several *host devices*
+(``--xla_force_host_platform_device_count``) runs the shards in parallel. On the 2-core development
+machine, two host devices were 1.07-1.3x faster than one device with XLA's own intra-op threading
+for random playouts at their best batch sizes (``results/benchmarks/bench_rules.txt``), and 1.3-2x
+for batched MCTS (``bench_search.txt``); how much depends on the batch and the load. The flag must
 be set before JAX creates its CPU backend (the first ``jax.devices()``, array or jitted call), so
 library code never sets it at import: scripts and the CLI call :func:`use_host_devices` first.
 """
@@ -17,15 +19,20 @@ _FLAG = "--xla_force_host_platform_device_count"
 
 
 def backend_initialized() -> bool:
-    """Whether JAX has already created its backends (after which the device count is fixed)."""
+    """Whether JAX has already created its backends (after which the device count is fixed).
+
+    Asked through public API: JAX refuses a new ``jax_num_cpu_devices`` once its backends exist,
+    so this tries a different value and puts the old one back.
+    """
+    import jax
+
+    current = jax.config.jax_num_cpu_devices
     try:
-        from jax._src import xla_bridge
-    except ImportError:  # pragma: no cover - a JAX without the private module
-        return False
-    check = getattr(xla_bridge, "backends_are_initialized", None)
-    if check is not None:
-        return bool(check())
-    return bool(getattr(xla_bridge, "_backends", {}))  # pragma: no cover - older JAX
+        jax.config.update("jax_num_cpu_devices", current + 1 if current >= 0 else 1)
+    except RuntimeError:
+        return True
+    jax.config.update("jax_num_cpu_devices", current)
+    return False
 
 
 def use_host_devices(n: int | None = None) -> int:

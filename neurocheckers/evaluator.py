@@ -159,9 +159,10 @@ def init_population(key: jax.Array, spec: EvaluatorSpec, size: int) -> Params:
 
 
 def value(spec: EvaluatorSpec, params: Params, state_or_obs: State | jax.Array) -> jax.Array:
-    """f32[]: the chance that the side to move wins, for one member and one position.
+    """f32[...]: the chance that the side to move wins, for one member.
 
-    ``state_or_obs`` is a ``State`` or an already encoded ``[2N]`` observation.
+    ``state_or_obs`` is a ``State`` (one position: f32[]) or encoded observations ``[..., 2N]``
+    (f32[...]: e.g. ``functools.partial(value, spec)`` maps a member over a batch of positions).
     """
     obs = state_or_obs
     if isinstance(state_or_obs, State):

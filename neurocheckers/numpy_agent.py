@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import re
 from collections.abc import Mapping
 
 import numpy as np
 from safetensors import SafetensorError, safe_open
+
+from neurocheckers.rules.fen import read_fen
 
 FORMAT = "neurocheckers-agent"
 """Value of the ``format`` metadata entry of an agent file."""
@@ -141,27 +142,22 @@ def _positive_int(metadata: Mapping[str, str], key: str, path: str) -> int:
 
 
 def encode_fen(fen: str, board_size: int) -> np.ndarray:
-    """[2N] float32 encoding of a PDN FEN position, from the side to move (NumPy only)."""
+    """[2N] float32 encoding of a PDN FEN position, from the side to move (NumPy only).
+
+    The FEN is read and checked by ``rules.fen.read_fen`` (the library's one FEN reader, which does
+    not import JAX); a bad one raises ``ValueError`` naming what is wrong.
+    """
+    position = read_fen(fen, board_size)
     n = board_size * board_size // 2
-    parts = fen.strip().rstrip(".").split(":")
-    to_move = parts[0].strip().upper()
-    if to_move not in ("B", "W"):
-        raise ValueError(f"malformed FEN {fen!r}: it must start with B or W")
-    men = np.zeros(n, np.float32)
-    kings = np.zeros(n, np.float32)
-    for part in parts[1:]:
-        part = part.strip()
-        if not part:
-            continue
-        sign = 1.0 if part[0].upper() == to_move else -1.0
-        for item in filter(None, (x.strip() for x in part[1:].split(","))):
-            m = re.fullmatch(r"(K?)(\d+)(?:-K?(\d+))?", item)
-            if not m:
-                raise ValueError(f"malformed FEN {fen!r}: bad square {item!r}")
-            for square in range(int(m.group(2)), int(m.group(3) or m.group(2)) + 1):
-                if not 1 <= square <= n:
-                    raise ValueError(f"malformed FEN {fen!r}: square {square} is off the board")
-                (kings if m.group(1) else men)[square - 1] = sign
-    if to_move == "W":
+    bit = np.uint64(1) << np.arange(n, dtype=np.uint64)
+
+    def present(bits: int) -> np.ndarray:
+        return ((np.uint64(bits) & bit) != 0).astype(np.float32)
+
+    black = (present(position.black_men), present(position.black_kings))
+    white = (present(position.white_men), present(position.white_kings))
+    own, other = (black, white) if position.black_to_move else (white, black)
+    men, kings = (own[i] - other[i] for i in range(2))
+    if not position.black_to_move:
         men, kings = men[::-1], kings[::-1]
     return np.concatenate([men, kings])

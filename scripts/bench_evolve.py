@@ -1,12 +1,15 @@
 """Seconds per evolution epoch: the study's base case and how it grows with P, G and simulations.
 
 Base case: P=256 members x G=8 games against the boss, 5-layer MLPs, simple6, 16 simulations per move
-for members and boss, supervised quarter included. Prints medians over repeats after a compile,
-the compile time, and the peak resident memory of the process.
+for members and boss, supervised quarter included. For each shape: the first epoch (compiling
+included) and whether the persistent compile cache already held that shape ("hit": loaded, "miss":
+compiled here), then the median, min and max of ``--repeats`` (>= 5) further epochs, the searched
+plies per second (game plies played, each one MCTS search of ``sims`` simulations by the side to
+move), and at the end the peak resident memory of the process.
 
-    python scripts/bench_evolve.py            # base case + scaling (several minutes)
-    python scripts/bench_evolve.py --quick    # a small smoke run
-    python scripts/bench_evolve.py --devices 2  # split the population across 2 host devices
+    python scripts/bench_evolve.py --devices 2   # base case + scaling (several minutes on 2 cores)
+    python scripts/bench_evolve.py --quick       # a small smoke run
+    python scripts/bench_evolve.py --cold        # an empty cache folder: every compile timed cold
 """
 
 from __future__ import annotations
@@ -16,10 +19,16 @@ import os
 import resource
 import statistics
 import sys
+import tempfile
 import time
 
+from benchlib import cache_entries, cache_state  # scripts/benchlib.py (the script's folder is on sys.path)
 
-def main() -> None:
+BASE_CASE = (256, 8, 16)
+MIN_REPEATS = 5
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -28,75 +37,112 @@ def main() -> None:
         "--width", type=int, default=32, help="hidden units per layer (quoted with every figure)"
     )
     parser.add_argument("--layers", type=int, default=5)
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument(
+        "--repeats", type=int, default=MIN_REPEATS, help=f"timed epochs per shape (>= {MIN_REPEATS})"
+    )
     parser.add_argument("--devices", type=int, default=0, help="host devices to use (0: leave JAX's default)")
     parser.add_argument("--no-scaling", action="store_true", help="only the base case")
-    args = parser.parse_args()
+    parser.add_argument(
+        "--cold", action="store_true", help="compile into a new empty cache folder (cold-cache compile times)"
+    )
+    args = parser.parse_args(argv)
+    if args.repeats < MIN_REPEATS:
+        parser.error(f"--repeats must be >= {MIN_REPEATS}, got {args.repeats}")
+    return args
+
+
+def cases(args: argparse.Namespace) -> list[tuple[int, int, int]]:
+    if args.quick:
+        return [(16, 4, 4)]
+    found = [BASE_CASE]
+    if not args.no_scaling:
+        found += [(64, 8, 16), (128, 8, 16), (512, 8, 16), (1024, 8, 16)]
+        found += [(256, 4, 16), (256, 16, 16)]
+        found += [(256, 8, 8), (256, 8, 32), (256, 8, 64)]
+    return found
+
+
+def measure(args: argparse.Namespace, population: int, games: int, sims: int) -> dict:
+    """The first epoch (compile included, cache hit or miss) and ``args.repeats`` timed epochs."""
+    import jax
+
+    from neurocheckers.evolution.boss_ga import epoch_key, evolve_epoch, init, make_setup
+    from neurocheckers.experiment.config import load_config
+
+    keys = [f"population={population}", f"games_per_epoch={games}", f"simulations={sims}"]
+    config = load_config(None, [*keys, f"layers={args.layers}", f"width={args.width}", "rules=simple6"])
+    setup = make_setup(config.evolution_settings())
+    state = init(setup, jax.random.key(0))
+    cache = jax.config.jax_compilation_cache_dir
+    entries = cache_entries(cache)
+    start = time.perf_counter()
+    state, metrics = evolve_epoch(setup, state, epoch_key(0, 0))
+    jax.block_until_ready(metrics)
+    first = time.perf_counter() - start
+    times, plies = [], []
+    for epoch in range(1, args.repeats + 1):
+        start = time.perf_counter()
+        state, metrics = evolve_epoch(setup, state, epoch_key(0, epoch))
+        jax.block_until_ready(metrics)
+        times.append(time.perf_counter() - start)
+        plies.append(float(metrics["plies"]))
+    median = statistics.median(times)
+    return {
+        "median": median,
+        "min": min(times),
+        "max": max(times),
+        "first": first,
+        "cache": "miss" if cache_entries(cache) > entries else "hit",
+        "searched_plies_per_s": statistics.median(plies) / median,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
     if args.devices:
         from neurocheckers.devices import use_host_devices
 
         use_host_devices(args.devices)
-
     import jax
 
-    from neurocheckers._setup import configure_jax
-    from neurocheckers.evolution.boss_ga import epoch_key, evolve_epoch, init, make_setup
-    from neurocheckers.experiment.config import load_config
+    from neurocheckers.runtime import configure_jax
 
-    configure_jax()
-
-    def measure(population: int, games: int, sims: int) -> tuple[float, float, float]:
-        config = load_config(
-            None,
-            [
-                f"population={population}",
-                f"games_per_epoch={games}",
-                f"simulations={sims}",
-                f"layers={args.layers}",
-                f"width={args.width}",
-                "rules=simple6",
-            ],
-        )
-        setup = make_setup(config)
-        state = init(setup, jax.random.key(0))
-        start = time.perf_counter()
-        state, metrics = evolve_epoch(setup, state, epoch_key(0, 0))
-        jax.block_until_ready(metrics)
-        compile_and_first = time.perf_counter() - start
-        times, plies = [], []
-        for epoch in range(1, args.repeats + 1):
-            start = time.perf_counter()
-            state, metrics = evolve_epoch(setup, state, epoch_key(0, epoch))
-            jax.block_until_ready(metrics)
-            times.append(time.perf_counter() - start)
-            plies.append(float(metrics["plies"]))
-        median = statistics.median(times)
-        return median, compile_and_first, statistics.median(plies) / median
-
-    print(f"machine: {os.cpu_count()} cores, JAX devices: {jax.devices()}")
+    cold_dir = tempfile.TemporaryDirectory() if args.cold else None
+    configure_jax(cold_dir.name if cold_dir else None)
+    cache = jax.config.jax_compilation_cache_dir
+    print(f"machine: {os.cpu_count()} cores, JAX {jax.__version__}, devices: {jax.devices()}")
     print(
         f"MLP: {args.layers} hidden layers x {args.width} units; rules simple6; supervised quarter included"
     )
-    if args.quick:
-        cases = [(16, 4, 4)]
-    else:
-        cases = [(256, 8, 16)]
-        if not args.no_scaling:
-            cases += [(64, 8, 16), (128, 8, 16), (512, 8, 16), (1024, 8, 16)]
-            cases += [(256, 4, 16), (256, 16, 16)]
-            cases += [(256, 8, 8), (256, 8, 32), (256, 8, 64)]
-    print(f"{'P':>5} {'G':>3} {'sims':>5} {'s/epoch':>9} {'compile+1st s':>14} {'plies/s':>10}")
-    for population, games, sims in cases:
-        median, first, plies_per_s = measure(population, games, sims)
-        tag = "  <- base case" if (population, games, sims) == (256, 8, 16) else ""
+    print(f"compile cache: {cache_state(cache)}")
+    print(f"s/epoch: median of {args.repeats} epochs after the first (min .. max beside it)")
+    header = (
+        f"{'P':>5} {'G':>3} {'sims':>5} {'s/epoch':>8} {'min .. max':>13} {'1st epoch s':>12} "
+        f"{'cache':>6} {'searched plies/s':>17}"
+    )
+    print(header)
+    print("-" * len(header))
+    for population, games, sims in cases(args):
+        row = measure(args, population, games, sims)
+        tag = "  <- base case" if (population, games, sims) == BASE_CASE else ""
+        spread = f"{row['min']:.2f} .. {row['max']:.2f}"
         print(
-            f"{population:>5} {games:>3} {sims:>5} {median:>9.2f} {first:>14.1f} {plies_per_s:>10,.0f}{tag}",
+            f"{population:>5} {games:>3} {sims:>5} {row['median']:>8.2f} {spread:>13} {row['first']:>12.1f} "
+            f"{row['cache']:>6} {row['searched_plies_per_s']:>17,.0f}{tag}",
             flush=True,
         )
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"peak resident memory: {peak:.0f} MiB")
+    print(
+        "searched plies/s: game plies played per second, each one MCTS search of `sims` simulations "
+        "by the side to move (members' and boss's moves both count)"
+    )
+    print("1st epoch s: compiling (cache miss) or loading from the cache (hit), plus one epoch")
     if not args.quick:
         print("(the study: 32-35 s per base-case epoch; target here: <= 3 s, i.e. 512 epochs in < 30 min)")
+    if cold_dir is not None:
+        cold_dir.cleanup()
+    return 0
 
 
 if __name__ == "__main__":

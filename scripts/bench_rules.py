@@ -1,17 +1,24 @@
 #!/usr/bin/env python
-"""Benchmark the rules engine: batched random playouts (1 device and all host devices), OpenSpiel's
-Python API on the same kind of games, and perft.
+"""Benchmark the rules engine: american8 against OpenSpiel on one core, batched random playouts on
+all host devices, and perft.
 
-    python scripts/bench_rules.py            # the full table (a few minutes on 2 cores)
-    python scripts/bench_rules.py --quick    # a smoke run (well under a minute)
+    python scripts/bench_rules.py            # the full run (a few minutes on 2 cores)
+    python scripts/bench_rules.py --quick    # a smoke run (about a minute)
+    python scripts/bench_rules.py --per-core # only the like-for-like comparison with OpenSpiel
+
+Like for like (printed first): ``american8`` (8x8 English draughts) against OpenSpiel's ``checkers``
+(the same game) through OpenSpiel's Python API, both on one core: a child process pinned to one CPU,
+with one host device and XLA's intra-op threading off (``cpu/wall`` shows about 1.00). OpenSpiel's
+Python API plays one game at a time (batch 1 by nature), so the ratio is given at batch 1 and at our
+best batch size.
 
 Plies per second count every action played (each jump of a multi-jump is one ply), summed over the
-games of a batch, divided by wall time. Each figure is the median over ``--repeats`` timed repeats
-after a warm-up call; a repeat plays fresh batches (new keys) for at least ``--min-time`` seconds.
-The compile time is the first call's time less a median call's. ``cpu/wall`` is the process's CPU
-time over wall time while timing: about 1 per device in use on an idle machine, less when other
-processes take the cores. This machine's speed varies by 20-35% between identical runs, so compare
-figures from one run, side by side.
+games of a batch, divided by wall time. Each figure is the median over ``--repeats`` (>= 5 in a full
+run) timed repeats after a warm-up call; a repeat plays fresh batches (new keys) for at least
+``--min-time`` seconds. The compile time is the first call's time less a median call's; the report
+says whether the persistent compile cache was warm. ``cpu/wall`` is the process's CPU time over wall
+time while timing: about 1 per core in use on an idle machine, less when other processes take the
+cores. This machine's speed varies by 20-35% between identical runs, so compare figures from one run.
 """
 
 from __future__ import annotations
@@ -22,15 +29,19 @@ import os
 import platform
 import random
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
+from benchlib import cache_state, pin_to_one_core  # scripts/benchlib.py (the script's folder is on sys.path)
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
-PERFT_TABLE = REPO_ROOT.parent / "shared" / "reference" / "perft.json"
+PERFT_TABLE = REPO_ROOT / "tests" / "data" / "perft.json"  # the published counts, vendored
 PRESETS = ("simple6", "american6", "american8")
 TARGET_SIMPLE6_PLIES = 5_000_000
-TARGET_OPENSPIEL_RATIO = 50.0
+OPENSPIEL = "OpenSpiel, Python API"
 
 
 def _ints(text: str) -> list[int]:
@@ -76,6 +87,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--no-openspiel", action="store_true", help="skip OpenSpiel")
     p.add_argument("--no-perft", action="store_true", help="skip perft")
     p.add_argument(
+        "--per-core",
+        action="store_true",
+        help="only the like-for-like comparison, in this process, pinned to one core",
+    )
+    p.add_argument("--no-per-core", action="store_true", help="skip the like-for-like comparison")
+    p.add_argument(
         "--compile-cache", default=None, help="JAX persistent compilation cache directory (off by default)"
     )
     p.add_argument("--json", default=None, help="also write the figures to this JSON file")
@@ -93,6 +110,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     for name, value in defaults.items():
         if getattr(args, name) is None:
             setattr(args, name, value)
+    if args.repeats < (2 if quick else 5):
+        p.error(f"--repeats must be >= {2 if quick else 5} (medians of at least 5 in a full run)")
     return args
 
 
@@ -137,6 +156,7 @@ def bench_playouts(rules, batch: int, devices: int, repeats: int, min_time: floa
     return {
         "preset": rules.name,
         "batch": batch,
+        "repeats": repeats,
         "devices": devices,
         "compile_s": max(first - call, 0.0),
         "call_s": call,
@@ -176,6 +196,7 @@ def bench_openspiel(seconds: float, repeats: int, seed: int = 0) -> dict | None:
         "plies_per_s": _median(rates),
         "plies_per_s_min": min(rates),
         "plies_per_s_max": max(rates),
+        "repeats": repeats,
         "mean_length": float(statistics.mean(lengths)),
         "version": getattr(pyspiel, "__version__", "?"),
     }
@@ -213,124 +234,168 @@ def _machine() -> dict:
     }
 
 
+PLAYOUT_HEADER = (
+    f"{'preset':<10} {'batch':>6} {'dev':>3} {'compile s':>9} {'plies/s (median)':>17} "
+    f"{'min .. max':>25} {'games/s':>11} {'mean len':>8} {'cpu/wall':>8}"
+)
+
+
+def _print_playout_row(row: dict) -> None:
+    spread = f"{_fmt_rate(row['plies_per_s_min'])} .. {_fmt_rate(row['plies_per_s_max'])}"
+    print(
+        f"{row['preset']:<10} {row['batch']:>6} {row['devices']:>3} {row['compile_s']:>9.2f} "
+        f"{_fmt_rate(row['plies_per_s']):>17} {spread:>25} {row['games_per_s']:>11,.0f} "
+        f"{row['mean_length']:>8.1f} {row['cpu_per_wall']:>8.2f}",
+        flush=True,
+    )
+
+
+def like_for_like(args: argparse.Namespace, pinning: str) -> dict:
+    """american8 against OpenSpiel's checkers on this (pinned) core: batch 1 and every batch size."""
+    from neurocheckers.rules import get_rules
+
+    rules = get_rules("american8")
+    print(f"Like for like, per core: american8 against {OPENSPIEL} (checkers, the same game)")
+    print(f"  one process, {pinning}")
+    print(f"  medians of {args.repeats} repeats; compile cache {cache_state(args.compile_cache)}")
+    print(PLAYOUT_HEADER)
+    print("-" * len(PLAYOUT_HEADER))
+    rows = []
+    for batch in sorted({1, *args.batch_sizes}):
+        rows.append(bench_playouts(rules, batch, 1, args.repeats, args.min_time))
+        _print_playout_row(rows[-1])
+    found: dict = {"pinning": pinning, "playouts": rows, "openspiel": None}
+    os_row = None if args.no_openspiel else bench_openspiel(args.openspiel_seconds, args.repeats)
+    if os_row is None:
+        print(f"{OPENSPIEL}: {'skipped' if args.no_openspiel else 'pyspiel is not installed; skipped'}\n")
+        return found
+    found["openspiel"] = os_row
+    print(
+        f"{OPENSPIEL} (pyspiel {os_row['version']}), checkers (8x8), one game at a time (batch 1 by nature): "
+        f"{_fmt_rate(os_row['plies_per_s'])} plies/s median of {os_row['repeats']} "
+        f"({_fmt_rate(os_row['plies_per_s_min'])} .. {_fmt_rate(os_row['plies_per_s_max'])}), "
+        f"mean length {os_row['mean_length']:.1f}"
+    )
+    single = next(r for r in rows if r["batch"] == 1)
+    best = max(rows, key=lambda r: r["plies_per_s"])
+    found["ratio_batch_1"] = single["plies_per_s"] / os_row["plies_per_s"]
+    found["ratio_best_batch"] = best["plies_per_s"] / os_row["plies_per_s"]
+    found["best_batch"] = best["batch"]
+    print(
+        f"  american8 / {OPENSPIEL}, one core: {found['ratio_batch_1']:,.1f}x at batch 1 (equal batch), "
+        f"{found['ratio_best_batch']:,.1f}x at our best batch ({best['batch']})\n"
+    )
+    return found
+
+
+def like_for_like_in_child(args: argparse.Namespace) -> dict | None:
+    """Run :func:`like_for_like` in a child process pinned to one core; its output goes to ours."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "per_core.json"
+        command = [sys.executable, str(Path(__file__).resolve()), "--per-core", "--json", str(out)]
+        command += ["--batch-sizes", ",".join(map(str, args.batch_sizes)), "--repeats", str(args.repeats)]
+        command += ["--min-time", str(args.min_time), "--openspiel-seconds", str(args.openspiel_seconds)]
+        command += ["--compile-cache", args.compile_cache] if args.compile_cache else []
+        command += ["--no-openspiel"] if args.no_openspiel else []
+        command += ["--quick"] if args.quick else []
+        sys.stdout.flush()
+        done = subprocess.run(command, check=False)
+        if done.returncode != 0 or not out.exists():
+            print(f"the per-core child failed (exit {done.returncode})\n")
+            return None
+        return json.loads(out.read_text()).get("per_core")
+
+
+def all_devices_table(args: argparse.Namespace, num_devices: int) -> list[dict]:
+    """Every preset and batch size on one device and on all host devices (XLA's own threading on)."""
+    from neurocheckers.rules import get_rules
+    from neurocheckers.rules.playout import playout_devices
+
+    print(f"Batched random playouts on all cores ({num_devices} host device(s); no OpenSpiel ratio here:")
+    print("  OpenSpiel is single-threaded, so it is compared per core above)")
+    print(PLAYOUT_HEADER)
+    print("-" * len(PLAYOUT_HEADER))
+    rows = []
+    for name in args.presets:
+        rules = get_rules(name)
+        for batch in args.batch_sizes:
+            for devices in [1] + ([num_devices] if num_devices > 1 else []):
+                if devices > 1 and playout_devices(batch, devices) != devices:
+                    continue  # the batch does not split evenly: the 1-device row stands
+                rows.append(bench_playouts(rules, batch, devices, args.repeats, args.min_time))
+                _print_playout_row(rows[-1])
+    print()
+    best: dict[str, dict] = {}
+    for row in rows:
+        if row["preset"] not in best or row["plies_per_s"] > best[row["preset"]]["plies_per_s"]:
+            best[row["preset"]] = row
+    print("Best batch size per preset, all cores (medians)")
+    for name, row in best.items():
+        print(
+            f"  {name:<10} {_fmt_rate(row['plies_per_s']):>14} plies/s "
+            f"(batch {row['batch']}, {row['devices']} device(s))"
+        )
+    if "simple6" in best:
+        verdict = "met" if best["simple6"]["plies_per_s"] >= TARGET_SIMPLE6_PLIES else "NOT met"
+        print(f"  target >= {TARGET_SIMPLE6_PLIES:,} plies/s for simple6: {verdict}")
+    print()
+    return rows
+
+
+def perft_section(args: argparse.Namespace) -> list[dict]:
+    from neurocheckers.rules import get_rules
+
+    table = json.loads(PERFT_TABLE.read_text()) if PERFT_TABLE.exists() else None
+    print("Perft (neurocheckers.rules.perft.perft; cumulative seconds; compile timed separately)")
+    rows = []
+    for name in args.presets:
+        rules = get_rules(name)
+        depth = args.perft_depth_8x8 if rules.board_size == 8 else args.perft_depth_6x6
+        row = bench_perft(rules, depth, table)
+        rows.append(row)
+        print(f"  {name} (compile {row['compile_s']:.2f} s)")
+        for d in row["depths"]:
+            check = "" if d["expected"] is None else ("  ok" if d["expected"] == d["count"] else "  MISMATCH")
+            print(f"    depth {d['depth']:>2} {d['count']:>13,} {d['seconds']:>8.2f} s{check}", flush=True)
+    print()
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    pinning = pin_to_one_core() if args.per_core else ""
     try:
         import neurocheckers  # noqa: F401
     except ImportError:  # running from a checkout without an install
         sys.path.insert(0, str(REPO_ROOT))
     from neurocheckers.devices import use_host_devices
 
-    num_devices = use_host_devices(args.devices)  # before JAX creates its backend
+    num_devices = use_host_devices(1 if args.per_core else args.devices)  # before JAX starts
     import jax
 
     if args.compile_cache:
         jax.config.update("jax_compilation_cache_dir", args.compile_cache)
-    from neurocheckers.rules import get_rules
-    from neurocheckers.rules.playout import playout_devices
-
     machine = _machine()
-    cores = machine["cpu_count"]
-    print(
-        f"machine: {cores} CPU cores ({machine['processor']}), python {machine['python']}, "
-        f"jax {machine['jax']}, {len(machine['devices'])} host device(s), load average {machine['loadavg']}"
-    )
-    print(f"figures: medians of {args.repeats} repeats (>= {args.min_time} s each) after a warm-up call\n")
-    results: dict = {"machine": machine, "args": vars(args), "playouts": [], "openspiel": None, "perft": []}
-
-    if not args.no_playouts:
-        header = (
-            f"{'preset':<10} {'batch':>6} {'dev':>3} {'compile s':>9} {'plies/s (median)':>17} "
-            f"{'min .. max':>25} {'games/s':>11} {'mean len':>8} {'cpu/wall':>8}"
+    results: dict = {"machine": machine, "args": vars(args)}
+    if args.per_core:
+        results["per_core"] = like_for_like(args, pinning)
+    else:
+        print(
+            f"machine: {machine['cpu_count']} CPU cores ({machine['processor']}), python "
+            f"{machine['python']}, jax {machine['jax']}, load average {machine['loadavg']}"
         )
-        print("Batched random playouts (neurocheckers.rules.playout.random_playouts)")
-        print(header)
-        print("-" * len(header))
-        for name in args.presets:
-            rules = get_rules(name)
-            for batch in args.batch_sizes:
-                device_counts = [1] + ([num_devices] if num_devices > 1 else [])
-                for devices in device_counts:
-                    if devices > 1 and playout_devices(batch, devices) != devices:
-                        continue  # the batch does not split evenly: the 1-device row stands
-                    row = bench_playouts(rules, batch, devices, args.repeats, args.min_time)
-                    results["playouts"].append(row)
-                    spread = f"{_fmt_rate(row['plies_per_s_min'])} .. {_fmt_rate(row['plies_per_s_max'])}"
-                    print(
-                        f"{name:<10} {batch:>6} {devices:>3} {row['compile_s']:>9.2f} "
-                        f"{_fmt_rate(row['plies_per_s']):>17} {spread:>25} {row['games_per_s']:>11,.0f} "
-                        f"{row['mean_length']:>8.1f} {row['cpu_per_wall']:>8.2f}",
-                        flush=True,
-                    )
-        print()
-
-    if not args.no_openspiel:
-        os_row = bench_openspiel(args.openspiel_seconds, args.repeats)
-        results["openspiel"] = os_row
-        if os_row is None:
-            print("OpenSpiel: pyspiel is not installed; skipped\n")
-        else:
-            print(
-                f"OpenSpiel {os_row['version']} checkers (8x8), Python API, one process: "
-                f"{_fmt_rate(os_row['plies_per_s'])} plies/s median "
-                f"({_fmt_rate(os_row['plies_per_s_min'])} .. {_fmt_rate(os_row['plies_per_s_max'])}), "
-                f"mean length {os_row['mean_length']:.1f}\n"
-            )
-
-    if results["playouts"]:
-        print(f"Summary ({cores} cores; best batch size per preset, medians)")
-        os_rate = results["openspiel"]["plies_per_s"] if results["openspiel"] else None
-        best: dict[str, dict] = {}
-        for row in results["playouts"]:
-            if row["preset"] not in best or row["plies_per_s"] > best[row["preset"]]["plies_per_s"]:
-                best[row["preset"]] = row
-        for name, row in best.items():
-            ratio = f", {row['plies_per_s'] / os_rate:,.1f}x OpenSpiel" if os_rate else ""
-            print(
-                f"  {name:<10} {_fmt_rate(row['plies_per_s']):>14} plies/s "
-                f"(batch {row['batch']}, {row['devices']} device(s)){ratio}"
-            )
-        results["best"] = best
-        if "simple6" in best:
-            rate = best["simple6"]["plies_per_s"]
-            verdict = "met" if rate >= TARGET_SIMPLE6_PLIES else "NOT met"
-            print(f"  target >= {TARGET_SIMPLE6_PLIES:,} plies/s for simple6: {verdict}")
-            if os_rate:
-                ratio = rate / os_rate
-                verdict = "met" if ratio >= TARGET_OPENSPIEL_RATIO else "NOT met"
-                print(
-                    f"  best simple6 / OpenSpiel = {ratio:,.1f}x "
-                    f"(target >= {TARGET_OPENSPIEL_RATIO:g}x): {verdict}"
-                )
-                results["simple6_over_openspiel"] = ratio
-            if os_rate and "american8" in best:
-                print(
-                    f"  best american8 / OpenSpiel (the same game) = "
-                    f"{best['american8']['plies_per_s'] / os_rate:,.1f}x"
-                )
-        print()
-
-    if not args.no_perft:
-        table = json.loads(PERFT_TABLE.read_text()) if PERFT_TABLE.exists() else None
-        print("Perft (neurocheckers.rules.perft.perft; cumulative seconds; compile timed separately)")
-        for name in args.presets:
-            rules = get_rules(name)
-            depth = args.perft_depth_8x8 if rules.board_size == 8 else args.perft_depth_6x6
-            row = bench_perft(rules, depth, table)
-            results["perft"].append(row)
-            print(f"  {name} (compile {row['compile_s']:.2f} s)")
-            for d in row["depths"]:
-                check = (
-                    "" if d["expected"] is None else ("  ok" if d["expected"] == d["count"] else "  MISMATCH")
-                )
-                print(
-                    f"    depth {d['depth']:>2} {d['count']:>13,} {d['seconds']:>8.2f} s{check}", flush=True
-                )
-        print()
-
+        print(f"figures: medians of {args.repeats} repeats (>= {args.min_time} s each) after a warm-up call")
+        print(f"compile cache: {cache_state(args.compile_cache)}\n")
+        if not args.no_per_core:
+            results["per_core"] = like_for_like_in_child(args)
+        if not args.no_playouts:
+            results["playouts"] = all_devices_table(args, num_devices)
+        if not args.no_perft:
+            results["perft"] = perft_section(args)
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2, default=str))
-        print(f"wrote {args.json}")
+        if not args.per_core:
+            print(f"wrote {args.json}")
     return 0
 
 

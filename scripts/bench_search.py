@@ -184,19 +184,20 @@ def mctx_policy(rules, num_simulations: int, value_fn):
     import mctx
 
     from neurocheckers.rules import step
-    from neurocheckers.search.mcts import _exact_value, _num_legal, _slot_action
+    from neurocheckers.rules.bits import nth_legal_action
+    from neurocheckers.rules.outcome import points_for
 
     k = rules.max_legal_moves
     slots = jnp.arange(k)
     floor = jnp.finfo(jnp.float32).min
 
     def logits(state):
-        return jnp.where(slots < _num_legal(state), 0.0, floor)
+        return jnp.where(slots < state.num_legal_actions, 0.0, floor)
 
     def recurrent_one(params, key, slot, state):
-        after = step(rules, state, _slot_action(rules, state.legal_bits, slot))
+        after = step(rules, state, nth_legal_action(rules, state.legal_bits, slot))
         same_player = after.color == state.color
-        outcome = 2.0 * _exact_value(after) - 1.0  # for the side to move after the move
+        outcome = 2.0 * points_for(after.result, after.color == 0) - 1.0  # for the side to move after the move
         reward = jnp.where(after.terminated, jnp.where(same_player, outcome, -outcome), 0.0)
         discount = jnp.where(after.terminated, 0.0, jnp.where(same_player, 1.0, -1.0))
         value = jnp.where(after.terminated, 0.0, 2.0 * value_fn(params, after, key) - 1.0)
@@ -222,7 +223,7 @@ def mctx_policy(rules, num_simulations: int, value_fn):
             root,
             recurrent_fn,
             num_simulations=num_simulations,
-            invalid_actions=jax.vmap(lambda s: slots >= _num_legal(s))(states),
+            invalid_actions=jax.vmap(lambda s: slots >= s.num_legal_actions)(states),
             temperature=0.0,
         )
         return out.action

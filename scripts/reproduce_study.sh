@@ -1,27 +1,61 @@
 #!/usr/bin/env bash
-# Reproduce the reference study's experiments into results/ (what results/README.md reports).
+# Reproduce the reference study's experiments (what results/README.md reports) into a folder of its
+# own, runs/reproduce/ by default (ignored by git). It never writes into results/.
 #
 #   bash scripts/reproduce_study.sh [STAGE...]      # stages: base grid lineage compare evaluate plots
 #
-# base:     the study's base case, all 512 epochs (experiments/base.toml)
-# grid:     the study's grid (base and six variants) for VARIANT_EPOCHS epochs each (default 512)
+# base:     the study's base case, all 512 epochs (experiments/base.toml) -> $OUT/runs/base_seed0_*
+#           (a base run already in $OUT is continued from its checkpoint)
+# grid:     the study's grid (base and six variants), VARIANT_EPOCHS epochs each -> $OUT/study_grid/
 # lineage:  Table 1 (the base run's boss every 32 epochs against its final boss) and a round-robin
 # compare:  Tables 2-4 over the grid runs
 # evaluate: export the base run's final boss; play it against random, greedy-material, alpha-beta 2-4
 # plots:    fitness over epochs of the base run and of the grid, overlaid
-# Needs an installed neurocheckers (README). Every figure in results/ comes from these commands.
+#
+# Settings (environment): OUT (default runs/reproduce), VARIANT_EPOCHS (512), SIMS (16).
+# Later stages read the runs of earlier ones in $OUT; to read other runs instead, set BASE (a base
+# run folder) or GRID (a sweep folder), e.g. the committed ones (outputs still go to $OUT):
+#   BASE=results/runs/base_seed0_20261122-191630 GRID=results/h100_grid/study_grid \
+#       bash scripts/reproduce_study.sh compare plots
+# Needs an installed neurocheckers (README).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-OUT=${OUT:-results}
-GRID=${GRID:-$OUT/study_grid}  # the grid's sweep folder (results/h100_grid/study_grid: run on an H100)
+OUT=${OUT:-runs/reproduce}
+GRID=${GRID:-$OUT/study_grid}
 VARIANT_EPOCHS=${VARIANT_EPOCHS:-512}
 SIMS=${SIMS:-16}
+STAGES="base grid lineage compare evaluate plots"
+VARIANTS="mutation_high mutation_low layers3 layers7 games4 games16"
+
+die() {
+    echo "reproduce_study.sh: $*" >&2
+    exit 2
+}
+
+real() { python3 -c 'import os, sys; print(os.path.realpath(sys.argv[1]))' "$1"; }
+case "$(real "$OUT")/" in
+"$(real results)"/*) die "OUT=$OUT is inside results/, which holds the committed study; choose another folder" ;;
+esac
+command -v neurocheckers >/dev/null || die "neurocheckers is not installed (see the README's first command)"
 stages=("$@")
-[ ${#stages[@]} -gt 0 ] || stages=(base grid lineage compare evaluate plots)
+[ ${#stages[@]} -gt 0 ] || read -ra stages <<<"$STAGES"
+for stage in "${stages[@]}"; do
+    [[ " $STAGES " == *" $stage "* ]] || die "unknown stage '$stage' (stages: $STAGES)"
+done
 mkdir -p "$OUT"
 
-base_run() { ls -d "$OUT"/runs/base_seed0_* 2>/dev/null | sort | tail -n 1; }
-grid_run() { ls -d "$GRID"/"$1"_seed* 2>/dev/null | sort | tail -n 1; }
+base_run() { # the base run: $BASE, or the newest in $OUT/runs; dies with a message when there is none
+    local found=${BASE:-$(ls -d "$OUT"/runs/base_seed0_* 2>/dev/null | sort | tail -n 1)}
+    [ -n "$found" ] && [ -f "$found/metrics.csv" ] ||
+        die "no base run ${BASE:+at BASE=$BASE }(looked in $OUT/runs/): run the 'base' stage first, or set BASE"
+    echo "$found"
+}
+grid_run() { # grid_run NAME: the newest run of that config in $GRID; dies with a message when missing
+    local found
+    found=$(ls -d "$GRID/$1"_seed* 2>/dev/null | sort | tail -n 1)
+    [ -n "$found" ] || die "no '$1' run in $GRID: run the 'grid' stage first, or set GRID to a sweep folder"
+    echo "$found"
+}
 timed() { # timed LOG COMMAND...: run, show and keep the output, and append the wall time
     local log=$1
     shift
@@ -31,33 +65,41 @@ timed() { # timed LOG COMMAND...: run, show and keep the output, and append the 
 }
 
 for stage in "${stages[@]}"; do
+    echo "== $stage (into $OUT)"
     case $stage in
     base)
-        if [ -n "$(base_run)" ]; then
-            timed "$OUT/base_evolve.log" neurocheckers evolve --resume "$(base_run)"
+        if [ -z "${BASE:-}" ] && ls -d "$OUT"/runs/base_seed0_* >/dev/null 2>&1; then
+            base=$(base_run)
+            timed "$OUT/base_evolve.log" neurocheckers evolve --resume "$base"
         else
+            [ -z "${BASE:-}" ] || die "the base stage makes its own run in $OUT/runs; unset BASE"
             timed "$OUT/base_evolve.log" neurocheckers evolve experiments/base.toml --out "$OUT/runs"
         fi
         ;;
     grid)
-        timed "$OUT/grid_sweep.log" neurocheckers sweep experiments/study_grid.toml \
-            --out "$(dirname "$GRID")" --epochs "$VARIANT_EPOCHS"
+        [ "$GRID" = "$OUT/study_grid" ] || die "the grid stage writes $OUT/study_grid; unset GRID"
+        timed "$OUT/grid_sweep.log" neurocheckers sweep experiments/study_grid.toml --out "$OUT" \
+            --epochs "$VARIANT_EPOCHS"
         ;;
     lineage)
-        timed "$OUT/lineage.log" neurocheckers lineage "$(base_run)" --games 200 --every 32 \
+        base=$(base_run)
+        timed "$OUT/lineage.log" neurocheckers lineage "$base" --games 200 --every 32 \
             --round-robin-games 50 --sample 12 --out "$OUT/lineage"
         ;;
     compare)
-        variants=()
-        for name in mutation_high mutation_low layers3 layers7 games4 games16; do
-            variants+=("$(grid_run "$name")")
+        runs=()
+        for name in base $VARIANTS; do
+            run=$(grid_run "$name")
+            runs+=("$run")
         done
-        timed "$(dirname "$GRID")/compare.log" neurocheckers compare "$(grid_run base)" "${variants[@]}" --games 100 \
-            --out "$(dirname "$GRID")/compare.csv"
+        timed "$OUT/compare.log" neurocheckers compare "${runs[@]}" --games 100 --out "$OUT/compare.csv"
         ;;
     evaluate)
-        neurocheckers export "$(base_run)" --out "$OUT/base_final_boss.safetensors"
+        base=$(base_run)
         agent="$OUT/base_final_boss.safetensors"
+        first="$OUT/base_first_boss.safetensors"
+        neurocheckers export "$base" --out "$agent"
+        neurocheckers export "$base" --epoch 0 --out "$first"
         mkdir -p "$OUT/evaluation"
         timed "$OUT/evaluation/random.log" neurocheckers match "mcts:$agent:$SIMS" random --games 50000 \
             --plot "$OUT/evaluation/vs_random_material.png" --json
@@ -72,25 +114,22 @@ for stage in "${stages[@]}"; do
             timed "$OUT/evaluation/sims128_${opponent/:/}.log" neurocheckers match "mcts:$agent:128" \
                 "$opponent" --games 1000 --opening-plies 2 --json
         done
-        neurocheckers export "$(base_run)" --epoch 0 --out "$OUT/base_first_boss.safetensors"
         for opponent in random alphabeta:2; do
             timed "$OUT/evaluation/first_boss_${opponent/:/}.log" neurocheckers match \
-                "mcts:$OUT/base_first_boss.safetensors:$SIMS" "$opponent" --games 1000 --opening-plies 2 --json
+                "mcts:$first:$SIMS" "$opponent" --games 1000 --opening-plies 2 --json
             timed "$OUT/evaluation/rollout_${opponent/:/}.log" neurocheckers match "mcts-rollout:$SIMS" \
                 "$opponent" --games 1000 --opening-plies 2 --json
         done
         ;;
     plots)
-        neurocheckers plot "$(base_run)" --out "$OUT/base_fitness.png"
+        base=$(base_run)
         runs=()
-        for name in base mutation_high mutation_low layers3 layers7 games4 games16; do
-            runs+=("$(grid_run "$name")")
+        for name in base $VARIANTS; do
+            run=$(grid_run "$name")
+            runs+=("$run")
         done
-        neurocheckers plot "${runs[@]}" --out "$(dirname "$GRID")/grid_fitness.png"
-        ;;
-    *)
-        echo "unknown stage $stage (base grid lineage compare evaluate plots)" >&2
-        exit 2
+        neurocheckers plot "$base" --out "$OUT/base_fitness.png"
+        neurocheckers plot "${runs[@]}" --out "$OUT/grid_fitness.png"
         ;;
     esac
 done

@@ -1,4 +1,5 @@
-"""Shared test setup: a persistent JAX compilation cache so repeated compiles are cheap."""
+"""Shared test setup: a persistent JAX compilation cache so repeated compiles are cheap, and the
+published perft counts (tests/data/perft.json, inside the checkout)."""
 
 from __future__ import annotations
 
@@ -7,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from neurocheckers._setup import configure_jax
+from neurocheckers.runtime import configure_jax
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared"
+PERFT_TABLE = Path(__file__).resolve().parent / "data" / "perft.json"
 
 configure_jax(os.environ.get("NEUROCHECKERS_CACHE", REPO / ".jax_cache"))
 
@@ -19,7 +20,17 @@ configure_jax(os.environ.get("NEUROCHECKERS_CACHE", REPO / ".jax_cache"))
 def perft_table() -> dict:
     import json
 
-    path = SHARED / "reference" / "perft.json"
-    if not path.exists():  # pragma: no cover - the shared folder sits beside every checkout and CI clone
-        raise FileNotFoundError(f"the shared perft table is missing: {path}")
-    return json.loads(path.read_text())
+    return json.loads(PERFT_TABLE.read_text())
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """In CI (``CI`` set, as ``.ci/run`` does) a skipped test fails the run: every test must run there,
+    OpenSpiel's and Ray's included (the test and ray extras are installed)."""
+    if not os.environ.get("CI"):
+        return
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    skipped = reporter.stats.get("skipped", []) if reporter is not None else []
+    if skipped:
+        reporter.write("\n")
+        reporter.write_sep("=", f"CI: {len(skipped)} test(s) skipped; in CI every test must run", red=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from neurocheckers.analysis.match_report import format_table, summarize
-from neurocheckers.arena import a_is_black_in_game, play_match, run_match
+from neurocheckers.arena import MemoryLimitError, a_is_black_in_game, play_match, run_match
 from neurocheckers.players import parse_player
 from neurocheckers.rules import AMERICAN6, SIMPLE6
 from neurocheckers.rules.engine import step
@@ -158,3 +158,11 @@ def test_records_score_and_material_from_each_side(players):
     black_minus_white = black_men + KING_VALUE * black_kings - (white_men + KING_VALUE * white_kings)
     sign = np.where(records.a_is_black, 1.0, -1.0)
     np.testing.assert_allclose(records.material_diff, sign * black_minus_white)
+
+
+def test_a_batch_too_large_for_memory_is_refused_before_it_runs(players):
+    a, b = players
+    # Recorded actions alone: 10**6 games x 10**7 plies x 4 bytes = 40 TB.
+    games, plies = 10**6, 10**7
+    with pytest.raises(MemoryLimitError, match=r"a batch of 1000000 games needs about .* GiB of memory"):
+        run_match(SIMPLE6, a.policy, None, b.policy, None, games, 0, games, plies, keep_actions=1)

@@ -69,6 +69,14 @@ def random_positions_fn(rules, max_plies: int):
     return jax.jit(lambda key, n: jax.vmap(one)(jax.random.split(key, n)), static_argnums=1)
 
 
+def _without_moves(state, hide):
+    """``state`` shown as a finished game (terminated, no legal action) where ``hide`` is set."""
+    return state.replace(
+        terminated=state.terminated | hide,
+        legal_bits=jnp.where(hide, jnp.zeros_like(state.legal_bits), state.legal_bits),
+    )
+
+
 def play_games(rules, policy_a, policy_b, key, num_games: int, params_a=None, params_b=None):
     """[num_games] scores of ``policy_a`` (1 win, 1/2 draw, 0 loss); it plays Black in even games.
 
@@ -82,11 +90,12 @@ def play_games(rules, policy_a, policy_b, key, num_games: int, params_a=None, pa
         def body(carry):
             s, k = carry
             k, ka, kb = jax.random.split(k, 3)
-            # Under vmap both policies run at every ply; showing each one a finished game when it is
-            # not its turn lets a search (alpha-beta's while_loop) stop at once instead of being wasted.
+            # Under vmap both policies run at every ply; showing each one a finished game (no legal
+            # action) when it is not its turn lets a search (alpha-beta's while_loop) stop at once
+            # instead of being wasted.
             a_turn = s.color == a_color
-            action_a = policy_a(params_a, s.replace(terminated=s.terminated | ~a_turn), ka)
-            action_b = policy_b(params_b, s.replace(terminated=s.terminated | a_turn), kb)
+            action_a = policy_a(params_a, _without_moves(s, ~a_turn), ka)
+            action_b = policy_b(params_b, _without_moves(s, a_turn), kb)
             action = jnp.where(a_turn, action_a, action_b)
             return step(rules, s, action), k
 
@@ -196,20 +205,32 @@ POLICIES = {
 def test_policies_play_legal_moves(batched, rules_name):
     rules = PRESETS[rules_name]
     states = random_positions_fn(rules, 30)(jax.random.key(1), B)
-    # The last game is replaced by a finished one (Black to move without pieces: Black lost).
+    # The last games are replaced by finished ones: Black to move without pieces (Black lost), and a
+    # draw by the rules' ply limit (total or without capture) where both sides could still move.
     lost = from_position(rules, 0, 0, 1 << (rules.num_squares - 1), 0, BLACK)
-    assert bool(lost.terminated)
-    states = jax.tree.map(lambda x, y: x.at[-1].set(y), states, lost)
+    limit = (
+        {"ply": rules.max_plies}
+        if rules.max_plies
+        else {"plies_without_capture": rules.max_plies_without_capture}
+    )
+    drawn = from_position(rules, 0, bits(1), 0, bits(rules.num_squares), WHITE, **limit)
+    assert bool(lost.terminated) and bool(drawn.terminated) and int(drawn.result) == 0
+    states = jax.tree.map(lambda x, y, z: x.at[-1].set(y).at[-2].set(z), states, lost, drawn)
     live = ~np.asarray(states.terminated)
     assert live.sum() > B // 4
     mask = np.asarray(states.legal_action_mask)
+    assert not mask[~live].any()  # a finished game has no legal action
     for name in POLICIES[rules_name]:
         actions = np.asarray(batched(rules, name)(None, states, keys_of(2)))
         assert actions.dtype == np.int32, name
         assert actions.shape == (B,), name
         legal = mask[np.arange(B), actions]
         assert legal[live].all(), (name, np.flatnonzero(live & ~legal))
-        assert (actions[~live] == 0).all(), name
+        assert (actions[~live] == 0).all(), name  # the documented answer on a finished game
+        # ... which ``step`` ignores: the finished games stay as they were.
+        after = jax.vmap(functools.partial(step, rules))(states, jnp.asarray(actions))
+        for x, y in zip(jax.tree.leaves(states), jax.tree.leaves(after), strict=True):
+            np.testing.assert_array_equal(np.asarray(x)[~live], np.asarray(y)[~live])
 
 
 # ---------------------------------------------------------------------------

@@ -21,7 +21,8 @@ from neurocheckers.analysis.games import load_games
 from neurocheckers.cli import main
 from neurocheckers.evaluator import encode, value_fn
 from neurocheckers.experiment.config import load_config
-from neurocheckers.experiment.run import create_run, read_metrics, run
+from neurocheckers.experiment.run import create_run, run
+from neurocheckers.formats import read_metrics
 from neurocheckers.numpy_agent import NumpyAgent, encode_fen
 from neurocheckers.rules import SIMPLE6, init
 from neurocheckers.rules.notation import apply_move, legal_moves, parse_fen, to_fen
@@ -168,11 +169,46 @@ def test_match_colours_are_balanced_across_chunks(capsys, tmp_path, games, batch
     assert blacks == ["random" if i % 2 == 0 else "greedy-material" for i in range(games)]
 
 
+def test_match_plot_path_is_the_one_written(capsys, tmp_path):
+    folder = tmp_path / "plots"
+    folder.mkdir()
+    for given, written in ((folder, folder / "material.png"), (tmp_path / "hist", tmp_path / "hist.png")):
+        assert main(["match", "random", "random", *MATCH, "--plot", str(given)]) == 0
+        assert f"histogram: {written}" in capsys.readouterr().out
+        assert written.read_bytes()[:4] == b"\x89PNG"
+    assert main(["match", "random", "random", *MATCH, "--plot", str(tmp_path / "h.txt")]) == 2
+    _error_line(capsys, "--plot", "h.txt")
+
+
+def test_help_texts():
+    """Every command has an example; placeholders say what they take; the command list is not cut."""
+    from typer.testing import CliRunner
+
+    from neurocheckers.cli import app
+
+    runner = CliRunner()
+    top = runner.invoke(app, ["--help"]).output
+    assert "..." not in top.split("Commands:")[1]
+    commands = ["perft", "match", "evolve", "sweep", "plot", "export", "play", "show", "lineage", "compare"]
+    for command in commands:
+        text = runner.invoke(app, [command, "--help"]).output
+        assert "Example:" in text and f"neurocheckers {command} " in text, command
+        for option_line in text.split("Options:")[1].splitlines():
+            assert "<" not in option_line, (command, option_line)  # no <str>, <int>, <list[str]>
+    evolve_help = runner.invoke(app, ["evolve", "--help"]).output
+    assert "--set KEY=VALUE" in evolve_help and "--out FOLDER" in evolve_help
+    assert "games-game1.gif" in runner.invoke(app, ["show", "--help"]).output
+    match_help = " ".join(runner.invoke(app, ["match", "--help"]).output.split())
+    assert "lineage and compare use 2" in match_help
+
+
 @pytest.mark.parametrize(
     ("spec", "names"),
     [
         ("alphabeta:x", ["'alphabeta:x'", "'x'"]),
-        ("alphabeta:0", ["'alphabeta:0'", ">= 1"]),
+        ("alphabeta:0", ["'alphabeta:0'", "in 1..14"]),
+        ("alphabeta:60", ["'alphabeta:60'", "the depth must be in 1..14, got 60"]),
+        ("mcts-rollout:100000000", ["simulation count must be in 1..65536", "100000000"]),
         ("mcts:missing.safetensors:4", ["mcts:missing.safetensors:4", "missing.safetensors"]),
         ("nonsense", ["'nonsense'", "alphabeta:D"]),
     ],
@@ -221,32 +257,43 @@ def test_export_epoch_picks_an_earlier_boss(runs, tmp_path, capsys):
     epochs_done = len(read_metrics(run_dir))
     assert epochs_done == 3
     chosen = {}
-    for epoch in range(epochs_done + 1):
+    for epoch in range(epochs_done):
         out = tmp_path / f"e{epoch}.safetensors"
         assert main(["export", str(run_dir), "--out", str(out), "--epoch", str(epoch)]) == 0
         # The boss in charge during EPOCH: the last one promoted after an earlier epoch.
         expected = [r for r in rows if int(r["epoch"]) < epoch][-1]
-        assert f"boss #{expected['boss_id']} (promoted after epoch {expected['epoch']})" in (
-            capsys.readouterr().out
-        )
+        origin = f"promoted after epoch {expected['epoch']}" if epoch else "the initial random boss"
+        assert f"boss #{expected['boss_id']} ({origin})" in capsys.readouterr().out
         assert _metadata(out)["lineage_epoch"] == expected["epoch"]
         boss = _tensors(run_dir / "lineage" / expected["file"])
         for name, array in _tensors(out).items():
             np.testing.assert_array_equal(array, boss[name])
         chosen[epoch] = expected["boss_id"]
-    assert chosen[0] == rows[0]["boss_id"] and chosen[epochs_done] == rows[-1]["boss_id"]
+    assert chosen[0] == rows[0]["boss_id"] and chosen[epochs_done - 1] == rows[-2]["boss_id"]
     assert len(set(chosen.values())) > 1  # the epochs really select different bosses
 
 
 def test_export_errors(runs, tmp_path, capsys):
     run_dir = runs[0]
     out = tmp_path / "x.safetensors"
-    for epoch in ("-1", "4", "1000"):
+    for epoch in ("-1", "3", "1000"):  # the run played epochs 0, 1 and 2
         assert main(["export", str(run_dir), "--out", str(out), "--epoch", epoch]) == 2
-        _error_line(capsys, "--epoch", epoch, "0..3")
+        _error_line(capsys, "--epoch", epoch, "0..2")
     assert main(["export", str(tmp_path), "--out", str(out)]) == 2
     _error_line(capsys, str(tmp_path), "not a neurocheckers run folder")
     assert not out.exists()
+
+
+def test_export_paths_that_cannot_be_written(runs, tmp_path, capsys):
+    run_dir = runs[0]
+    assert main(["export", str(run_dir), "--out", str(tmp_path)]) == 2
+    _error_line(capsys, "--out", "is a folder", str(tmp_path / "agent.safetensors"))
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    assert main(["export", str(run_dir), "--out", str(blocker / "agent.safetensors")]) == 2
+    _error_line(capsys, "cannot write --out", "is a file, not a folder")
+    assert main(["export", str(run_dir), "--out", str(blocker)]) == 0  # an existing file is replaced
+    assert _metadata(blocker)["format"] == "neurocheckers-agent"
 
 
 def test_exported_agent_refuses_other_rules(exported, capsys):
@@ -483,7 +530,7 @@ def test_evolve_help_lists_every_config_key_with_its_doc(capsys):
 
 
 def test_display_name_cuts_agent_paths_only():
-    from neurocheckers.players import display_name
+    from neurocheckers.formats import display_name
 
     assert display_name("mcts:runs/a/final.safetensors:16") == "mcts:final.safetensors:16"
     assert display_name("greedy:/abs/path/x.safetensors") == "greedy:x.safetensors"

@@ -16,6 +16,28 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import reference_rules as ref  # noqa: E402
 
 GAMES = {"simple6": 40, "american6": 40, "american8": 15}
+# Every way a game of each preset can end that the seeded games below reach (american6's random games
+# are all decisive: no 50-ply capture-free streak in 40 games).
+ENDINGS = {
+    "simple6": {"Black wins", "White wins", "draw: ply limit", "draw: side to move is stuck"},
+    "american6": {"Black wins", "White wins"},
+    "american8": {"Black wins", "White wins", "draw: plies without capture"},
+}
+
+
+def _ending(ref_rules, game) -> str:
+    """How a finished reference game ended."""
+    if game.result:
+        return "Black wins" if game.result > 0 else "White wins"
+    if ref_rules.max_plies and game.ply >= ref_rules.max_plies:
+        return "draw: ply limit"
+    if (
+        ref_rules.max_plies_without_capture
+        and game.plies_without_capture >= ref_rules.max_plies_without_capture
+    ):
+        return "draw: plies without capture"
+    assert not ref.legal_moves(ref_rules, game.position), "a draw with moves left and no limit reached"
+    return "draw: side to move is stuck"
 
 
 def _check_same(name, engine_state, game, where):
@@ -40,7 +62,7 @@ def test_random_games_agree_with_reference(name):
             where = f"{name} seed {seed} turn {turn} at {ref.position_to_fen(game.position)}"
             _check_same(name, state, game, where)
             if game.terminated:
-                endings.add(game.result)
+                endings.add(_ending(ref_rules, game))
                 break
             ours = {m.notation: m for m in legal_moves(rules, state)}
             theirs = {m.notation(): m for m in ref.legal_moves(ref_rules, game.position)}
@@ -49,7 +71,7 @@ def test_random_games_agree_with_reference(name):
             state = apply_move(rules, state, ours[choice])
             game = ref.play(ref_rules, game, theirs[choice])
             turn += 1
-    assert endings, "no game ended"
+    assert endings == ENDINGS[name], f"{name}: the games ended as {sorted(endings)}"
 
 
 @pytest.mark.parametrize(

@@ -14,15 +14,8 @@ import pytest
 
 from neurocheckers.evolution.boss_ga import choose_boss, epoch_key, evolve_epoch, init, make_setup
 from neurocheckers.experiment.config import ConfigError, load_config
-from neurocheckers.experiment.run import (
-    CHECKPOINT,
-    METRICS_FILE,
-    TIMING_COLUMNS,
-    RunError,
-    create_run,
-    read_metrics,
-    run,
-)
+from neurocheckers.experiment.run import CHECKPOINT, RunError, create_run, run
+from neurocheckers.formats import METRICS_FILE, TIMING_COLUMNS, read_metrics
 
 TINY = [
     "population=8",
@@ -54,7 +47,7 @@ def test_promotion_happens_exactly_at_three_quarters():
 
 
 def test_epoch_fitness_is_the_members_points(tiny_config):
-    setup = make_setup(tiny_config)
+    setup = make_setup(tiny_config.evolution_settings())
     state = init(setup, jax.random.key(0))
     new_state, metrics = evolve_epoch(setup, state, epoch_key(0, 0))
     metrics = jax.device_get(metrics)
@@ -79,10 +72,22 @@ def test_epoch_fitness_is_the_members_points(tiny_config):
         np.testing.assert_array_equal(np.asarray(boss_leaf), np.asarray(src[0] if promoted else src))
 
 
+def test_evolution_settings_come_from_the_config(tiny_config):
+    """Evolution gets its own settings from the experiment's config (it never imports experiment)."""
+    settings = tiny_config.evolution_settings()
+    for name in ("rules", "layers", "width", "population", "games_per_epoch", "simulations", "max_plies"):
+        assert getattr(settings, name) == getattr(tiny_config, name), name
+    assert settings.loss == tiny_config.loss and settings.strategy == tiny_config.strategy
+    assert tiny_config.evolution_settings(simulations=7).simulations == 7
+    # Configs that differ only in run bookkeeping share one Setup (and one compiled epoch).
+    other = load_config(None, TINY + ["name=other", "seed=9", "epochs=2"])
+    assert make_setup(other.evolution_settings()) is make_setup(settings)
+
+
 @pytest.mark.parametrize("strategy", ["SimpleGA", "Open_ES"])
 def test_evosax_strategies_run_epochs(tiny_config, strategy):
     config = load_config(None, TINY + [f"strategy={strategy}"])
-    setup = make_setup(config)
+    setup = make_setup(config.evolution_settings())
     state = init(setup, jax.random.key(1))
     for epoch in range(2):
         state, metrics = evolve_epoch(setup, state, epoch_key(1, epoch))
@@ -177,20 +182,26 @@ def test_bad_run_folders_give_clear_errors_and_change_nothing(uninterrupted_run,
         run(other)
 
 
-def test_evolve_command_killed_with_sigkill_resumes_to_identical_metrics(
-    uninterrupted_run, tiny_config, tmp_path
-):
-    """A real ``kill -9`` of ``neurocheckers evolve`` at a random moment, then ``--resume``."""
+def _lineage_rows(run_dir):
+    with open(run_dir / "lineage.csv", newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def test_evolve_command_killed_with_sigkill_resumes_to_identical_metrics(tmp_path):
+    """A real ``kill -9`` of ``neurocheckers evolve`` in the middle of its run, then ``--resume``."""
     import os
     import signal
     import subprocess
     import sys
     import time
 
+    epochs = 200  # ~10 ms each once compiled: the kill lands long before the end
+    items = [item for item in TINY if not item.startswith("epochs=")] + [f"epochs={epochs}"]
+    whole = run(create_run(load_config(None, items), tmp_path / "whole"))
     env = dict(os.environ)
     env.setdefault("NEUROCHECKERS_CACHE", str(jax.config.jax_compilation_cache_dir))
     config_file = tmp_path / "tiny.toml"
-    config_file.write_text("\n".join(item.replace("=tiny", '="tiny"') for item in TINY) + "\n")
+    config_file.write_text("\n".join(item.replace("=tiny", '="tiny"') for item in items) + "\n")
     out = tmp_path / "runs"
     args = [sys.executable, "-m", "neurocheckers", "evolve", str(config_file), "--out", str(out), "--no-plot"]
     proc = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
@@ -200,11 +211,17 @@ def test_evolve_command_killed_with_sigkill_resumes_to_identical_metrics(
         run_dirs = [p for p in out.iterdir() if p.is_dir()] if out.exists() else []
         if run_dirs and (run_dirs[0] / METRICS_FILE).exists() and len(read_metrics(run_dirs[0])) >= 3:
             break
-        time.sleep(0.05)
+        time.sleep(0.01)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
-    assert run_dirs, proc.stdout.read().decode()
+    log = proc.stdout.read().decode()
+    assert proc.returncode == -signal.SIGKILL, (
+        f"the run was not killed mid-run (exit {proc.returncode})\n{log}"
+    )
+    assert run_dirs, log
     run_dir = run_dirs[0]
+    killed_rows = len(read_metrics(run_dir))
+    assert 3 <= killed_rows < epochs, killed_rows
     resumed = subprocess.run(
         [sys.executable, "-m", "neurocheckers", "evolve", "--resume", str(run_dir), "--no-plot"],
         env=env,
@@ -213,14 +230,16 @@ def test_evolve_command_killed_with_sigkill_resumes_to_identical_metrics(
         timeout=300,
     )
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
-    assert _stable_rows(run_dir) == _stable_rows(uninterrupted_run)
+    assert len(read_metrics(run_dir)) == epochs
+    assert _stable_rows(run_dir) == _stable_rows(whole)
+    assert _lineage_rows(run_dir) == _lineage_rows(whole)
 
 
 def test_scanned_run_and_vmapped_seeds_equal_the_epoch_loop(tiny_config):
     """A whole run as one lax.scan, and several seeds vmapped, give the epoch-by-epoch results."""
     from neurocheckers.evolution.boss_ga import evolve_epochs, evolve_seeds
 
-    setup = make_setup(tiny_config)
+    setup = make_setup(tiny_config.evolution_settings())
     epochs = 3
     looped = {}
     for seed in (0, 1):

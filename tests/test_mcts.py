@@ -34,8 +34,10 @@ from neurocheckers.rules import (
     random_action,
     step,
 )
+from neurocheckers.rules.bits import nth_legal_action
 from neurocheckers.search import MCTSConfig, anytime_search, batched_search, calibrate_simulations
-from neurocheckers.search.mcts import _argmax_random_ties, _slot_action
+from neurocheckers.search.baselines import greedy_policy, rollout_value_fn
+from neurocheckers.search.mcts import argmax_random_ties
 
 TACTICS_SIMS = 64
 REPEATS = 4
@@ -101,6 +103,19 @@ def _random_positions_fn(rules: Rules, batch: int, max_plies: int):
     return jax.jit(play)
 
 
+def _drawn_by_a_ply_limit(rules: Rules) -> State:
+    """A game drawn by the rules' ply limit (total or without capture) while both sides can move."""
+    n = rules.num_squares
+    limits = (
+        {"ply": rules.max_plies}
+        if rules.max_plies
+        else {"plies_without_capture": rules.max_plies_without_capture}
+    )
+    state = from_position(rules, 0, _sq(1), 0, _sq(n), color=WHITE, **limits)
+    assert bool(state.terminated) and int(state.result) == 0
+    return state
+
+
 def random_positions(rules: Rules, key: jax.Array, batch: int = 32, max_plies: int = 40) -> State:
     """``batch`` positions after 0 .. max_plies - 1 uniformly random plies (some games may be over)."""
     return _random_positions_fn(rules, batch, max_plies)(key)
@@ -112,7 +127,7 @@ def random_positions(rules: Rules, key: jax.Array, batch: int = 32, max_plies: i
 
 
 @pytest.mark.parametrize("name", list(PRESETS))
-def test_slot_action_matches_legal_action_slots(name):
+def test_nth_legal_action_matches_legal_action_slots(name):
     rules = PRESETS[name]
     states = random_positions(rules, jax.random.key(11))
     k = rules.max_legal_moves
@@ -121,7 +136,7 @@ def test_slot_action_matches_legal_action_slots(name):
     def both(states):
         slots = jax.vmap(lambda s: legal_action_slots(rules, s))(states)
         every_slot = jax.vmap(
-            lambda s: jax.vmap(lambda i: _slot_action(rules, s.legal_bits, i))(jnp.arange(k))
+            lambda s: jax.vmap(lambda i: nth_legal_action(rules, s.legal_bits, i))(jnp.arange(k))
         )
         return slots, every_slot(states)
 
@@ -130,17 +145,17 @@ def test_slot_action_matches_legal_action_slots(name):
     np.testing.assert_array_equal(np.asarray(derived)[valid], np.asarray(slots)[valid])
 
 
-def test_argmax_random_ties():
+def testargmax_random_ties():
     scores = jnp.full((24,), -jnp.inf).at[jnp.array([2, 5, 17])].set(0.75).at[3].set(0.7499)
     salts = jax.random.bits(jax.random.key(0), (2000,), jnp.uint32) | 1
-    winners = np.asarray(jax.jit(jax.vmap(_argmax_random_ties, in_axes=(None, 0)))(scores, salts))
+    winners = np.asarray(jax.jit(jax.vmap(argmax_random_ties, in_axes=(None, 0)))(scores, salts))
     counts = {w: int(np.sum(winners == w)) for w in (2, 5, 17)}
     assert set(np.unique(winners)) == {2, 5, 17}
     assert min(counts.values()) > 400  # roughly uniform among the tied slots
-    assert int(_argmax_random_ties(scores, jnp.uint32(0))) == 2  # salt 0: the lowest tied slot
+    assert int(argmax_random_ties(scores, jnp.uint32(0))) == 2  # salt 0: the lowest tied slot
     x = jax.random.normal(jax.random.key(1), (500, 48))
     np.testing.assert_array_equal(
-        jax.jit(jax.vmap(_argmax_random_ties))(x, salts[:500]), jnp.argmax(x, axis=-1)
+        jax.jit(jax.vmap(argmax_random_ties))(x, salts[:500]), jnp.argmax(x, axis=-1)
     )
 
 
@@ -172,14 +187,16 @@ def test_random_evaluator_plays_only_legal_moves(name):
     spec, config, run = _legality_setup(rules)
     params = evaluator.init_params(jax.random.key(2), spec)
     states = random_positions(rules, jax.random.key(3))
-    # One finished game for sure: Black to move with no pieces.
+    # Finished games for sure: Black to move with no pieces (lost), and a draw by a ply limit with
+    # moves still on the board.
     over = from_position(rules, 0, 0, _sq(rules.num_squares), 0, color=BLACK)
-    states = jax.tree.map(lambda xs, x: xs.at[0].set(x), states, over)
+    drawn = _drawn_by_a_ply_limit(rules)
+    states = jax.tree.map(lambda xs, x, y: xs.at[0].set(x).at[1].set(y), states, over, drawn)
     keys = jax.random.split(jax.random.key(4), 32)
     out = run(params, states, keys)
 
     done = np.asarray(states.terminated)
-    assert done[0] and not done.all()
+    assert done[0] and done[1] and not done.all()
     action = np.asarray(out.action)
     mask = np.asarray(states.legal_action_mask)
     assert mask[~done][np.arange(int((~done).sum())), action[~done]].all()
@@ -196,6 +213,29 @@ def test_random_evaluator_plays_only_legal_moves(name):
     values = np.asarray(out.root_value)
     assert ((values >= 0) & (values <= 1)).all()
     assert values[0] == 0.0  # the finished game is lost for the side to move
+    assert values[1] == 0.5  # the drawn one
+    np.testing.assert_array_equal(np.asarray(out.legal_slots)[done], -1)  # no legal action when over
+
+
+def test_rollout_search_and_network_greedy_pass_on_drawn_games():
+    """``mcts-rollout`` and ``greedy:FILE`` (a network's greedy player) on games drawn by the ply
+    limit: action 0, which ``step`` ignores, like every other player (the rest are checked above and
+    in test_baselines.py)."""
+    rules = SIMPLE6
+    drawn = _stack([_drawn_by_a_ply_limit(rules), from_position(rules, _sq(8, 9), 0, _sq(14), 0, ply=61)])
+    keys = jax.random.split(jax.random.key(6), 2)
+    rollout_search = batched_search(rules, MCTSConfig(num_simulations=4), rollout_value_fn(rules, 20))
+    out = rollout_search(None, drawn, keys)
+    np.testing.assert_array_equal(out.action, 0)
+    np.testing.assert_array_equal(out.visit_counts, 0)
+    np.testing.assert_array_equal(out.root_value, 0.5)
+    spec, _, _ = _legality_setup(rules)
+    params = evaluator.init_params(jax.random.key(2), spec)
+    greedy = jax.jit(jax.vmap(greedy_policy(rules, evaluator.value_fn(spec)), in_axes=(None, 0, 0)))
+    np.testing.assert_array_equal(greedy(params, drawn, keys), 0)
+    after = jax.vmap(functools.partial(step, rules))(drawn, out.action)
+    for a, b in zip(jax.tree.leaves(drawn), jax.tree.leaves(after), strict=True):
+        np.testing.assert_array_equal(a, b)
 
 
 def test_same_key_same_move_and_other_keys_differ():
@@ -300,3 +340,50 @@ def test_anytime_search_and_calibration():
     assert calibrate_simulations(rules, one, material_value, None, seconds_per_move=1e-6, batch_size=4) == 1
     with pytest.raises(ValueError, match="seconds_per_move"):
         calibrate_simulations(rules, config, material_value, None, seconds_per_move=0.0, batch_size=4)
+
+
+class _Clock:
+    """A fake clock for ``anytime_search``: each reading returns the time, then advances it by ``tick``."""
+
+    def __init__(self, tick: float):
+        self.now, self.tick = 0.0, tick
+
+    def __call__(self) -> float:
+        self.now += self.tick
+        return self.now - self.tick
+
+
+def test_anytime_search_time_handling_with_an_injected_clock():
+    """With a clock that ticks 1 s per reading, each compile and each run measures 1 s, and the check
+    after a run reads 1 s after its end; the next (doubled) run is predicted at 2.2x the last run,
+    plus the last compile when that size is not compiled yet, and started only if it ends in time."""
+    rules = SIMPLE6
+    config = MCTSConfig(num_simulations=1, c_puct=1.3)  # a config of its own: nothing compiled yet
+    state = init(rules)
+    assert int(state.num_legal_actions) > 1
+
+    def simulations(seconds: float, tick: float, max_simulations: int = 4) -> int:
+        out = anytime_search(
+            rules,
+            config,
+            material_value,
+            None,
+            state,
+            jax.random.key(0),
+            seconds,
+            max_simulations,
+            _Clock(tick),
+        )
+        return int(out.visit_counts.sum())
+
+    # Nothing compiled: deadline 8; compile 1-2, run 3-4, check at 5: 5 + 2.2 + 1 (compile) > 8.
+    assert simulations(8.0, tick=1.0) == 1
+    # A frozen clock never reaches the deadline: the count doubles up to max_simulations (compiling 2, 4).
+    assert simulations(1.0, tick=0.0) == 4
+    # Compiled now, the same budget allows one doubling: run 1-2, check at 3: 5.2 <= 8; run 4-5,
+    # check at 6: 8.2 > 8.
+    assert simulations(8.0, tick=1.0) == 2
+    assert simulations(5.0, tick=1.0) == 1  # 5.2 > 5: the first run only
+    assert simulations(0.0, tick=1.0) == 1  # the first run always completes
+    assert simulations(9.0, tick=1.0) == 4  # 8.2 <= 9, then max_simulations stops the doubling
+    assert simulations(100.0, tick=1.0, max_simulations=2) == 2

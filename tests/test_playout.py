@@ -142,10 +142,17 @@ def test_action_choice_is_uniform_over_legal_actions():
     assert counts.sum() == len(bits) and n == 7
 
 
-def test_default_cap_bounds_every_game():
-    assert default_max_plies(get_rules("simple6")) == 60
-    assert default_max_plies(get_rules("american6")) == 13 * 50
-    assert default_max_plies(get_rules("american8")) == 25 * 40
+@pytest.mark.parametrize("name", PRESETS)
+def test_default_cap_bounds_every_game(name):
+    """Games played with four times the default cap all end by the rules within the default cap."""
+    rules = get_rules(name)
+    cap = default_max_plies(rules)
+    stats = random_playouts(rules, jax.random.key(11), 256, max_plies=4 * cap, devices=1)
+    length = np.asarray(stats.length)
+    assert np.asarray(stats.terminated).all()
+    assert length.max() <= cap, (name, int(length.max()), cap)
+    if rules.max_plies:  # a game drawn by the ply limit runs exactly to it: the cap is attained
+        assert length.max() == cap
 
 
 def test_bad_arguments():

@@ -9,11 +9,12 @@ import math
 import numpy as np
 import pytest
 
-from neurocheckers.analysis import replay
+from neurocheckers.analysis import elo, matches, replay
 from neurocheckers.analysis.lineage import boss_in_charge, lineage
 from neurocheckers.cli import main
 from neurocheckers.experiment.config import load_config
-from neurocheckers.experiment.run import RunError, create_run, read_metrics, run
+from neurocheckers.experiment.run import RunError, create_run, run
+from neurocheckers.formats import read_metrics
 
 TINY = [
     "rules=simple6",
@@ -35,7 +36,7 @@ def _synthetic_run(root, layers: int, promoted: list[int], epochs: int):
 
     from neurocheckers.agent_file import save_agent
     from neurocheckers.evaluator import EvaluatorSpec, init_params
-    from neurocheckers.experiment.run import LINEAGE_DIR, LINEAGE_FILE, METRIC_COLUMNS, METRICS_FILE
+    from neurocheckers.formats import LINEAGE_DIR, LINEAGE_FILE, METRIC_COLUMNS, METRICS_FILE
 
     config = load_config(None, [*TINY, f"layers={layers}", f"epochs={epochs}", "name=other"])
     path = create_run(config, root)
@@ -71,58 +72,59 @@ def test_lineage_table_rows_and_csv(runs, tmp_path):
         assert r.games == GAMES
         assert 0 <= r.score <= GAMES and (2 * r.score) == int(2 * r.score)
         assert r.boss_id == boss_in_charge(entries, r.epoch).boss_id
-        assert r.elapsed_seconds == pytest.approx(elapsed[r.epoch])
+        assert r.run_elapsed_seconds == pytest.approx(elapsed[r.epoch])
     path = replay.write_rows(rows, tmp_path / "lineage_table.csv")
     with open(path, newline="") as f:
         read = list(csv.DictReader(f))
-    assert list(read[0]) == ["epoch", "boss_id", "score", "games", "elapsed_seconds"]
+    assert list(read[0]) == ["epoch", "boss_id", "score", "games", "run_elapsed_seconds"]
     assert [int(r["epoch"]) for r in read] == [0, 4, 5]
     text = replay.format_lineage_table(rows)
-    assert f"Score (of {GAMES})" in text and "Elapsed" in text
+    assert f"Score (of {GAMES})" in text and "Run elapsed" in text
 
 
 def test_table_epochs_and_sampling():
     assert replay.table_epochs(6, 4) == [0, 4, 5]
     assert replay.table_epochs(9, 4) == [0, 4, 8]
     assert replay.table_epochs(1, 32) == [0]
-    assert replay.sample_indices(5, None) == [0, 1, 2, 3, 4]
-    assert replay.sample_indices(3, 12) == [0, 1, 2]
-    picked = replay.sample_indices(100, 12)
+    assert elo.sample_indices(5, None) == [0, 1, 2, 3, 4]
+    assert elo.sample_indices(3, 12) == [0, 1, 2]
+    picked = elo.sample_indices(100, 12)
     assert len(picked) == 12 and picked[0] == 0 and picked[-1] == 99
     with pytest.raises(ValueError, match="--every"):
         replay.table_epochs(6, 0)
     with pytest.raises(ValueError, match="--games"):
-        replay.check_games(3)
+        matches.check_games(3)
 
 
 def test_round_robin_matrix_and_files(runs, tmp_path):
     base, _ = runs
-    result = replay.round_robin(base, games=GAMES, sample=None, seed=2)
+    result = elo.round_robin(base, games=GAMES, sample=None, seed=2)
     k = len(lineage(base))
     assert result.scores.shape == (k, k) and len(result.entries) == k
     np.testing.assert_allclose(result.scores + result.scores.T, np.ones((k, k)))
     assert np.all((result.scores >= 0) & (result.scores <= 1))
-    files = replay.write_round_robin(result, tmp_path)
+    files = elo.write_round_robin(result, tmp_path)
     for name in ("round_robin.csv", "round_robin.png", "elo.csv", "elo.png"):
         assert (tmp_path / name).stat().st_size > 0 and files[name] == tmp_path / name
     with open(tmp_path / "elo.csv", newline="") as f:
-        elo = list(csv.DictReader(f))
-    assert len(elo) == k and float(elo[0]["elo"]) == 0.0  # the first boss anchors the scale
-    assert "Elo" in replay.format_elo(result)
+        ratings = list(csv.DictReader(f))
+    assert len(ratings) == k and float(ratings[0]["elo"]) == 0.0  # the first boss anchors the scale
+    assert float(ratings[0]["elo_se"]) == 0.0 and all(float(r["elo_se"]) > 0 for r in ratings[1:])
+    assert "Elo" in elo.format_elo(result)
 
 
 def test_fit_elo_ranks_a_dominating_player_first():
     # Player 2 beats everyone; 0 and 1 are even with each other.
     scores = np.array([[0.5, 0.5, 0.1], [0.5, 0.5, 0.05], [0.9, 0.95, 0.5]])
-    elo = replay.fit_elo(scores, 40)
-    assert int(np.argmax(elo)) == 2 and elo[0] == 0.0
-    assert abs(elo[1] - elo[0]) < 50 and elo[2] > 300
+    ratings = elo.fit_elo(scores, 40)
+    assert int(np.argmax(ratings)) == 2 and ratings[0] == 0.0
+    assert abs(ratings[1] - ratings[0]) < 50 and ratings[2] > 300
     # Without the prior, a 3:1 head-to-head is the textbook gap of 400 log10(3) Elo.
     pair = np.array([[0.5, 0.75], [0.25, 0.5]])
-    assert replay.fit_elo(pair, 100, prior=0.0)[1] == pytest.approx(-400 * math.log10(3), abs=1e-6)
+    assert elo.fit_elo(pair, 100, prior=0.0)[1] == pytest.approx(-400 * math.log10(3), abs=1e-6)
     # A player who lost everything keeps a finite rating thanks to the prior.
     shutout = np.array([[0.5, 0.0], [1.0, 0.5]])
-    assert np.all(np.isfinite(replay.fit_elo(shutout, 10)))
+    assert np.all(np.isfinite(elo.fit_elo(shutout, 10)))
 
 
 def test_compare_runs_of_other_shapes(runs, tmp_path):
@@ -194,3 +196,37 @@ def test_cli_bad_input(runs, tmp_path, capsys, args, message):
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert err.startswith("neurocheckers: error:") and message in err and err.count("\n") == 1
+
+
+def test_elo_standard_error_of_a_pair_is_the_binomial_one():
+    # Two players, 100 games at 3:1 and no prior: the log-strength gap has variance 1 / (n p (1 - p)).
+    pair = np.array([[0.5, 0.75], [0.25, 0.5]])
+    ratings = elo.fit_elo(pair, 100, prior=0.0)
+    errors = elo.elo_standard_errors(pair, 100, ratings, prior=0.0)
+    assert errors[0] == 0.0  # the anchor
+    assert errors[1] == pytest.approx(400 / math.log(10) / math.sqrt(100 * 0.75 * 0.25), rel=1e-6)
+    # Four times the games, half the error.
+    assert elo.elo_standard_errors(pair, 400, ratings, prior=0.0)[1] == pytest.approx(errors[1] / 2)
+
+
+def test_elo_figure_has_error_bars_labels_inside_and_the_first_boss_at_zero(tmp_path):
+    from matplotlib.container import ErrorbarContainer
+
+    from neurocheckers.analysis.lineage import LineageEntry
+    from neurocheckers.analysis.replay_figures import elo_figure
+
+    entries = tuple(LineageEntry(i, e, 6.0, tmp_path / f"{i}.safetensors") for i, e in enumerate([-1, 4, 9]))
+    scores = np.array([[0.5, 0.3, 0.1], [0.7, 0.5, 0.4], [0.9, 0.6, 0.5]])
+    ratings = elo.fit_elo(scores, 20)
+    errors = elo.elo_standard_errors(scores, 20, ratings)
+    fig = elo_figure(elo.RoundRobin(entries, scores, 20), ratings, errors)
+    (ax,) = fig.axes
+    (bars,) = [c for c in ax.containers if isinstance(c, ErrorbarContainer)]
+    np.testing.assert_array_equal(bars.lines[0].get_xdata(), [0, 5, 10])  # first epoch as the boss
+    fig.draw_without_rendering()
+    frame = ax.get_window_extent()
+    labels = [t for t in ax.texts if t.get_text().startswith("#")]
+    assert [t.get_text() for t in labels] == ["#0", "#1", "#2"]
+    for label in labels:
+        box = label.get_window_extent()
+        assert frame.x0 <= box.x0 and box.x1 <= frame.x1 and frame.y0 <= box.y0 and box.y1 <= frame.y1

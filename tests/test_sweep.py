@@ -1,10 +1,12 @@
 """Sweeps: the sweep file format and its errors, grid expansion, the study grid, resuming an
-interrupted sweep without redoing finished runs, the process pool, the CLI and (if installed) Ray."""
+interrupted sweep without redoing finished runs, the process pool, the CLI and Ray (a local
+instance; CI installs the ray extra)."""
 
 from __future__ import annotations
 
 import csv
 import json
+import os
 import re
 import sys
 from pathlib import Path
@@ -13,8 +15,8 @@ import pytest
 
 from neurocheckers.cli import main
 from neurocheckers.experiment.config import ExperimentConfig
-from neurocheckers.experiment.run import read_metrics
-from neurocheckers.experiment.sweep import SweepError, grid_entries, load_sweep, run_sweep
+from neurocheckers.experiment.sweep import SweepError, format_summary, grid_entries, load_sweep, run_sweep
+from neurocheckers.formats import TIMING_COLUMNS, read_metrics
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -202,7 +204,14 @@ def test_sweep_resumes_after_interruption(tmp_path, capsys):
         ("a", "done", "3"),
         ("b", "done", "3"),
     ]
-    assert summary[0]["final_mean_fitness"] and summary[0]["median_seconds_per_epoch"]
+    assert summary[0]["median_seconds_per_epoch"]
+    # Points per game, as in the plots: the mean member's points over the epoch's games.
+    games = sweep.entries[0].config.games_per_epoch
+    last = read_metrics(a_dir)[-1]
+    assert float(summary[0]["final_mean_points_per_game"]) == pytest.approx(
+        float(last["fitness_mean"]) / games, abs=1e-3
+    )
+    assert int(summary[0]["bosses_promoted"]) == int(last["boss_id"])
 
     # Resuming must agree with what was started: the same --epochs, unchanged configs.
     with pytest.raises(SweepError, match="started with each config's own epochs"):
@@ -217,6 +226,7 @@ def test_sweep_resumes_after_interruption(tmp_path, capsys):
     assert main(["sweep", str(path), "--out", str(out)]) == 0
     printed = capsys.readouterr().out
     assert "a: finished earlier" in printed and f"summary: {folder / 'summary.csv'}" in printed
+    assert format_summary(result.rows) in printed
     assert main(["sweep", str(path), "--out", str(out), "--epochs", "0"]) == 2
     assert "--epochs must be >= 1, got 0" in capsys.readouterr().err
 
@@ -265,13 +275,59 @@ def test_ray_missing(tmp_path, monkeypatch):
     assert not (tmp_path / "out").exists()
 
 
+def _stable_metrics(sweep_dir: Path) -> dict[str, list[dict[str, str]]]:
+    """Each entry's metrics rows without the timing columns, and its lineage rows, by label."""
+    state = json.loads((sweep_dir / "sweep.json").read_text())
+    found = {}
+    for label, entry in state["entries"].items():
+        run_dir = sweep_dir / entry["run_dir"]
+        rows = [{k: v for k, v in r.items() if k not in TIMING_COLUMNS} for r in read_metrics(run_dir)]
+        with open(run_dir / "lineage.csv", newline="") as f:
+            found[label] = (rows, list(csv.DictReader(f)))
+    return found
+
+
 @pytest.mark.filterwarnings("ignore:os.fork")  # Ray starts its own processes; they exec at once
-def test_ray_sweep(tmp_path):
-    ray = pytest.importorskip("ray")
-    path = write_tiny(tmp_path, 'configs = ["a.toml"]')
-    ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False)
+def test_ray_sweep_writes_what_the_local_sweep_writes(tmp_path):
+    """Two runs as Ray tasks on a local Ray instance with 2 CPUs: the same metrics and lineage as
+    the same sweep run in this process. CI installs the ray extra, so there this test never skips."""
     try:
-        result = run_sweep(load_sweep(path), tmp_path / "out", epochs=1, ray_address="local")
+        import ray
+    except ImportError:
+        if os.environ.get("CI"):
+            pytest.fail("ray is not installed; CI installs the test and ray extras (README)")
+        pytest.skip("the ray extra is not installed (pip install -e '.[test,ray]')")
+    path = write_tiny(tmp_path)
+    local = run_sweep(load_sweep(path), tmp_path / "local", epochs=2)
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        remote = run_sweep(load_sweep(path), tmp_path / "ray", epochs=2, ray_address="local")
     finally:
         ray.shutdown()
-    assert [(r["label"], r["status"], r["epochs_done"]) for r in result.rows] == [("a", "done", "1")]
+    assert not remote.failed, remote.failed
+    assert [(r["label"], r["status"], r["epochs_done"]) for r in remote.rows] == [
+        ("a", "done", "2"),
+        ("b", "done", "2"),
+    ]
+    expected = _stable_metrics(local.sweep_dir)
+    assert [len(rows) for rows, _ in expected.values()] == [2, 2]
+    assert _stable_metrics(remote.sweep_dir) == expected
+
+
+def test_summary_table_fits_80_columns_with_one_column_per_fact():
+    row = {
+        "label": "base_seed=0_mutation_rate=0.25_xy",  # 35 characters
+        "run_dir": "base_seed=0_mutation_rate=0.25_xy_seed0_20261122-190251",
+        "status": "running",
+        "epochs_done": "512",
+        "epochs": "512",
+        "bosses_promoted": "438",
+        "median_seconds_per_epoch": "0.1537",
+        "final_mean_points_per_game": "0.427",
+    }
+    text = format_summary([row, {**row, "label": "b", "status": "done"}])
+    lines = text.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    assert lines[0].split() == ["run", "status", "epochs", "bosses", "s/epoch", "pts/game"]
+    assert lines[2].split() == [row["label"], "running", "512/512", "438", "0.1537", "0.427"]
+    assert row["run_dir"] not in text  # the folder is in summary.csv

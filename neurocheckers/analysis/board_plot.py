@@ -2,7 +2,8 @@
 
 The board is drawn as in the text diagrams: Black at the top, square numbers (American notation) in
 the corner of each dark square, Black's pieces dark and White's light, kings with a gold ring and a
-``K``. The squares of the last move are outlined and its path drawn as a line.
+``K``. The squares of the last move are outlined and its path drawn as a line. Figures are
+``matplotlib.figure.Figure`` objects, never pyplot's, so no backend is chosen and no display needed.
 """
 
 from __future__ import annotations
@@ -12,18 +13,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import matplotlib
+from matplotlib import animation, patches
+from matplotlib.figure import Figure
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib import animation, patches  # noqa: E402
-
-from neurocheckers.analysis.games import replay_game  # noqa: E402
-from neurocheckers.players import display_name  # noqa: E402
-from neurocheckers.rules.notation import Move  # noqa: E402
-from neurocheckers.rules.presets import Rules  # noqa: E402
-from neurocheckers.rules.state import BLACK, State  # noqa: E402
-from neurocheckers.rules.tables import tables  # noqa: E402
+from neurocheckers.analysis.games import replay_game
+from neurocheckers.formats import display_name
+from neurocheckers.rules.notation import Move
+from neurocheckers.rules.presets import Rules
+from neurocheckers.rules.state import BLACK, State
+from neurocheckers.rules.tables import tables
 
 LIGHT, DARK = "#efe3c8", "#7a5236"
 BLACK_PIECE, WHITE_PIECE = "#1d1d1d", "#f7f4ec"
@@ -120,7 +118,8 @@ def game_frames(rules: Rules, game: dict[str, Any]) -> list[Frame]:
 
 
 def _figure(rules: Rules):
-    fig, ax = plt.subplots(figsize=(4.2, 4.8), dpi=100)
+    fig = Figure(figsize=(4.2, 4.8), dpi=100)
+    ax = fig.subplots()
     fig.subplots_adjust(left=0.03, right=0.97, top=0.89, bottom=0.08)
     return fig, ax
 
@@ -146,7 +145,6 @@ def save_gif(rules: Rules, game: dict[str, Any], path: str | os.PathLike, fps: f
     path.parent.mkdir(parents=True, exist_ok=True)
     movie = animation.FuncAnimation(fig, draw, frames=len(frames), blit=False, repeat=False)
     movie.save(str(path), writer=animation.PillowWriter(fps=fps), dpi=80)
-    plt.close(fig)
     return path
 
 
@@ -165,5 +163,4 @@ def save_svgs(rules: Rules, game: dict[str, Any], folder: str | os.PathLike) -> 
         path = folder / f"move_{index:0{width}d}.svg"
         fig.savefig(path)
         written.append(path)
-    plt.close(fig)
     return written

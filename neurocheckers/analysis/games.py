@@ -76,7 +76,7 @@ def _replay_fn(rules: Rules):
             after = step(rules, state, jax.numpy.maximum(action, 0))
             # -1 marks the end: the state stays put (step also leaves a finished game unchanged).
             after = jax.tree.map(lambda a, b: jax.numpy.where(action >= 0, a, b), after, state)
-            return after, (state.replace(legal_action_mask=state.legal_action_mask[:0]), legal)
+            return after, (state, legal)
 
         final, (before, legal) = jax.lax.scan(body, init(rules), actions)
         return before, legal, final

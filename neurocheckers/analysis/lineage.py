@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import csv
 import dataclasses
 from pathlib import Path
 
 from neurocheckers.agent_file import load_agent, save_agent
-from neurocheckers.experiment.run import LINEAGE_DIR, LINEAGE_FILE, RunError, read_metrics, read_run_config
+from neurocheckers.experiment.run import RunError, read_run_config
+from neurocheckers.formats import LINEAGE_DIR, LINEAGE_FILE, RESERVED_AGENT_KEYS, read_lineage, read_metrics
 
 
 @dataclasses.dataclass(frozen=True)
@@ -22,11 +22,11 @@ class LineageEntry:
 
 
 def lineage(run_dir: str | Path) -> list[LineageEntry]:
+    """The bosses of a run in promotion order; ``RunError`` if it is not a run folder."""
     run_dir = Path(run_dir)
     read_run_config(run_dir)
     try:
-        with open(run_dir / LINEAGE_FILE, newline="") as f:
-            rows = list(csv.DictReader(f))
+        rows = read_lineage(run_dir)
     except FileNotFoundError:
         raise RunError(f"{run_dir} has no {LINEAGE_FILE}") from None
     return [
@@ -53,15 +53,11 @@ def export_boss(run_dir: str | Path, out: str | Path, epoch: int | None = None) 
     if epoch is None:
         entry = entries[-1]
     else:
-        if not 0 <= epoch <= epochs_done:
-            raise RunError(f"--epoch must be in 0..{epochs_done} for this run, got {epoch}")
+        if not 0 <= epoch < epochs_done:
+            raise RunError(f"--epoch must be an epoch this run played, 0..{epochs_done - 1}, got {epoch}")
         entry = boss_in_charge(entries, epoch)
     agent = load_agent(entry.path, config.rules)
-    metadata = {
-        k: v
-        for k, v in agent.metadata.items()
-        if k not in ("format", "format_version", "rules", "board_size", "layers", "width", "input_encoding")
-    }
+    metadata = {k: v for k, v in agent.metadata.items() if k not in RESERVED_AGENT_KEYS}
     metadata.update(
         run=Path(run_dir).name,
         lineage_epoch=str(entry.epoch),

@@ -60,13 +60,11 @@ def format_table(name_a: str, name_b: str, rules: str, summary: dict[str, Any]) 
 
 def plot_material_histogram(material_diff: np.ndarray, title: str, out: str | Path) -> Path:
     """The DQN study's plot: how many games ended with each final material difference (A - B)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure  # not pyplot: no backend to choose, no display needed
 
     values, counts = np.unique(np.asarray(material_diff), return_counts=True)
-    fig, ax = plt.subplots(figsize=(7, 4))
+    fig = Figure(figsize=(7, 4))
+    ax = fig.subplots()
     ax.bar(values, counts, width=0.4)
     ax.set_xlabel("final material difference (A - B; men 1, kings 1.5)")
     ax.set_ylabel("games")
@@ -74,5 +72,4 @@ def plot_material_histogram(material_diff: np.ndarray, title: str, out: str | Pa
     ax.grid(alpha=0.3, axis="y")
     fig.tight_layout()
     fig.savefig(out, dpi=120)
-    plt.close(fig)
     return Path(out)

@@ -1,16 +1,24 @@
-"""Fitness over epochs, for one run or several overlaid."""
+"""Fitness over epochs, for one run or several overlaid.
+
+Figures are drawn on ``matplotlib.figure.Figure`` objects, never through pyplot, so no backend is
+chosen here (saving uses matplotlib's Agg renderer; no display is needed).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
-import matplotlib
+import numpy as np
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-from matplotlib.lines import Line2D  # noqa: E402
+from neurocheckers.formats import read_metrics
+
+BAND_ALPHA = {"fitness_min": 0.12, "fitness_q25": 0.25}
+"""Opacity of the min-max band and of the quartile band (drawn over it)."""
 
 
 def _column(rows: list[dict[str, str]], name: str) -> np.ndarray:
@@ -33,21 +41,9 @@ def _labels(run_dirs: Sequence[str | Path], configs) -> list[str]:
     return [n if names.count(n) == 1 else Path(d).name for n, d in zip(names, run_dirs, strict=True)]
 
 
-def plot_fitness(
-    run_dirs: Sequence[str | Path],
-    out: str | Path,
-    labels: Sequence[str] | None = None,
-    smooth: int | None = None,
-) -> list[Path]:
-    """Fitness per epoch and the boss lineage's growth; writes ``out`` as PNG and SVG (whatever its
-    suffix) and returns the files written.
-
-    Top: points per game against the boss (so runs with other games per epoch compare): the mean
-    member, the best member and, for one run, the min-max and quartile bands with each promotion
-    marked; the promotion threshold dashed. Bottom: bosses promoted so far. With several runs each
-    curve is a rolling mean over ``smooth`` epochs (default: about 1/50 of the longest run).
-    """
-    from neurocheckers.experiment.run import read_metrics, read_run_config
+def _read_runs(run_dirs: Sequence[str | Path]) -> list[tuple[Any, list[dict[str, str]], Any, int]]:
+    """(run_dir, metrics rows, config, simulations) of every run with at least one epoch."""
+    from neurocheckers.experiment.run import read_run_config
 
     runs = []
     for run_dir in run_dirs:
@@ -57,33 +53,86 @@ def plot_fitness(
             runs.append((run_dir, rows, config, sims))
     if not runs:
         raise ValueError("no epochs to plot: the runs have no metrics yet")
+    return runs
+
+
+def _draw_run(ax, ax_boss, index: int, rows, config, window: int, single: bool) -> None:
+    """One run's curves, in points per game: bands and new-boss marks only when it is alone."""
+    color = f"C{index % 10}"
+    epoch = _column(rows, "epoch")
+
+    def series(name: str) -> np.ndarray:
+        return rolling_mean(_column(rows, name) / config.games_per_epoch, window)
+
+    changed = _column(rows, "boss_changed") > 0
+    if single:
+        for low, high in (("fitness_min", "fitness_max"), ("fitness_q25", "fitness_q75")):
+            ax.fill_between(epoch, series(low), series(high), color=color, alpha=BAND_ALPHA[low], lw=0)
+        ax.plot(epoch[changed], series("best_points")[changed], "^", color=color, ms=3, alpha=0.7)
+    ax.plot(epoch, series("fitness_mean"), color=color, lw=1.3)
+    ax.plot(epoch, series("best_points"), color=color, ls=":", lw=1.1)
+    ax_boss.step(epoch, np.cumsum(changed), where="post", color=color, lw=1.3)
+
+
+def _style_handles(single: bool) -> list:
+    """Legend entries of the line styles (and, for one run, of its bands and promotions)."""
+    handles = [
+        Line2D([], [], color="0.3", lw=1.3, label="mean member"),
+        Line2D([], [], color="0.3", ls=":", lw=1.1, label="best member"),
+        Line2D([], [], color="0.4", ls="--", lw=0.8, label="promotion threshold"),
+    ]
+    if single:
+        a_min, a_mid = BAND_ALPHA["fitness_min"], BAND_ALPHA["fitness_q25"]  # the middle half lies on both
+        handles += [
+            Patch(color="C0", alpha=a_min, lw=0, label="members' min-max"),
+            Patch(color="C0", alpha=1 - (1 - a_min) * (1 - a_mid), lw=0, label="members' middle half"),
+            Line2D([], [], color="C0", marker="^", ls="", ms=4, label="new boss"),
+        ]
+    return handles
+
+
+def _run_handles(runs, names: list[str]) -> list[Line2D]:
+    """One legend entry per overlaid run: its name and what sets it apart."""
+    handles = []
+    for i, (_, _, config, sims) in enumerate(runs):
+        text = (
+            f"{names[i]} ({config.layers}x{config.width}, G={config.games_per_epoch}, "
+            f"mut {config.mutation_rate:g}, {sims} sims)"
+        )
+        handles.append(Line2D([], [], color=f"C{i % 10}", lw=2, label=text))
+    return handles
+
+
+def _row_major(handles: list, ncol: int) -> list:
+    """``handles`` reordered (and padded with blanks) so that a legend of ``ncol`` columns, which
+    fills column by column, reads row by row: the line styles first, then the runs."""
+    rows = -(-len(handles) // ncol)
+    padded = handles + [Line2D([], [], alpha=0, label=" ")] * (rows * ncol - len(handles))
+    return [padded[r * ncol + c] for c in range(ncol) for r in range(rows)]
+
+
+def fitness_figure(
+    run_dirs: Sequence[str | Path], labels: Sequence[str] | None = None, smooth: int | None = None
+) -> Figure:
+    """Fitness per epoch and the boss lineage's growth of one run or several overlaid.
+
+    Top: points per game against the boss (so runs with other games per epoch compare): the mean
+    member, the best member and, for one run, the min-max and quartile bands with each promotion
+    marked; the promotion threshold dashed. Bottom: bosses promoted so far. With several runs each
+    curve is a rolling mean over ``smooth`` epochs (default: about 1/50 of the longest run). One
+    legend, below the axes and off the data, names the line styles, bands and runs.
+    """
+    runs = _read_runs(run_dirs)
     names = list(labels) if labels else _labels([r[0] for r in runs], [r[2] for r in runs])
     single = len(runs) == 1
     longest = max(len(r[1]) for r in runs)
     window = smooth if smooth is not None else (1 if single else max(1, longest // 50))
 
-    fig, (ax, ax_boss) = plt.subplots(
-        2, 1, figsize=(10, 6.5), sharex=True, gridspec_kw={"height_ratios": (3, 1.2)}
-    )
-    thresholds = set()
+    fig = Figure(figsize=(10, 7.0 if single else 7.0 + 0.2 * len(runs)), layout="constrained")
+    ax, ax_boss = fig.subplots(2, 1, sharex=True, gridspec_kw={"height_ratios": (3, 1.2)})
     for i, (_, rows, config, _) in enumerate(runs):
-        color = f"C{i % 10}"
-        epoch = _column(rows, "epoch")
-
-        def series(name: str, rows=rows, games: int = config.games_per_epoch) -> np.ndarray:
-            return rolling_mean(_column(rows, name) / games, window)
-
-        changed = _column(rows, "boss_changed") > 0
-        if single:
-            ax.fill_between(epoch, series("fitness_min"), series("fitness_max"), color=color, alpha=0.12)
-            ax.fill_between(epoch, series("fitness_q25"), series("fitness_q75"), color=color, alpha=0.25)
-            ax.plot(epoch[changed], series("best_points")[changed], "^", color=color, ms=3, alpha=0.7)
-        ax.plot(epoch, series("fitness_mean"), color=color, lw=1.3)
-        ax.plot(epoch, series("best_points"), color=color, ls=":", lw=1.1)
-        thresholds.add(config.promotion_threshold)
-        ax_boss.step(epoch, np.cumsum(changed), where="post", color=color, lw=1.3)
-
-    for threshold in thresholds:
+        _draw_run(ax, ax_boss, i, rows, config, window, single)
+    for threshold in {config.promotion_threshold for _, _, config, _ in runs}:
         ax.axhline(threshold, color="0.4", lw=0.8, ls="--")
     smoothing = f", rolling mean over {window} epochs" if window > 1 else ""
     ax.set_ylabel(f"points per game vs the boss{smoothing}")
@@ -92,32 +141,28 @@ def plot_fitness(
     ax_boss.set_xlabel("epoch")
     for a in (ax, ax_boss):
         a.grid(alpha=0.3)
-
-    style = [
-        Line2D([], [], color="0.3", lw=1.3, label="mean member"),
-        Line2D([], [], color="0.3", ls=":", lw=1.1, label="best member"),
-        Line2D([], [], color="0.4", ls="--", lw=0.8, label="promotion threshold"),
-    ]
     if single:
-        style.append(Line2D([], [], color="C0", marker="^", ls="", ms=4, label="new boss"))
         _, _, config, sims = runs[0]
         ax.set_title(
             f"{names[0]}: {config.rules}, {config.layers}x{config.width} MLP, P={config.population}, "
             f"G={config.games_per_epoch}, {sims} simulations/move"
         )
-        ax.legend(handles=style, fontsize=8, loc="lower right", ncol=2)
     else:
         ax.set_title(f"Fitness over epochs ({len(runs)} runs)")
-        ax.legend(handles=style, fontsize=8, loc="lower right", ncol=3)
-        per_run = []
-        for i, (_, _, config, sims) in enumerate(runs):
-            text = (
-                f"{names[i]} ({config.layers}x{config.width}, G={config.games_per_epoch}, "
-                f"mut {config.mutation_rate:g}, {sims} sims)"
-            )
-            per_run.append(Line2D([], [], color=f"C{i % 10}", lw=2, label=text))
-        ax_boss.legend(handles=per_run, fontsize=7.5, loc="upper left", ncol=2 if len(runs) > 4 else 1)
-    fig.tight_layout()
+    handles = _style_handles(single) + ([] if single else _run_handles(runs, names))
+    fig.legend(handles=_row_major(handles, 3), loc="outside lower center", ncol=3, fontsize=8)
+    return fig
+
+
+def plot_fitness(
+    run_dirs: Sequence[str | Path],
+    out: str | Path,
+    labels: Sequence[str] | None = None,
+    smooth: int | None = None,
+) -> list[Path]:
+    """Write :func:`fitness_figure` of ``run_dirs`` as ``out`` in PNG and SVG (whatever its suffix);
+    returns the files written."""
+    fig = fitness_figure(run_dirs, labels, smooth)
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     written = []
@@ -125,5 +170,4 @@ def plot_fitness(
         path = out.with_suffix(suffix)
         fig.savefig(path, dpi=120)
         written.append(path)
-    plt.close(fig)
     return written

@@ -9,28 +9,27 @@ from neurocheckers.evolution.operators import (
     num_layers,
     pick_partners,
     rank_members,
-    supervised_train,
     train_member,
 )
+from neurocheckers.evolution.settings import EvolutionSettings
 from neurocheckers.evolution.strategies import (
     STRATEGIES,
     FlatStrategy,
     es_ask,
     es_best,
     es_init,
-    es_mean,
     es_tell,
     make_strategy,
 )
 
 __all__ = [
     "STRATEGIES",
+    "EvolutionSettings",
     "FlatStrategy",
     "crossover_layers",
     "es_ask",
     "es_best",
     "es_init",
-    "es_mean",
     "es_tell",
     "layer_paths",
     "make_strategy",
@@ -40,6 +39,5 @@ __all__ = [
     "num_layers",
     "pick_partners",
     "rank_members",
-    "supervised_train",
     "train_member",
 ]

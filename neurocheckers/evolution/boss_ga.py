@@ -21,10 +21,10 @@ import jax.numpy as jnp
 from flax import struct
 
 from neurocheckers.arena import play_population
-from neurocheckers.evaluator import EvaluatorSpec, _mlp, init_params, init_population
+from neurocheckers.evaluator import EvaluatorSpec, init_params, init_population, value
 from neurocheckers.evolution.operators import next_generation, rank_members
+from neurocheckers.evolution.settings import EvolutionSettings
 from neurocheckers.evolution.strategies import es_ask, es_init, es_tell, make_strategy
-from neurocheckers.experiment.config import ExperimentConfig
 from neurocheckers.rules.presets import Rules, get_rules
 from neurocheckers.search.mcts import MCTSConfig
 
@@ -52,10 +52,10 @@ class EvoState:
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class Setup:
-    """The static pieces of a run derived from its config (hashes by identity: a static jit argument).
+    """The static pieces of a run derived from its settings (hashes by identity: a static jit argument).
 
     Fields:
-      config: the experiment config.
+      settings: the evolution settings.
       rules: the rules preset.
       spec: the evaluator's shape.
       search: MCTS settings of members and boss.
@@ -64,7 +64,7 @@ class Setup:
       es_params: the evosax params, or None.
     """
 
-    config: ExperimentConfig
+    settings: EvolutionSettings
     rules: Rules
     spec: EvaluatorSpec
     search: MCTSConfig
@@ -74,27 +74,25 @@ class Setup:
 
 
 @functools.cache
-def make_setup(config: ExperimentConfig, simulations: int | None = None) -> Setup:
-    """The ``Setup`` of ``config``; ``simulations`` overrides the count (e.g. one calibrated from
-    ``seconds_per_move``). Cached, so equal configs share one Setup and one compiled epoch."""
-    rules = get_rules(config.rules)
-    spec = EvaluatorSpec.for_rules(rules, config.layers, config.width)
-    sims = simulations if simulations is not None else config.simulations
-    search = MCTSConfig(num_simulations=int(sims))
-    record = min(config.max_plies, rules.max_plies) if rules.max_plies else config.max_plies
+def make_setup(settings: EvolutionSettings) -> Setup:
+    """The ``Setup`` of ``settings``. Cached, so equal settings share one Setup and one compiled epoch."""
+    rules = get_rules(settings.rules)
+    spec = EvaluatorSpec.for_rules(rules, settings.layers, settings.width)
+    search = MCTSConfig(num_simulations=int(settings.simulations))
+    record = min(settings.max_plies, rules.max_plies) if rules.max_plies else settings.max_plies
     strategy = es_params = None
-    if config.strategy != "boss_ga":
+    if settings.strategy != "boss_ga":
         example = init_params(jax.random.key(0), spec)
         strategy, es_params = make_strategy(
-            config.strategy, config.population, example, std=config.mutation_rate
+            settings.strategy, settings.population, example, std=settings.mutation_rate
         )
-    return Setup(config, rules, spec, search, record, strategy, es_params)
+    return Setup(settings, rules, spec, search, record, strategy, es_params)
 
 
 def init(setup: Setup, key: jax.Array) -> EvoState:
     """Random members and a random first boss, all from ``key``."""
     pop_key, boss_key, es_key = jax.random.split(key, 3)
-    population = init_population(pop_key, setup.spec, setup.config.population)
+    population = init_population(pop_key, setup.spec, setup.settings.population)
     boss = init_params(boss_key, setup.spec)
     es_state: Any = ()
     if setup.strategy is not None:
@@ -137,10 +135,78 @@ def _quantiles(fitness: jax.Array) -> jax.Array:
     return jnp.quantile(fitness, jnp.array([0.0, 0.25, 0.5, 0.75, 1.0]))
 
 
+def _breed(
+    setup: Setup,
+    state: EvoState,
+    population: Any,
+    es_state: Any,
+    records: Any,
+    fitness: jax.Array,
+    ranking: jax.Array,
+    key: jax.Array,
+) -> tuple[Any, Any, dict[str, jax.Array]]:
+    """(next population, next strategy state, the learners' losses): the boss GA's four quarters, or
+    the evosax strategy told the fitness (its losses are NaN: it has no learners)."""
+    c = setup.settings
+    if setup.strategy is None:
+        inputs, targets, weights = _training_data(setup, records)
+        next_population, gen_metrics = next_generation(
+            key,
+            population,
+            ranking,
+            inputs,
+            targets,
+            weights,
+            apply_fn=functools.partial(value, setup.spec),
+            mutation_rate=c.mutation_rate,
+            learning_rate=c.learning_rate,
+            train_steps=c.train_steps,
+            loss=c.loss,
+        )
+        losses = {name: gen_metrics[name] for name in ("learner_loss_before", "learner_loss_after")}
+        return next_population, es_state, losses
+    es_state, _ = es_tell(key, setup.strategy, population, fitness, es_state, setup.es_params)
+    # Keep the carried state's exact types (no weak types) so the next epoch reuses this compile.
+    es_state = jax.tree.map(lambda new, old: jnp.asarray(new, old.dtype), es_state, state.es_state)
+    nan = jnp.float32(jnp.nan)
+    return population, es_state, {"learner_loss_before": nan, "learner_loss_after": nan}
+
+
+def _epoch_metrics(
+    state: EvoState,
+    new_state: EvoState,
+    records: Any,
+    fitness: jax.Array,
+    best: jax.Array,
+    promote: jax.Array,
+) -> dict[str, jax.Array]:
+    """The epoch's row of ``metrics.csv`` (fitness in points over the epoch's games), without the
+    learners' losses and the timing columns."""
+    q = _quantiles(fitness)
+    return dict(
+        fitness_min=q[0],
+        fitness_q25=q[1],
+        fitness_median=q[2],
+        fitness_q75=q[3],
+        fitness_max=q[4],
+        fitness_mean=jnp.mean(fitness),
+        best_member=best,
+        best_points=fitness[best],
+        boss_changed=promote,
+        boss_id=new_state.boss_id,
+        boss_age=state.epoch - new_state.boss_epoch,
+        games=jnp.int32(records.score.size),
+        plies=jnp.sum(records.length),
+        wins=jnp.sum(records.score == 1.0),
+        draws=jnp.sum(records.score == 0.5),
+        losses=jnp.sum(records.score == 0.0),
+    )
+
+
 @functools.partial(jax.jit, static_argnums=0)
 def evolve_epoch(setup: Setup, state: EvoState, key: jax.Array) -> tuple[EvoState, dict[str, jax.Array]]:
     """Play one epoch's games, promote a boss if one earned it, and breed the next generation."""
-    c = setup.config
+    c = setup.settings
     games_key, breed_key, ask_key = jax.random.split(key, 3)
     es_state = state.es_state
     population = state.population
@@ -161,66 +227,20 @@ def evolve_epoch(setup: Setup, state: EvoState, key: jax.Array) -> tuple[EvoStat
     fitness = jnp.sum(records.score, axis=1)
     ranking, promote = choose_boss(fitness, c.games_per_epoch, c.promotion_threshold)
     best = ranking[0]
-    best_points = fitness[best]
     best_params = jax.tree.map(lambda x: x[best], population)
     boss = jax.tree.map(lambda new, old: jnp.where(promote, new, old), best_params, state.boss)
-
-    metrics: dict[str, jax.Array] = {}
-    if setup.strategy is None:
-        inputs, targets, weights = _training_data(setup, records)
-        mlp = _mlp(setup.spec)
-        next_population, gen_metrics = next_generation(
-            breed_key,
-            population,
-            ranking,
-            inputs,
-            targets,
-            weights,
-            apply_fn=lambda p, x: mlp.apply({"params": p}, x),
-            mutation_rate=c.mutation_rate,
-            learning_rate=c.learning_rate,
-            train_steps=c.train_steps,
-            loss=c.loss,
-        )
-        metrics["learner_loss_before"] = gen_metrics["learner_loss_before"]
-        metrics["learner_loss_after"] = gen_metrics["learner_loss_after"]
-    else:
-        es_state, _ = es_tell(breed_key, setup.strategy, population, fitness, es_state, setup.es_params)
-        # Keep the carried state's exact types (no weak types) so the next epoch reuses this compile.
-        es_state = jax.tree.map(lambda new, old: jnp.asarray(new, old.dtype), es_state, state.es_state)
-        next_population = population
-        metrics["learner_loss_before"] = jnp.float32(jnp.nan)
-        metrics["learner_loss_after"] = jnp.float32(jnp.nan)
-
-    q = _quantiles(fitness)
-    epoch = state.epoch
+    next_population, es_state, losses = _breed(
+        setup, state, population, es_state, records, fitness, ranking, breed_key
+    )
     new_state = EvoState(
         population=next_population,
         boss=boss,
         boss_id=state.boss_id + promote.astype(jnp.int32),
-        boss_epoch=jnp.where(promote, epoch, state.boss_epoch),
-        epoch=epoch + 1,
+        boss_epoch=jnp.where(promote, state.epoch, state.boss_epoch),
+        epoch=state.epoch + 1,
         es_state=es_state,
     )
-    metrics.update(
-        fitness_min=q[0],
-        fitness_q25=q[1],
-        fitness_median=q[2],
-        fitness_q75=q[3],
-        fitness_max=q[4],
-        fitness_mean=jnp.mean(fitness),
-        best_member=best,
-        best_points=best_points,
-        boss_changed=promote,
-        boss_id=new_state.boss_id,
-        boss_age=epoch - new_state.boss_epoch,
-        games=jnp.int32(records.score.size),
-        plies=jnp.sum(records.length),
-        wins=jnp.sum(records.score == 1.0),
-        draws=jnp.sum(records.score == 0.5),
-        losses=jnp.sum(records.score == 0.0),
-    )
-    return new_state, metrics
+    return new_state, {**losses, **_epoch_metrics(state, new_state, records, fitness, best, promote)}
 
 
 def _evolve_epochs(setup: Setup, num_epochs: int, state: EvoState, seed: jax.Array):

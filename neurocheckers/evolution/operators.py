@@ -193,10 +193,6 @@ def train_member(
     return new_params, loss_fn(params), loss_fn(new_params)
 
 
-supervised_train = train_member
-"""Alias of ``train_member``."""
-
-
 def rank_members(fitness: jax.Array) -> jax.Array:
     """int32[P]: member indices, best (highest fitness) first.
 
@@ -215,6 +211,38 @@ def _population_size(pop_params: Params) -> int:
 
 def _take(tree: Params, idx: jax.Array) -> Params:
     return jax.tree_util.tree_map(lambda x: x[idx], tree)
+
+
+def _checked_population_size(
+    pop_params: Params, ranking: jax.Array, inputs: jax.Array, targets: jax.Array, weights: jax.Array
+) -> int:
+    """P, after checking that it is a positive multiple of 4 and that every argument has it."""
+    pop_size = _population_size(pop_params)
+    if pop_size == 0 or pop_size % 4:
+        raise ValueError(f"population size must be a positive multiple of 4, got {pop_size}")
+    if ranking.shape != (pop_size,):
+        raise ValueError(f"ranking must have shape ({pop_size},), got {ranking.shape}")
+    if inputs.shape[0] != pop_size or targets.shape[0] != pop_size or weights.shape[0] != pop_size:
+        raise ValueError(
+            f"inputs/targets/weights need a leading axis of {pop_size}, got "
+            f"{inputs.shape}, {targets.shape}, {weights.shape}"
+        )
+    return pop_size
+
+
+def _mutants_and_children(
+    key: jax.Array, elites: Params, num_elites: int, mutation_rate: float | jax.Array
+) -> tuple[Params, Params]:
+    """The second and third quarters: each elite mutated, and each elite crossed with a partner."""
+    key_mutate, key_partner, key_cross = jax.random.split(key, 3)
+    mutants = jax.vmap(mutate_one_layer, in_axes=(0, 0, None))(
+        jax.random.split(key_mutate, num_elites), elites, mutation_rate
+    )
+    partners = pick_partners(key_partner, num_elites)
+    children = jax.vmap(crossover_layers)(
+        jax.random.split(key_cross, num_elites), elites, _take(elites, partners)
+    )
+    return mutants, children
 
 
 def next_generation(
@@ -263,28 +291,11 @@ def next_generation(
       ``learner_loss_after`` (means over the learners), plus ``best_fitness`` and
       ``elite_fitness_mean`` when ``fitness`` is given.
     """
-    pop_size = _population_size(pop_params)
-    if pop_size == 0 or pop_size % 4:
-        raise ValueError(f"population size must be a positive multiple of 4, got {pop_size}")
-    if ranking.shape != (pop_size,):
-        raise ValueError(f"ranking must have shape ({pop_size},), got {ranking.shape}")
-    if inputs.shape[0] != pop_size or targets.shape[0] != pop_size or weights.shape[0] != pop_size:
-        raise ValueError(
-            f"inputs/targets/weights need a leading axis of {pop_size}, got "
-            f"{inputs.shape}, {targets.shape}, {weights.shape}"
-        )
+    pop_size = _checked_population_size(pop_params, ranking, inputs, targets, weights)
     num_elites = pop_size // 4
     elite_idx = ranking[:num_elites]
     elites = _take(pop_params, elite_idx)
-
-    key_mutate, key_partner, key_cross = jax.random.split(key, 3)
-    mutants = jax.vmap(mutate_one_layer, in_axes=(0, 0, None))(
-        jax.random.split(key_mutate, num_elites), elites, mutation_rate
-    )
-    partners = pick_partners(key_partner, num_elites)
-    children = jax.vmap(crossover_layers)(
-        jax.random.split(key_cross, num_elites), elites, _take(elites, partners)
-    )
+    mutants, children = _mutants_and_children(key, elites, num_elites, mutation_rate)
 
     def train(p, x, t, w):
         return train_member(apply_fn, p, x, t, w, learning_rate, train_steps, loss)

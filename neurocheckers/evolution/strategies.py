@@ -223,10 +223,3 @@ def es_tell(
 def es_best(es: FlatStrategy, state: Any) -> tuple[Params, jax.Array]:
     """(member_params, fitness): the best member evosax has archived so far, with its fitness (ours)."""
     return es.unravel(state.best_solution), _from_evosax_fitness(state.best_fitness)
-
-
-def es_mean(es: FlatStrategy, state: Any) -> Params:
-    """The search distribution's mean as member params (distribution-based strategies only)."""
-    if es.is_population_based:
-        raise ValueError(f"{es.name} keeps a population, not a mean")
-    return es.unravel(state.mean)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 import tomllib
 import typing
 from pathlib import Path
@@ -10,6 +11,10 @@ from typing import Any
 
 from neurocheckers.experiment.files import read_toml
 from neurocheckers.rules.presets import PRESETS
+from neurocheckers.search.limits import MAX_SIMULATIONS
+
+if typing.TYPE_CHECKING:
+    from neurocheckers.evolution.settings import EvolutionSettings
 
 STRATEGIES = ("boss_ga", "SimpleGA", "Open_ES", "SNES", "CMA_ES")
 LOSSES = ("mae", "mse")
@@ -65,12 +70,19 @@ class ExperimentConfig:
     def __post_init__(self) -> None:
         validate(self)
 
-    @property
-    def elites(self) -> int:
-        return self.population // 4
-
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
+
+    def evolution_settings(self, simulations: int | None = None) -> EvolutionSettings:
+        """What the evolution layer needs of this config; ``simulations`` overrides the count (e.g.
+        one calibrated from ``seconds_per_move``)."""
+        # Imported here: the evolution package loads evosax and optax, slow for the CLI's --help.
+        from neurocheckers.evolution.settings import EvolutionSettings
+
+        fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(EvolutionSettings)}
+        if simulations is not None:
+            fields["simulations"] = int(simulations)
+        return EvolutionSettings(**fields)
 
 
 def field_docs() -> dict[str, str]:
@@ -107,6 +119,8 @@ def validate(config: ExperimentConfig) -> None:
             ok = True
         if not ok:
             raise ConfigError(f"{f.name} must be {expected.__name__}, got {value!r}")
+        if expected is float and not math.isfinite(value):
+            raise ConfigError(f"{f.name} must be a finite number, got {value!r}")
 
     def need(condition: bool, message: str) -> None:
         if not condition:
@@ -125,7 +139,15 @@ def validate(config: ExperimentConfig) -> None:
         f"games_per_epoch must be even and >= 2, got {c.games_per_epoch}",
     )
     need(c.epochs >= 1, f"epochs must be >= 1, got {c.epochs}")
-    need(c.simulations >= 1, f"simulations must be >= 1, got {c.simulations}")
+    need(
+        1 <= c.simulations <= MAX_SIMULATIONS,
+        f"simulations must be in 1..{MAX_SIMULATIONS}, got {c.simulations}",
+    )
+    # Games are numbered member x games_per_epoch + game in int32.
+    need(
+        c.population * c.games_per_epoch < 2**31,
+        f"population x games_per_epoch must be below 2**31, got {c.population} x {c.games_per_epoch}",
+    )
     need(c.seconds_per_move >= 0, f"seconds_per_move must be >= 0, got {c.seconds_per_move}")
     need(c.mutation_rate >= 0, f"mutation_rate must be >= 0, got {c.mutation_rate}")
     need(c.learning_rate >= 0, f"learning_rate must be >= 0, got {c.learning_rate}")

@@ -3,62 +3,55 @@
 The jitted ``evolve_epoch`` does the work; this module only logs, saves and shows progress. Epoch
 keys depend on the seed and the epoch number alone, so a run resumed from a checkpoint writes the
 same metrics (apart from timing columns) as an uninterrupted one.
+
+One process at a time writes a run folder: ``run`` holds an exclusive lock on its ``run.lock`` for
+the run's life and refuses a second writer. A finished run is left untouched. CSV files are written
+with LF line endings only.
 """
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import dataclasses
 import datetime
+import io
 import json
-import os
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 from safetensors import SafetensorError, safe_open
-from safetensors.numpy import save_file
+from safetensors.numpy import save
 
 from neurocheckers.agent_file import save_agent
+from neurocheckers.arena import MemoryLimitError, check_memory
 from neurocheckers.evolution.boss_ga import EvoState, Setup, epoch_key, evolve_epoch, init, make_setup
 from neurocheckers.experiment.config import ConfigError, ExperimentConfig, make_config
-from neurocheckers.experiment.files import atomic_write_text
+from neurocheckers.experiment.files import atomic_write_bytes, atomic_write_text
+from neurocheckers.formats import (
+    CONFIG_FILE,
+    LINEAGE_COLUMNS,
+    LINEAGE_DIR,
+    LINEAGE_FILE,
+    METRIC_COLUMNS,
+    METRICS_FILE,
+    read_metrics,
+)
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not POSIX: run folders are not locked
+    fcntl = None  # type: ignore[assignment]
 
 CHECKPOINT = "checkpoint.safetensors"
-CONFIG_FILE = "config.json"
-METRICS_FILE = "metrics.csv"
-LINEAGE_DIR = "lineage"
-LINEAGE_FILE = "lineage.csv"
+LOCK_FILE = "run.lock"
 CHECKPOINT_FORMAT = "neurocheckers-checkpoint"
 CHECKPOINT_VERSION = "1"
-
-METRIC_COLUMNS = (
-    "epoch",
-    "fitness_min",
-    "fitness_q25",
-    "fitness_median",
-    "fitness_q75",
-    "fitness_max",
-    "fitness_mean",
-    "best_member",
-    "best_points",
-    "boss_changed",
-    "boss_id",
-    "boss_age",
-    "learner_loss_before",
-    "learner_loss_after",
-    "games",
-    "wins",
-    "draws",
-    "losses",
-    "plies",
-    "plies_per_second",
-    "wall_seconds",
-)
-TIMING_COLUMNS = ("plies_per_second", "wall_seconds")
 
 
 class RunError(ValueError):
@@ -71,6 +64,11 @@ def run_folder_name(config: ExperimentConfig, now: datetime.datetime | None = No
     return f"{config.name}_seed{config.seed}_{now:%Y%m%d-%H%M%S}"
 
 
+def _csv_writer(f):
+    """A CSV writer with LF line endings (the csv module's default is CRLF)."""
+    return csv.writer(f, lineterminator="\n")
+
+
 def _calibrated_simulations(config: ExperimentConfig) -> int:
     """The simulation count that fits ``seconds_per_move`` on this machine (measured once)."""
     if config.seconds_per_move <= 0:
@@ -78,7 +76,7 @@ def _calibrated_simulations(config: ExperimentConfig) -> int:
     from neurocheckers.evaluator import init_params, value_fn
     from neurocheckers.search.mcts import MCTSConfig, calibrate_simulations
 
-    setup = make_setup(config)
+    setup = make_setup(config.evolution_settings())
     params = init_params(jax.random.key(0), setup.spec)
     return int(
         calibrate_simulations(
@@ -92,9 +90,29 @@ def _calibrated_simulations(config: ExperimentConfig) -> int:
     )
 
 
-def create_run(config: ExperimentConfig, out: str | Path = "runs") -> Path:
-    """Make a new run folder under ``out`` with the resolved config; returns its path."""
+def check_fits(setup: Setup) -> None:
+    """Compile one epoch of ``setup`` (cheap whatever the sizes; the run reuses it) and raise
+    ``RunError`` when its arrays need more memory than this machine has, before anything runs."""
+    state = jax.eval_shape(lambda: init(setup, jax.random.key(0)))
+    key = jax.eval_shape(lambda: epoch_key(0, 0))  # shapes only
+    try:
+        check_memory(evolve_epoch.lower(setup, state, key).compile(), "one epoch of this config")
+    except MemoryLimitError as e:
+        raise RunError(f"{e}; lower population, games_per_epoch, simulations or max_plies") from None
+
+
+def create_run(config: ExperimentConfig, out: str | Path = "runs", check_memory: bool = False) -> Path:
+    """Make a new run folder under ``out`` with the resolved config; returns its path.
+
+    ``RunError`` if ``out`` is not a folder or (with ``check_memory``) an epoch does not fit in
+    memory; nothing is created then.
+    """
     root = Path(out)
+    if root.exists() and not root.is_dir():
+        raise RunError(f"{root} is a file, not a folder to put run folders in")
+    simulations = _calibrated_simulations(config)
+    if check_memory:
+        check_fits(make_setup(config.evolution_settings(simulations)))
     root.mkdir(parents=True, exist_ok=True)
     path = root / run_folder_name(config)
     suffix = 1
@@ -102,14 +120,13 @@ def create_run(config: ExperimentConfig, out: str | Path = "runs") -> Path:
         path = root / f"{run_folder_name(config)}-{suffix}"
         suffix += 1
     path.mkdir()
-    simulations = _calibrated_simulations(config)
     resolved = {"config": config.to_dict(), "simulations_used": simulations}
     atomic_write_text(path / CONFIG_FILE, json.dumps(resolved, indent=2) + "\n")
     (path / LINEAGE_DIR).mkdir()
     with open(path / METRICS_FILE, "w", newline="") as f:
-        csv.writer(f).writerow(METRIC_COLUMNS)
+        _csv_writer(f).writerow(METRIC_COLUMNS)
     with open(path / LINEAGE_FILE, "w", newline="") as f:
-        csv.writer(f).writerow(("boss_id", "epoch", "points", "file"))
+        _csv_writer(f).writerow(LINEAGE_COLUMNS)
     return path
 
 
@@ -117,19 +134,52 @@ def read_run_config(run_dir: str | Path) -> tuple[ExperimentConfig, int]:
     """(config, simulations used) of a run folder; ``RunError`` if it is not one."""
     run_dir = Path(run_dir)
     path = run_dir / CONFIG_FILE
-    if not run_dir.is_dir() or not path.exists() or not (run_dir / METRICS_FILE).exists():
-        raise RunError(f"{run_dir} is not a neurocheckers run folder (no {CONFIG_FILE} or {METRICS_FILE})")
+    if not run_dir.is_dir():
+        raise RunError(f"no run folder {run_dir}" + (" (it is a file)" if run_dir.exists() else ""))
+    missing = [name for name in (CONFIG_FILE, METRICS_FILE) if not (run_dir / name).is_file()]
+    if missing:
+        raise RunError(f"{run_dir} is not a neurocheckers run folder: it has no {' and no '.join(missing)}")
     try:
         data = json.loads(path.read_text())
         return make_config(data["config"]), int(data["simulations_used"])
-    except (json.JSONDecodeError, KeyError, TypeError, ConfigError) as e:
+    except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError, ConfigError) as e:
         raise RunError(f"{path} is not a valid run config: {e}") from None
+
+
+def checkpoint_epoch(run_dir: str | Path) -> int | None:
+    """Epochs done according to the run's checkpoint; None without a readable checkpoint written
+    by the run's own config."""
+    config, _ = read_run_config(run_dir)
+    try:
+        with safe_open(str(Path(run_dir) / CHECKPOINT), framework="numpy") as f:
+            metadata = f.metadata() or {}
+        if metadata.get("config") != json.dumps(config.to_dict(), sort_keys=True):
+            return None
+        return int(metadata["epoch"])
+    except (SafetensorError, OSError, ValueError, KeyError):
+        return None
+
+
+@contextlib.contextmanager
+def run_lock(run_dir: str | Path):
+    """Hold the exclusive lock of ``run_dir`` (``fcntl.flock`` on its ``run.lock``) while in the
+    block; ``RunError`` at once if another process holds it. The lock goes with the process."""
+    path = Path(run_dir) / LOCK_FILE
+    with open(path, "a") as f:
+        if fcntl is not None:
+            try:
+                fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise RunError(
+                    f"{run_dir} is in use by another process (it holds {path}); wait for it to end"
+                ) from None
+        yield
 
 
 # --- checkpoints -------------------------------------------------------------------------------
 
 
-def save_checkpoint(run_dir: Path, setup: Setup, state: EvoState) -> None:
+def save_checkpoint(run_dir: Path, config: ExperimentConfig, setup: Setup, state: EvoState) -> None:
     """Write the whole evolution state atomically (a temporary file, fsync, then rename)."""
     leaves = [np.asarray(x) for x in jax.tree.leaves(jax.device_get(state))]
     tensors = {f"leaf_{i:04d}": np.array(x, order="C") for i, x in enumerate(leaves)}  # keeps 0-d
@@ -137,17 +187,13 @@ def save_checkpoint(run_dir: Path, setup: Setup, state: EvoState) -> None:
         "format": CHECKPOINT_FORMAT,
         "format_version": CHECKPOINT_VERSION,
         "epoch": str(int(state.epoch)),
-        "config": json.dumps(setup.config.to_dict(), sort_keys=True),
+        "config": json.dumps(config.to_dict(), sort_keys=True),
         "simulations": str(setup.search.num_simulations),
     }
-    tmp = run_dir / (CHECKPOINT + ".tmp")
-    save_file(tensors, str(tmp), metadata=metadata)
-    with open(tmp, "rb") as f:
-        os.fsync(f.fileno())
-    os.replace(tmp, run_dir / CHECKPOINT)
+    atomic_write_bytes(run_dir / CHECKPOINT, save(tensors, metadata=metadata))
 
 
-def load_checkpoint(run_dir: Path, setup: Setup) -> EvoState:
+def load_checkpoint(run_dir: Path, config: ExperimentConfig, setup: Setup) -> EvoState:
     """The state saved in ``run_dir``; ``RunError`` if it is corrupt or from another config."""
     path = run_dir / CHECKPOINT
     template = jax.eval_shape(lambda: init(setup, jax.random.key(0)))
@@ -165,7 +211,7 @@ def load_checkpoint(run_dir: Path, setup: Setup) -> EvoState:
         raise RunError(
             f"{path} has checkpoint version {metadata.get('format_version')!r}, not {CHECKPOINT_VERSION}"
         )
-    if metadata.get("config") != json.dumps(setup.config.to_dict(), sort_keys=True):
+    if metadata.get("config") != json.dumps(config.to_dict(), sort_keys=True):
         raise RunError(f"checkpoint {path} was written by another config than {run_dir / CONFIG_FILE}")
     if len(tensors) != len(expected):
         raise RunError(f"checkpoint {path} holds {len(tensors)} arrays, expected {len(expected)}")
@@ -184,26 +230,26 @@ def load_checkpoint(run_dir: Path, setup: Setup) -> EvoState:
 # --- metrics and lineage -----------------------------------------------------------------------
 
 
-def read_metrics(run_dir: str | Path) -> list[dict[str, str]]:
-    with open(Path(run_dir) / METRICS_FILE, newline="") as f:
-        return list(csv.DictReader(f))
-
-
 def _truncate_run(run_dir: Path, epochs_done: int) -> None:
     """Drop metrics rows and lineage entries from epochs after the checkpoint (they are replayed)."""
     rows = [r for r in read_metrics(run_dir) if int(r["epoch"]) < epochs_done]
-    lines = [",".join(METRIC_COLUMNS)] + [",".join(r[c] for c in METRIC_COLUMNS) for r in rows]
-    atomic_write_text(run_dir / METRICS_FILE, "\n".join(lines) + "\n")
+    atomic_write_text(run_dir / METRICS_FILE, _csv_text(METRIC_COLUMNS, rows))
     with open(run_dir / LINEAGE_FILE, newline="") as f:
         lineage = list(csv.DictReader(f))
     kept = [r for r in lineage if int(r["epoch"]) < epochs_done]
     for r in lineage:
         if r not in kept:
             (run_dir / LINEAGE_DIR / r["file"]).unlink(missing_ok=True)
-    lines = ["boss_id,epoch,points,file"] + [
-        f"{r['boss_id']},{r['epoch']},{r['points']},{r['file']}" for r in kept
-    ]
-    atomic_write_text(run_dir / LINEAGE_FILE, "\n".join(lines) + "\n")
+    atomic_write_text(run_dir / LINEAGE_FILE, _csv_text(LINEAGE_COLUMNS, kept))
+
+
+def _csv_text(columns: tuple[str, ...], rows: list[dict[str, str]]) -> str:
+    """A whole CSV file (LF line endings) of ``rows`` under ``columns``."""
+    buffer = io.StringIO()
+    writer = _csv_writer(buffer)
+    writer.writerow(columns)
+    writer.writerows([r[c] for c in columns] for r in rows)
+    return buffer.getvalue()
 
 
 def _save_boss(run_dir: Path, setup: Setup, params: Any, boss_id: int, epoch: int, points: float) -> None:
@@ -217,12 +263,12 @@ def _save_boss(run_dir: Path, setup: Setup, params: Any, boss_id: int, epoch: in
             "boss_id": str(boss_id),
             "epoch": str(epoch),
             "points": str(points),
-            "games_per_epoch": str(setup.config.games_per_epoch),
+            "games_per_epoch": str(setup.settings.games_per_epoch),
             "simulations": str(setup.search.num_simulations),
         },
     )
     with open(run_dir / LINEAGE_FILE, "a", newline="") as f:
-        csv.writer(f).writerow((boss_id, epoch, points, name))
+        _csv_writer(f).writerow((boss_id, epoch, points, name))
 
 
 def _format(value: Any) -> str:
@@ -245,43 +291,85 @@ def run(
 ) -> Path:
     """Run (or continue) the evolution in ``run_dir`` up to ``epochs`` (default: the config's).
 
-    Starts from the checkpoint when there is one. ``on_epoch`` receives each epoch's metrics row;
+    Starts from the checkpoint when there is one; a run whose checkpoint already has ``epochs``
+    epochs is left untouched (``run_is_complete``). ``RunError`` when another process is writing the
+    folder, when an epoch would not fit in memory, or when an epoch makes the parameters non-finite
+    (the run stops at the checkpoint before it). ``on_epoch`` receives each epoch's metrics row;
     ``stop_after`` stops after that many epochs of this call (for tests of interruption).
     """
     run_dir = Path(run_dir)
     config, simulations = read_run_config(run_dir)
     total = epochs if epochs is not None else config.epochs
-    setup = make_setup(config, simulations)
-    if (run_dir / CHECKPOINT).exists():
-        state = load_checkpoint(run_dir, setup)
-        _truncate_run(run_dir, int(state.epoch))
-    else:
-        state = init(setup, jax.random.key(config.seed))
-        _truncate_run(run_dir, 0)
-        _save_boss(run_dir, setup, state.boss, 0, -1, float("nan"))
-    done_here = 0
-    while int(state.epoch) < total:
-        epoch = int(state.epoch)
-        start = time.perf_counter()
-        state, metrics = evolve_epoch(setup, state, epoch_key(config.seed, epoch))
-        metrics = jax.device_get(metrics)
-        wall = time.perf_counter() - start
-        row = {"epoch": epoch, **metrics}
-        row["plies_per_second"] = float(metrics["plies"]) / max(wall, 1e-9)
-        row["wall_seconds"] = wall
-        with open(run_dir / METRICS_FILE, "a", newline="") as f:
-            csv.writer(f).writerow([_format(row[c]) for c in METRIC_COLUMNS])
-        if bool(metrics["boss_changed"]):
-            _save_boss(run_dir, setup, state.boss, int(state.boss_id), epoch, float(metrics["best_points"]))
-        epoch_done = int(state.epoch)
-        if epoch_done % config.checkpoint_every == 0 or epoch_done == total:
-            save_checkpoint(run_dir, setup, state)
-        if on_epoch is not None:
-            on_epoch(row)
-        done_here += 1
-        if stop_after is not None and done_here >= stop_after:
-            break
+    if run_is_complete(run_dir, total):
+        return run_dir
+    setup = make_setup(config.evolution_settings(simulations))
+    with run_lock(run_dir):
+        check_fits(setup)  # before anything is written
+        state = _start(run_dir, config, setup)
+        done_here = 0
+        while int(state.epoch) < total and (stop_after is None or done_here < stop_after):
+            state = _run_epoch(run_dir, config, setup, state, total, on_epoch)
+            done_here += 1
     return run_dir
+
+
+def run_is_complete(run_dir: str | Path, epochs: int) -> bool:
+    """Whether the run's checkpoint already holds ``epochs`` (or more) epochs."""
+    done = checkpoint_epoch(run_dir)
+    return done is not None and done >= epochs
+
+
+def _start(run_dir: Path, config: ExperimentConfig, setup: Setup) -> EvoState:
+    """The state to go on from: the checkpoint's, or a new one (then the folder starts afresh). Rows
+    and bosses written after the checkpoint are dropped: they are played again."""
+    if (run_dir / CHECKPOINT).exists():
+        state = load_checkpoint(run_dir, config, setup)
+        _truncate_run(run_dir, int(state.epoch))
+        return state
+    state = init(setup, jax.random.key(config.seed))
+    _truncate_run(run_dir, 0)
+    _save_boss(run_dir, setup, state.boss, 0, -1, float("nan"))
+    return state
+
+
+@jax.jit
+def _all_finite(state: EvoState) -> jax.Array:
+    leaves = jax.tree.leaves((state.population, state.boss))
+    return jnp.all(jnp.stack([jnp.all(jnp.isfinite(x)) for x in leaves]))
+
+
+def _run_epoch(
+    run_dir: Path,
+    config: ExperimentConfig,
+    setup: Setup,
+    state: EvoState,
+    total: int,
+    on_epoch: Callable[[dict[str, Any]], None] | None,
+) -> EvoState:
+    """Play one epoch, append its metrics row (and a new boss), checkpoint when due."""
+    epoch = int(state.epoch)
+    start = time.perf_counter()
+    state, metrics = evolve_epoch(setup, state, epoch_key(config.seed, epoch))
+    metrics = jax.device_get(metrics)
+    wall = time.perf_counter() - start
+    if not bool(_all_finite(state)):
+        raise RunError(
+            f"epoch {epoch} made parameters non-finite (inf or nan); the run stops at its last checkpoint: "
+            f"lower mutation_rate ({config.mutation_rate}) or learning_rate ({config.learning_rate})"
+        )
+    row = {"epoch": epoch, **metrics}
+    row["plies_per_second"] = float(metrics["plies"]) / max(wall, 1e-9)
+    row["wall_seconds"] = wall
+    with open(run_dir / METRICS_FILE, "a", newline="") as f:
+        _csv_writer(f).writerow([_format(row[c]) for c in METRIC_COLUMNS])
+    if bool(metrics["boss_changed"]):
+        _save_boss(run_dir, setup, state.boss, int(state.boss_id), epoch, float(metrics["best_points"]))
+    epoch_done = int(state.epoch)
+    if epoch_done % config.checkpoint_every == 0 or epoch_done == total:
+        save_checkpoint(run_dir, config, setup, state)
+    if on_epoch is not None:
+        on_epoch(row)
+    return state
 
 
 def config_summary(config: ExperimentConfig, simulations: int) -> str:

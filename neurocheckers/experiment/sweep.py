@@ -30,12 +30,13 @@ import json
 import os
 import re
 import statistics
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 from neurocheckers.experiment.config import ConfigError, ExperimentConfig, load_config, make_config
 from neurocheckers.experiment.files import atomic_write_text, read_toml
+from neurocheckers.formats import read_metrics
 
 STATE_FILE = "sweep.json"
 SUMMARY_FILE = "summary.csv"
@@ -47,11 +48,11 @@ SUMMARY_COLUMNS = (
     "status",
     "epochs_done",
     "epochs",
-    "final_boss_id",
-    "boss_changes",
+    "bosses_promoted",
     "median_seconds_per_epoch",
-    "final_mean_fitness",
+    "final_mean_points_per_game",
 )
+"""Columns of ``summary.csv``; the points are the mean member's in the last epoch, per game."""
 TABLES = ("sweep", "set", "grid")
 SWEEP_KEYS = ("name", "configs", "base")
 POLL_SECONDS = 2.0  # how often a pool or Ray sweep looks at the runs' metrics for progress
@@ -253,13 +254,11 @@ def _write_state(sweep_dir: Path, state: dict[str, Any]) -> None:
 
 
 def _metrics_rows(run_dir: Path) -> list[dict[str, str]]:
-    """The complete rows of a run's metrics.csv (a row still being appended by a worker is left out)."""
+    """The finished epochs of a run (none before its folder has a metrics file)."""
     try:
-        text = (run_dir / "metrics.csv").read_text()  # run.METRICS_FILE; importing run.py starts JAX
+        return read_metrics(run_dir)
     except FileNotFoundError:
         return []
-    text = text[: text.rfind("\n") + 1]
-    return list(csv.DictReader(io.StringIO(text)))
 
 
 def _describe(sweep_dir: Path, entry: SweepEntry, record: dict[str, Any]) -> dict[str, str]:
@@ -274,10 +273,11 @@ def _describe(sweep_dir: Path, entry: SweepEntry, record: dict[str, Any]) -> dic
         "status": record.get("status", "pending"),
         "epochs_done": str(len(rows)),
         "epochs": str(entry.config.epochs),
-        "final_boss_id": last.get("boss_id", ""),
-        "boss_changes": str(sum(int(r["boss_changed"]) for r in rows)) if rows else "",
+        "bosses_promoted": str(sum(int(r["boss_changed"]) for r in rows)) if rows else "",
         "median_seconds_per_epoch": f"{statistics.median(walls):.4g}" if walls else "",
-        "final_mean_fitness": f"{float(last['fitness_mean']):.4g}" if last else "",
+        "final_mean_points_per_game": (
+            f"{float(last['fitness_mean']) / entry.config.games_per_epoch:.3f}" if last else ""
+        ),
     }
 
 
@@ -291,14 +291,45 @@ def _write_summary(sweep_dir: Path, sweep: Sweep, state: dict[str, Any]) -> tupl
     return rows
 
 
+SUMMARY_HEADERS = ("run", "status", "epochs", "bosses", "s/epoch", "pts/game")
+
+
+def format_summary(rows: Sequence[dict[str, str]]) -> str:
+    """The summary rows as an aligned text table: a label of up to 35 characters fits in 80 columns.
+
+    Fitness is the mean member's points per game against the boss in the last epoch, as in the plots;
+    bosses counts promotions. Each run's folder is in ``summary.csv``.
+    """
+    cells = [list(SUMMARY_HEADERS)] + [
+        [
+            r["label"],
+            r["status"],
+            f"{r['epochs_done']}/{r['epochs']}",
+            r["bosses_promoted"],
+            r["median_seconds_per_epoch"],
+            r["final_mean_points_per_game"],
+        ]
+        for r in rows
+    ]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(SUMMARY_HEADERS))]
+
+    def line(row: list[str]) -> str:  # label and status to the left, numbers to the right
+        pairs = enumerate(zip(row, widths, strict=True))
+        return "  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in pairs)
+
+    lines = [line(row).rstrip() for row in cells]
+    lines.insert(1, "-" * len(lines[0]))
+    return "\n".join(lines)
+
+
 # --- workers -----------------------------------------------------------------------------------
 
 
 def run_entry(run_dir: str, devices: int | None = None, cache_dir: str | None = None) -> int:
     """Run (or continue) one run folder to its config's epochs in a fresh process; returns the epochs
     done. Chooses ``devices`` host devices before JAX starts (the pool and Ray workers call this)."""
-    from neurocheckers._setup import configure_jax
     from neurocheckers.devices import use_host_devices
+    from neurocheckers.runtime import configure_jax
 
     use_host_devices(devices)
     try:

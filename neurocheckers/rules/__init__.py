@@ -1,16 +1,34 @@
-"""Checkers rules: presets, the state, and pure JAX functions over it."""
+"""Checkers rules: presets, the state, and pure JAX functions over it.
 
-from neurocheckers.rules.engine import (
-    from_position,
-    init,
-    legal_action_slots,
-    material_balance,
-    piece_counts,
-    random_action,
-    step,
-)
-from neurocheckers.rules.presets import AMERICAN6, AMERICAN8, PRESETS, SIMPLE6, Rules, get_rules
-from neurocheckers.rules.state import BLACK, WHITE, State
+Names are loaded on first use, so that the plain-Python modules of this package (``presets``,
+``fen``, ``tables``) can be imported without importing JAX (``numpy_agent`` relies on that).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+_HOMES = {
+    "from_position": "engine",
+    "init": "engine",
+    "init_batch": "engine",
+    "legal_action_slots": "engine",
+    "material_balance": "engine",
+    "piece_counts": "engine",
+    "random_action": "engine",
+    "step": "engine",
+    "step_unchecked": "engine",
+    "AMERICAN6": "presets",
+    "AMERICAN8": "presets",
+    "PRESETS": "presets",
+    "SIMPLE6": "presets",
+    "Rules": "presets",
+    "get_rules": "presets",
+    "BLACK": "state",
+    "WHITE": "state",
+    "State": "state",
+}
 
 __all__ = [
     "AMERICAN6",
@@ -24,9 +42,38 @@ __all__ = [
     "from_position",
     "get_rules",
     "init",
+    "init_batch",
     "legal_action_slots",
     "material_balance",
     "piece_counts",
     "random_action",
     "step",
+    "step_unchecked",
 ]
+
+if TYPE_CHECKING:
+    from neurocheckers.rules.engine import (
+        from_position,
+        init,
+        init_batch,
+        legal_action_slots,
+        material_balance,
+        piece_counts,
+        random_action,
+        step,
+        step_unchecked,
+    )
+    from neurocheckers.rules.presets import AMERICAN6, AMERICAN8, PRESETS, SIMPLE6, Rules, get_rules
+    from neurocheckers.rules.state import BLACK, WHITE, State
+
+
+def __getattr__(name: str):
+    if name not in _HOMES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{_HOMES[name]}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_HOMES))

@@ -15,6 +15,7 @@ import jax
 import numpy as np
 
 from neurocheckers.rules.engine import from_position, step
+from neurocheckers.rules.fen import read_fen
 from neurocheckers.rules.presets import Rules
 from neurocheckers.rules.state import BLACK, WHITE, State
 from neurocheckers.rules.tables import tables
@@ -46,69 +47,26 @@ def _jitted_from_position(rules: Rules):
     return jax.jit(functools.partial(from_position, rules))
 
 
-def _bits(squares: set[int]) -> int:
-    return np.uint32(sum(1 << (s - 1) for s in squares))
-
-
 def _squares(bits: int | np.ndarray) -> list[int]:
     bits = int(bits)
     return [i + 1 for i in range(32) if bits >> i & 1]
 
 
-_SECTION = re.compile(r"^(K?)(\d+)(?:-(K?)(\d+))?$")
-
-
 def parse_fen(rules: Rules, fen: str, ply: int = 0, plies_without_capture: int = 0) -> State:
     """The state of a PDN FEN such as ``B:W21,22,K30:B1,2,K9`` (side to move first, ``K`` = king).
 
-    Ranges like ``1-12`` are accepted. Raises ``ValueError`` naming what is wrong.
+    Read and checked by ``fen.read_fen`` (ranges like ``1-12`` are accepted; at most
+    ``rules.men_per_side`` pieces a side). Raises ``ValueError`` naming what is wrong.
     """
-    text = fen.strip().rstrip(".")
-    if text.startswith('[FEN "') and text.endswith('"]'):
-        text = text[6:-2]
-    parts = [p.strip() for p in text.split(":")]
-    if len(parts) < 1 or parts[0].upper() not in ("B", "W"):
-        raise ValueError(f"malformed FEN {fen!r}: it must start with the side to move, B or W")
-    n = rules.num_squares
-    pieces = {("B", False): set(), ("B", True): set(), ("W", False): set(), ("W", True): set()}
-    seen_sides = set()
-    for part in parts[1:]:
-        if not part:
-            continue
-        side = part[0].upper()
-        if side not in ("B", "W") or side in seen_sides:
-            raise ValueError(f"malformed FEN {fen!r}: bad or repeated piece list {part!r}")
-        seen_sides.add(side)
-        for item in filter(None, (x.strip() for x in part[1:].split(","))):
-            m = _SECTION.match(item)
-            if not m:
-                raise ValueError(f"malformed FEN {fen!r}: bad square {item!r}")
-            king = bool(m.group(1))
-            first = int(m.group(2))
-            last = int(m.group(4)) if m.group(4) else first
-            for square in range(first, last + 1):
-                if not 1 <= square <= n:
-                    raise ValueError(
-                        f"malformed FEN {fen!r}: square {square} is off a {rules.board_size}x"
-                        f"{rules.board_size} board (1..{n})"
-                    )
-                if any(square in s for s in pieces.values()):
-                    raise ValueError(f"malformed FEN {fen!r}: square {square} is given twice")
-                pieces[(side, king)].add(square)
-    half = rules.board_size // 2
-    for square in pieces[("B", False)]:
-        if square > n - half:
-            raise ValueError(f"malformed FEN {fen!r}: a Black man on {square}, its crowning row")
-    for square in pieces[("W", False)]:
-        if square <= half:
-            raise ValueError(f"malformed FEN {fen!r}: a White man on {square}, its crowning row")
-    color = BLACK if parts[0].upper() == "B" else WHITE
+    position = read_fen(fen, rules.board_size, rules.men_per_side)
+    if ply < 0 or plies_without_capture < 0:
+        raise ValueError(f"ply and plies_without_capture must be >= 0, got {ply} and {plies_without_capture}")
     state = _jitted_from_position(rules)(
-        _bits(pieces[("B", False)]),
-        _bits(pieces[("B", True)]),
-        _bits(pieces[("W", False)]),
-        _bits(pieces[("W", True)]),
-        color,
+        np.uint32(position.black_men),
+        np.uint32(position.black_kings),
+        np.uint32(position.white_men),
+        np.uint32(position.white_kings),
+        BLACK if position.black_to_move else WHITE,
         ply,
         plies_without_capture,
     )
@@ -202,7 +160,6 @@ def apply_move(rules: Rules, state: State, move: Move | str) -> State:
 def board_text(rules: Rules, state: State, numbers: bool = True) -> str:
     """The board as text, Black at the top: ``b``/``w`` men, ``B``/``W`` kings, ``.`` empty dark
     squares; with ``numbers``, a square-number diagram beside it."""
-    t = tables(rules.board_size)
     kinds = (
         (int(state.black_men), "b"),
         (int(state.black_kings), "B"),
@@ -224,7 +181,6 @@ def board_text(rules: Rules, state: State, numbers: bool = True) -> str:
             labels.append(str(square + 1).rjust(width))
         line = " ".join(cells)
         lines.append(line + ("    " + " ".join(labels) if numbers else ""))
-    del t
     side = "Black" if int(state.color) == BLACK else "White"
     if bool(state.terminated):
         outcome = {1: "Black wins", -1: "White wins", 0: "draw"}[int(state.result)]

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import jax
-import jax.numpy as jnp
 from flax import struct
+
+from neurocheckers.rules.bits import count_legal, legal_mask
 
 BLACK = 0
 """``State.color`` of Black, the first mover (men on the low-numbered squares)."""
@@ -25,10 +26,16 @@ class State:
         is a sequence of actions by the same player.
       ply: [] int32, actions played since the start (each jump of a multi-jump is one ply).
       plies_without_capture: [] int32, actions in a row without a capture.
-      legal_bits: [4] uint32, per direction, the bitboard of squares whose piece may move that way.
-      legal_action_mask: [A] bool, ``legal_bits`` as a mask over actions ``direction * N + square``.
+      legal_bits: [4] uint32, per direction, the bitboard of squares whose piece may move that way;
+        all 0 once the game is over (whatever ended it), so "no legal action" and "terminated" agree.
       terminated: [] bool, whether the game is over.
       result: [] int32, +1 if Black won, -1 if White won, 0 for a draw or a game still going on.
+      num_squares: static int N, the dark squares of the board (sizes ``legal_action_mask``).
+
+    ``legal_action_mask`` ([A] bool, A = 4N) is computed from ``legal_bits`` on demand rather than
+    stored, so searches and playouts that never read it neither store nor copy it. Like
+    ``legal_bits`` it is all False at a terminal state (Pgx instead sets it all True there; here an
+    empty mask is what a lost game has anyway, and a policy facing one returns action 0).
     """
 
     black_men: jax.Array
@@ -40,17 +47,16 @@ class State:
     ply: jax.Array
     plies_without_capture: jax.Array
     legal_bits: jax.Array
-    legal_action_mask: jax.Array
     terminated: jax.Array
     result: jax.Array
+    num_squares: int = struct.field(pytree_node=False)
 
     @property
-    def rewards(self) -> jax.Array:
-        """[2] float32: the final score of Black and White (+1 win, -1 loss, 0 draw or ongoing)."""
-        r = self.result.astype(jnp.float32)
-        return jnp.stack([r, -r], axis=-1)
+    def legal_action_mask(self) -> jax.Array:
+        """[A] bool: the legal actions ``direction * N + square`` (all False at a terminal state)."""
+        return legal_mask(self.legal_bits, self.num_squares)
 
     @property
     def num_legal_actions(self) -> jax.Array:
-        """[] int32: how many actions are legal."""
-        return jnp.sum(jax.lax.population_count(self.legal_bits), axis=-1).astype(jnp.int32)
+        """[] int32: how many actions are legal (0 exactly when the game is over)."""
+        return count_legal(self.legal_bits)

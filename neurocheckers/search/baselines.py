@@ -3,8 +3,9 @@
 Every policy has the signature ``policy(params, state, key) -> action`` ([] int32) once its static
 settings (the ``Rules``, a depth, a value function) are bound by the factory that builds it, so it can
 be ``jax.vmap``-ed over games and ``jax.jit``-ed. ``params`` is whatever the bound value function needs
-(ignored by the knowledge-free players). On a state without a legal action (a finished game) every
-policy returns 0, like ``random_action``; ``step`` ignores actions on terminated states anyway.
+(ignored by the knowledge-free players). A terminated state has no legal action (``legal_bits`` and
+``legal_action_mask`` are empty, a draw by a ply limit included), and on one every policy returns
+action 0, like ``random_action``; ``step`` returns a terminated state unchanged whatever the action.
 
 Every value function has the signature ``value_fn(params, state, key) -> v`` ([] float32): the chance
 that the side to move in ``state`` (``state.color``) wins, a draw counting one half. On a terminated
@@ -15,23 +16,26 @@ state both value functions here return the exact outcome for ``state.color`` rea
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import functools
 from typing import Any
 
 import jax
 import jax.numpy as jnp
 from flax import struct
 
-from neurocheckers.rules.engine import legal_action_slots, material_balance, random_action, step
+from neurocheckers.rules.bits import lowest_bit, neighbors
+from neurocheckers.rules.engine import (
+    legal_action_slots,
+    material_balance,
+    random_action,
+    step,
+    step_unchecked,
+)
 from neurocheckers.rules.outcome import KING_VALUE, points_for
 from neurocheckers.rules.presets import Rules
 from neurocheckers.rules.state import BLACK, State
 from neurocheckers.rules.tables import tables
-
-Policy = Callable[[Any, State, jax.Array], jax.Array]
-"""``(params, state, key) -> action`` ([] int32) for one game."""
-ValueFn = Callable[[Any, State, jax.Array], jax.Array]
-"""``(params, state, key) -> v`` ([] float32): the chance that the side to move in ``state`` wins."""
+from neurocheckers.search.types import Policy, ValueFn
 
 WIN_SCORE = 1000.0
 """Alpha-beta score of a won game (minus its distance in plies from the root); far above any material."""
@@ -96,7 +100,7 @@ def greedy_policy(rules: Rules, value_fn: ValueFn) -> Policy:
         heuristic = jnp.where(same_mover, v, 1.0 - v)
         exact = outcome_for(children, state.color)
         values = jnp.where(children.terminated, exact, heuristic)
-        best = _pick_best(tie_key, values, valid & ~state.terminated)
+        best = _pick_best(tie_key, values, valid)
         return jnp.where(jnp.any(valid), slots[best], 0).astype(jnp.int32)
 
     return policy
@@ -118,8 +122,7 @@ class SearchStack:
 
     Moves are enumerated from the node's ``legal_bits`` as 8 rows of 32 bits, captures first (better
     pruning): slot ``v * 32 + i`` is the move of square ``i`` in direction ``v % 4``, in the first
-    pass (``v < 4``) if it is a capture and in the second otherwise. Stacked states carry an empty
-    ``legal_action_mask`` ([0]) so that the [A]-sized mask is neither stored nor computed by ``step``.
+    pass (``v < 4``) if it is a capture and in the second otherwise.
 
     Fields:
       states: State with [D] leading axes, the node at each level of the current path.
@@ -157,21 +160,119 @@ def _ordered_moves(rules: Rules, state: State) -> jax.Array:
     t = tables(rules.board_size)
     black = state.color == BLACK
     opponents = jnp.where(black, state.white_men | state.white_kings, state.black_men | state.black_kings)
-    rows = []
-    for d in range(4):
-        # The squares whose neighbour in direction d holds an opponent: opponents shifted back (3 - d).
-        before = jnp.uint32(0)
-        for mask, shift in t.step_groups[3 - d]:
-            moved = opponents & jnp.uint32(mask)
-            before = before | (moved << jnp.uint32(shift) if shift >= 0 else moved >> jnp.uint32(-shift))
-        rows.append(before)
-    captures = jnp.stack(rows)
+    # The squares whose neighbour in direction d holds an opponent: opponents shifted back (3 - d).
+    captures = jnp.stack([neighbors(t, 3 - d, opponents) for d in range(4)])
     return jnp.concatenate([state.legal_bits & captures, state.legal_bits & ~captures])
 
 
-def _lowest_bit(x: jax.Array) -> jax.Array:
-    """Index of the lowest set bit of a nonzero uint32."""
-    return jax.lax.population_count((x & (jnp.uint32(0) - x)) - jnp.uint32(1)).astype(jnp.int32)
+def _maximising(color: jax.Array) -> jax.Array:
+    return color == BLACK
+
+
+def _slot_to_action(rules: Rules, slot: jax.Array) -> jax.Array:
+    """The action of move slot ``v * 32 + i`` (row ``v`` of ``_ordered_moves``, square ``i``)."""
+    return (slot // 32) % 4 * rules.num_squares + slot % 32
+
+
+def _initial_stack(rules: Rules, state: State, depth: int) -> SearchStack:
+    """The stack before the search: the root at level 0 with a full window."""
+    inf = jnp.float32(jnp.inf)
+    return SearchStack(
+        states=jax.tree.map(lambda x: jnp.broadcast_to(x, (depth, *x.shape)), state),
+        cursor=jnp.zeros(depth, jnp.int32),
+        alpha=jnp.full(depth, -inf),
+        beta=jnp.full(depth, inf),
+        best=jnp.full(depth, -inf).at[0].set(jnp.where(_maximising(state.color), -inf, inf)),
+        root_scores=jnp.zeros(rules.num_actions, jnp.float32),
+        level=jnp.int32(0),
+        iterations=jnp.int32(0),
+        done=~jnp.any(state.legal_bits != 0),  # a finished game has no legal move
+    )
+
+
+def _next_move(rules: Rules, st: SearchStack, node: State) -> tuple[jax.Array, jax.Array]:
+    """``(slot, expand)``: the first move slot of ``node`` at or after its cursor, and whether it
+    is to be searched (there is one, and the window is still open)."""
+    lv = st.level
+    rows = jnp.arange(8, dtype=jnp.int32)
+    # The moves at or after the cursor: whole rows after its row, the bits from its bit on in it.
+    cursor_row, cursor_bit = st.cursor[lv] // 32, (st.cursor[lv] % 32).astype(jnp.uint32)
+    from_bit = jnp.where(rows == cursor_row, jnp.uint32(0xFFFFFFFF) << cursor_bit, jnp.uint32(0))
+    keep = jnp.where(rows > cursor_row, jnp.uint32(0xFFFFFFFF), from_bit)
+    remaining = _ordered_moves(rules, node) & keep
+    row = jnp.argmax(remaining != 0).astype(jnp.int32)
+    slot = row * 32 + lowest_bit(remaining[row])
+    expand = jnp.any(remaining != 0) & (st.alpha[lv] < st.beta[lv])
+    return slot, expand
+
+
+def _report(
+    st: SearchStack, target: jax.Array, score: jax.Array, report: jax.Array, root_action: jax.Array
+) -> SearchStack:
+    """Fold ``score`` into the best score and window of level ``target`` (when ``report``), and into
+    ``root_scores[root_action]`` when that level is the root."""
+    t = jnp.maximum(target, 0)
+    t_max = _maximising(st.states.color[t])
+    new_best = jnp.where(t_max, jnp.maximum(st.best[t], score), jnp.minimum(st.best[t], score))
+    # At the root the window stays below the best score so moves tied with it are scored exactly.
+    root_shift = jnp.where(t == 0, _ROOT_MARGIN, 0.0)
+    new_alpha = jnp.where(t_max, jnp.maximum(st.alpha[t], score - root_shift), st.alpha[t])
+    new_beta = jnp.where(t_max, st.beta[t], jnp.minimum(st.beta[t], score + root_shift))
+    return st.replace(
+        best=st.best.at[t].set(jnp.where(report, new_best, st.best[t])),
+        alpha=st.alpha.at[t].set(jnp.where(report, new_alpha, st.alpha[t])),
+        beta=st.beta.at[t].set(jnp.where(report, new_beta, st.beta[t])),
+        root_scores=st.root_scores.at[root_action].set(
+            jnp.where(report & (target == 0), score, st.root_scores[root_action])
+        ),
+    )
+
+
+def _push(st: SearchStack, child: State, push: jax.Array, depth: int) -> SearchStack:
+    """Put ``child`` (when ``push``) on the level above the current one, with the current window."""
+    lv = st.level
+    inf = jnp.float32(jnp.inf)
+    # At most depth - 1, since children at `depth` are leaves.
+    c = jnp.minimum(lv + 1, depth - 1)
+    states = jax.tree.map(
+        lambda stacked, x: stacked.at[c].set(jnp.where(push, x, stacked[c])), st.states, child
+    )
+    best = jnp.where(_maximising(child.color), -inf, inf)
+    return st.replace(
+        states=states,
+        cursor=st.cursor.at[c].set(jnp.where(push, 0, st.cursor[c])),
+        alpha=st.alpha.at[c].set(jnp.where(push, st.alpha[lv], st.alpha[c])),
+        beta=st.beta.at[c].set(jnp.where(push, st.beta[lv], st.beta[c])),
+        best=st.best.at[c].set(jnp.where(push, best, st.best[c])),
+    )
+
+
+def _stack_step(rules: Rules, depth: int, st: SearchStack) -> SearchStack:
+    """One iteration: search the next child of the current node (score a leaf, push any other), or
+    return from the node to its parent when it has no move left or its window closed."""
+    lv = st.level
+    node = jax.tree.map(lambda x: x[lv], st.states)
+    slot, expand = _next_move(rules, st, node)
+    action = _slot_to_action(rules, slot)
+    # Expanded actions come from legal_bits; the child of an unexpanded one is dropped unused.
+    child = step_unchecked(rules, node, action)
+    child_depth = lv + 1
+    is_leaf = child.terminated | (child_depth >= depth)
+    push = expand & ~is_leaf
+    # The score reported to a parent: a leaf child's score to this level, or this finished node's
+    # best score to the level above. It belongs to the root action just expanded or last pushed.
+    target = jnp.where(expand, lv, lv - 1)
+    score = jnp.where(expand, _leaf_score(child, child_depth), st.best[lv])
+    report = (expand & is_leaf) | (~expand & (lv > 0))
+    root_action = jnp.where(expand, action, _slot_to_action(rules, st.cursor[0] - 1))
+    st = _report(st, target, score, report, root_action)
+    st = st.replace(cursor=st.cursor.at[lv].set(jnp.where(expand, slot + 1, st.cursor[lv])))
+    st = _push(st, child, push, depth)
+    return st.replace(
+        level=jnp.where(push, child_depth, jnp.where(expand, lv, lv - 1)),
+        iterations=st.iterations + 1,
+        done=~expand & (lv == 0),
+    )
 
 
 def alphabeta_stack(rules: Rules, state: State, depth: int) -> SearchStack:
@@ -185,99 +286,8 @@ def alphabeta_stack(rules: Rules, state: State, depth: int) -> SearchStack:
     """
     if depth < 1:
         raise ValueError(f"depth must be >= 1, got {depth!r}")
-    n = rules.num_squares
-    rows = jnp.arange(8, dtype=jnp.int32)
-    inf = jnp.float32(jnp.inf)
-    no_mask = jnp.zeros((0,), jnp.bool_)
-    full_mask = jnp.zeros(rules.num_actions, jnp.bool_)
-
-    def maximising(color: jax.Array) -> jax.Array:
-        return color == BLACK
-
-    def slot_action(slot: jax.Array) -> jax.Array:
-        return (slot // 32) % 4 * n + slot % 32
-
-    root = state.replace(legal_action_mask=no_mask)
-    stack = SearchStack(
-        states=jax.tree.map(lambda x: jnp.broadcast_to(x, (depth, *x.shape)), root),
-        cursor=jnp.zeros(depth, jnp.int32),
-        alpha=jnp.full(depth, -inf),
-        beta=jnp.full(depth, inf),
-        best=jnp.full(depth, -inf).at[0].set(jnp.where(maximising(state.color), -inf, inf)),
-        root_scores=jnp.zeros(rules.num_actions, jnp.float32),
-        level=jnp.int32(0),
-        iterations=jnp.int32(0),
-        done=state.terminated | ~jnp.any(state.legal_bits != 0),
-    )
-
-    def body(st: SearchStack) -> SearchStack:
-        lv = st.level
-        node = jax.tree.map(lambda x: x[lv], st.states)
-        # The moves at or after the cursor: whole rows after its row, the bits from its bit on in it.
-        cursor_row, cursor_bit = st.cursor[lv] // 32, (st.cursor[lv] % 32).astype(jnp.uint32)
-        from_bit = jnp.where(rows == cursor_row, jnp.uint32(0xFFFFFFFF) << cursor_bit, jnp.uint32(0))
-        keep = jnp.where(rows > cursor_row, jnp.uint32(0xFFFFFFFF), from_bit)
-        remaining = _ordered_moves(rules, node) & keep
-        row = jnp.argmax(remaining != 0).astype(jnp.int32)
-        slot = row * 32 + _lowest_bit(remaining[row])
-        action = slot_action(slot)
-        expand = jnp.any(remaining != 0) & (st.alpha[lv] < st.beta[lv])
-
-        # Expanding: search the child of `action`.
-        # `step` merges every field, so it gets a constant mask; the child's mask is dropped unused.
-        child = step(rules, node.replace(legal_action_mask=full_mask), action)
-        child_depth = lv + 1
-        is_leaf = child.terminated | (child_depth >= depth)
-        push = expand & ~is_leaf
-
-        # The score reported to a parent: a leaf child's score to this level, or this finished node's
-        # best score to the level above.
-        target = jnp.where(expand, lv, lv - 1)
-        score = jnp.where(expand, _leaf_score(child, child_depth), st.best[lv])
-        report = (expand & is_leaf) | (~expand & (lv > 0))
-        t = jnp.maximum(target, 0)
-        t_max = maximising(st.states.color[t])
-        new_best = jnp.where(t_max, jnp.maximum(st.best[t], score), jnp.minimum(st.best[t], score))
-        # At the root the window stays below the best score so moves tied with it are scored exactly.
-        root_shift = jnp.where(t == 0, _ROOT_MARGIN, 0.0)
-        new_alpha = jnp.where(t_max, jnp.maximum(st.alpha[t], score - root_shift), st.alpha[t])
-        new_beta = jnp.where(t_max, st.beta[t], jnp.minimum(st.beta[t], score + root_shift))
-        best = st.best.at[t].set(jnp.where(report, new_best, st.best[t]))
-        alpha = st.alpha.at[t].set(jnp.where(report, new_alpha, st.alpha[t]))
-        beta = st.beta.at[t].set(jnp.where(report, new_beta, st.beta[t]))
-        # The root action the score belongs to: the one just expanded, or the last one pushed.
-        root_action = jnp.where(expand, action, slot_action(st.cursor[0] - 1))
-        root_scores = st.root_scores.at[root_action].set(
-            jnp.where(report & (target == 0), score, st.root_scores[root_action])
-        )
-        cursor = st.cursor.at[lv].set(jnp.where(expand, slot + 1, st.cursor[lv]))
-
-        # Pushing the child as a new node (at most depth - 1, since children at `depth` are leaves).
-        c = jnp.minimum(child_depth, depth - 1)
-        states = jax.tree.map(
-            lambda stacked, x: stacked.at[c].set(jnp.where(push, x, stacked[c])),
-            st.states,
-            child.replace(legal_action_mask=no_mask),
-        )
-        cursor = cursor.at[c].set(jnp.where(push, 0, cursor[c]))
-        alpha = alpha.at[c].set(jnp.where(push, alpha[lv], alpha[c]))
-        beta = beta.at[c].set(jnp.where(push, beta[lv], beta[c]))
-        best = best.at[c].set(jnp.where(push, jnp.where(maximising(child.color), -inf, inf), best[c]))
-
-        level = jnp.where(push, child_depth, jnp.where(expand, lv, lv - 1))
-        return SearchStack(
-            states=states,
-            cursor=cursor,
-            alpha=alpha,
-            beta=beta,
-            best=best,
-            root_scores=root_scores,
-            level=level,
-            iterations=st.iterations + 1,
-            done=~expand & (lv == 0),
-        )
-
-    return jax.lax.while_loop(lambda st: ~st.done, body, stack)
+    body = functools.partial(_stack_step, rules, depth)
+    return jax.lax.while_loop(lambda st: ~st.done, body, _initial_stack(rules, state, depth))
 
 
 def alphabeta_search(rules: Rules, state: State, depth: int) -> tuple[jax.Array, jax.Array]:
@@ -286,12 +296,11 @@ def alphabeta_search(rules: Rules, state: State, depth: int) -> tuple[jax.Array,
 
     Returns ``(root_scores, legal)``: [A] float32 scores of the root actions from the view of the side
     to move (exact for every action whose score equals the best; an upper bound below the best for
-    the others) and the [A] bool mask of searched root actions (the legal actions unless the root is
-    terminated; scores elsewhere are meaningless).
+    the others) and the [A] bool mask of searched root actions (the legal actions, none when the root
+    is terminated; scores elsewhere are meaningless).
     """
     final = alphabeta_stack(rules, state, depth)
-    legal = state.legal_action_mask & ~state.terminated
-    return _sign(state.color) * final.root_scores, legal
+    return _sign(state.color) * final.root_scores, state.legal_action_mask
 
 
 def alphabeta_policy(rules: Rules, depth: int) -> Policy:

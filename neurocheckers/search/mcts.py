@@ -45,13 +45,12 @@ import jax
 import jax.numpy as jnp
 from flax import struct
 
-from neurocheckers.rules.engine import legal_action_slots, step
+from neurocheckers.rules.bits import hash32, lowbias32, nth_legal_action
+from neurocheckers.rules.engine import init_batch, legal_action_slots, step
 from neurocheckers.rules.outcome import points_for
 from neurocheckers.rules.presets import Rules
 from neurocheckers.rules.state import BLACK, State
-
-ValueFn = Callable[[Any, State, jax.Array], jax.Array]
-"""``(params, state, key) -> f32[]``: the chance in [0, 1] that the side to move in ``state`` wins."""
+from neurocheckers.search.types import ValueFn
 
 
 @dataclasses.dataclass(frozen=True)
@@ -98,8 +97,9 @@ class SearchOutput:
         mean of the backed-up values (the exact result for a terminal root).
       child_values: [K] float32, mean backed-up value of each root slot for the side to move at the
         root (0 for unvisited or illegal slots).
-      legal_slots: [K] int32, the root's legal actions in increasing order, padded with -1; slot ``k``
-        of ``visit_counts`` and ``child_values`` is action ``legal_slots[k]``.
+      legal_slots: [K] int32, the root's legal actions in increasing order, padded with -1 (all -1
+        at a terminal root); slot ``k`` of ``visit_counts`` and ``child_values`` is action
+        ``legal_slots[k]``.
     """
 
     action: jax.Array
@@ -119,8 +119,7 @@ class _Tree:
     """The search tree of one game: S + 1 nodes (node 0 is the root), K child slots per node.
 
     Fields:
-      nodes: State with a leading [S + 1] axis; ``legal_action_mask`` is dropped (shape [S + 1, 0])
-        because slots are derived from ``legal_bits`` and ``step`` recomputes the mask.
+      nodes: State with a leading [S + 1] axis.
       stats: [2, S + 1] float32, per node: visits (simulations whose path went through it) and value
         sum (backed-up values for the player who moved into it: its parent's side to move).
       num_legal: [S + 1] int32, legal moves at each node (its valid slots are 0 .. num_legal - 1).
@@ -135,17 +134,7 @@ class _Tree:
     children: jax.Array
 
 
-def _hash32(seed: jax.Array, counter: jax.Array) -> jax.Array:
-    """A seeded uint32 hash of uint32 counters (lowbias32): cheap noise, no threefry per node."""
-    x = seed ^ (counter.astype(jnp.uint32) * jnp.uint32(0x9E3779B9))
-    x = x ^ (x >> 16)
-    x = x * jnp.uint32(0x7FEB352D)
-    x = x ^ (x >> 15)
-    x = x * jnp.uint32(0x846CA68B)
-    return x ^ (x >> 16)
-
-
-def _argmax_random_ties(scores: jax.Array, salt: jax.Array) -> jax.Array:
+def argmax_random_ties(scores: jax.Array, salt: jax.Array) -> jax.Array:
     """[] int32: the slot of the highest of f32[K] ``scores`` (K <= 64); ties go to a random slot.
 
     XLA on CPU runs ``argmax`` (a reduce over value and index pairs) as scalar code. Here each score
@@ -167,49 +156,221 @@ def _argmax_random_ties(scores: jax.Array, salt: jax.Array) -> jax.Array:
     return jnp.where(salt == 0, 63 - code, ((code - b) * a_inverse) & 63)
 
 
-def _select_bit(bits: jax.Array, rank: jax.Array) -> jax.Array:
-    """Index of the ``rank``-th (0-based) set bit of a uint32, by binary search over popcounts."""
-    pos = jnp.uint32(0)
-    rank = rank.astype(jnp.uint32)
-    for width in (16, 8, 4, 2, 1):
-        count = jax.lax.population_count((bits >> pos) & jnp.uint32((1 << width) - 1))
-        go_up = rank >= count
-        rank = jnp.where(go_up, rank - count, rank)
-        pos = jnp.where(go_up, pos + jnp.uint32(width), pos)
-    return pos.astype(jnp.int32)
-
-
-def _slot_action(rules: Rules, legal_bits: jax.Array, slot: jax.Array) -> jax.Array:
-    """The action in slot ``slot`` (the slot-th legal action in increasing order), from [4] legal_bits.
-
-    Actions are ``direction * N + square``, so increasing order is direction-major: find the
-    direction holding the slot, then the square among that direction's set bits. Same order as
-    ``legal_action_slots``, without building the [4N] mask.
-    """
-    counts = jax.lax.population_count(legal_bits).astype(jnp.int32)
-    ends = jnp.cumsum(counts)
-    direction = jnp.minimum(jnp.sum(ends <= slot), 3)
-    rank = slot - (ends[direction] - counts[direction])
-    return direction * rules.num_squares + _select_bit(legal_bits[direction], rank)
-
-
-def _num_legal(state: State) -> jax.Array:
-    return jnp.sum(jax.lax.population_count(state.legal_bits)).astype(jnp.int32)
-
-
 def _exact_value(state: State) -> jax.Array:
     """[] float32: a finished game's result for its side to move (win 1, draw 1/2, loss 0)."""
     return points_for(state.result, state.color == BLACK)
 
 
-def _compact(state: State) -> State:
-    return state.replace(legal_action_mask=jnp.zeros(state.legal_action_mask.shape[:-1] + (0,), jnp.bool_))
+def _node(tree: _Tree, index: jax.Array) -> State:
+    return jax.tree.map(lambda x: x[index], tree.nodes)
 
 
-def _node_state(rules: Rules, tree: _Tree, index: jax.Array) -> State:
-    """The full State of node ``index`` (with a placeholder ``legal_action_mask``, which ``step`` ignores)."""
-    node = jax.tree.map(lambda x: x[index], tree.nodes)
-    return node.replace(legal_action_mask=jnp.zeros((rules.num_actions,), jnp.bool_))
+def _child_stats(tree: _Tree, node: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """The child row of ``node`` ([K] node numbers, -1 unexpanded) and its children's [2, K] stats."""
+    row = tree.children[node]
+    return row, jnp.where(row >= 0, tree.stats[:, jnp.maximum(row, 0)], 0.0)
+
+
+@struct.dataclass
+class _Context:
+    """What every simulation of one search shares (built once per search by ``_context``).
+
+    Fields:
+      root_prior: [K] float32, the prior over the root's slots (uniform over legal ones, maybe noised).
+      noise_seed: [] uint32, the seed of the per-node tie-break salts.
+      value_key: the key each simulation folds its number into for ``value_fn``.
+      zero: [] int32, a zero that depends on the game. Under ``shard_map`` a loop carry must vary over
+        the same mesh axes as the values the loop puts into it, so constants that start a carry get
+        this zero added.
+    """
+
+    root_prior: jax.Array
+    noise_seed: jax.Array
+    value_key: jax.Array
+    zero: jax.Array
+
+
+def _context(rules: Rules, config: MCTSConfig, state: State, key: jax.Array) -> tuple[_Context, jax.Array]:
+    """The shared context of a search from ``state``, and the key of the final choice."""
+    k = rules.max_legal_moves
+    noise_key, choice_key, dirichlet_key, value_key = jax.random.split(key, 4)
+    root_legal_count = state.num_legal_actions
+    root_legal = jnp.arange(k, dtype=jnp.int32) < root_legal_count
+    uniform_root = 1.0 / jnp.maximum(root_legal_count, 1).astype(jnp.float32)
+    root_prior = jnp.where(root_legal, uniform_root, 0.0)
+    if config.root_dirichlet_alpha > 0:
+        gamma = jax.random.gamma(dirichlet_key, config.root_dirichlet_alpha, (k,))
+        gamma = jnp.where(root_legal, gamma, 0.0)
+        dirichlet = gamma / jnp.maximum(jnp.sum(gamma), 1e-30)
+        frac = config.root_dirichlet_fraction
+        root_prior = (1.0 - frac) * root_prior + frac * dirichlet
+    context = _Context(
+        root_prior=root_prior,
+        noise_seed=jax.random.bits(noise_key, (), jnp.uint32),
+        value_key=value_key,
+        zero=state.ply * 0,
+    )
+    return context, choice_key
+
+
+def _new_tree(rules: Rules, config: MCTSConfig, state: State, zero: jax.Array) -> _Tree:
+    """A tree holding only the root ``state``."""
+    num_nodes = config.num_simulations + 1
+    empty_nodes = jax.tree.map(lambda x: jnp.zeros((num_nodes,) + x.shape, x.dtype), state)
+    return _Tree(
+        nodes=jax.tree.map(lambda arr, x: arr.at[0].set(x), empty_nodes, state),
+        stats=jnp.zeros((2, num_nodes), jnp.float32) + zero.astype(jnp.float32),
+        num_legal=jnp.zeros((num_nodes,), jnp.int32).at[0].set(state.num_legal_actions),
+        mover=jnp.zeros((num_nodes,), jnp.int32).at[0].set(1 - state.color),
+        children=jnp.full((num_nodes, rules.max_legal_moves), -1, jnp.int32) + zero,
+    )
+
+
+def _select_slot(
+    config: MCTSConfig,
+    context: _Context,
+    node: jax.Array,
+    node_visits: jax.Array,
+    num_legal: jax.Array,
+    child_stats: jax.Array,
+) -> jax.Array:
+    """PUCT choice among the legal slots of ``node``; ``child_stats`` [2, K] (zeros if unexpanded)."""
+    visits = child_stats[_VISITS]
+    legal = jnp.arange(visits.shape[-1], dtype=jnp.int32) < num_legal
+    prior = jnp.where(node == 0, context.root_prior, 1.0 / jnp.maximum(num_legal, 1).astype(jnp.float32))
+    q = jnp.where(visits > 0, child_stats[_VALUE_SUM] / jnp.maximum(visits, 1.0), config.first_play_value)
+    explore = config.c_puct * prior * jnp.sqrt(node_visits) / (1.0 + visits)
+    salt = hash32(context.noise_seed, node, lowbias32) | 1 if config.random_ties else jnp.uint32(0)
+    return argmax_random_ties(jnp.where(legal, q + explore, -jnp.inf), salt)
+
+
+def _descend(
+    config: MCTSConfig, context: _Context, tree: _Tree, sim: jax.Array
+) -> tuple[jax.Array, jax.Array, jax.Array]:
+    """Walk down from the root with PUCT to the first unexpanded slot or a finished game.
+
+    Returns ``(node, slot, path)``: the node whose ``slot`` is new (or a finished game, revisited and
+    not expanded) and the path as a bitmask over nodes (``ceil((S + 1) / 32)`` uint32): a tiny loop
+    carry, so the backup is elementwise over nodes instead of a scatter.
+    """
+    zero = context.zero
+    num_words = (config.num_simulations + 1 + 31) // 32
+    word_ids = jnp.arange(num_words, dtype=jnp.int32)
+
+    def keep_going(carry):
+        return carry[3]
+
+    def down(carry):
+        node, node_visits, _, _, path = carry
+        row, child_stats = _child_stats(tree, node)
+        slot = _select_slot(config, context, node, node_visits, tree.num_legal[node], child_stats)
+        child = row[slot]
+        expanded = child >= 0
+        # Go on through expanded, unfinished children; stop at a new slot or a finished game.
+        descending = expanded & ~tree.nodes.terminated[jnp.maximum(child, 0)]
+        bit = jnp.left_shift(jnp.uint32(1), (child & 31).astype(jnp.uint32))
+        path = jnp.where(word_ids == (child >> 5), path | bit, path)  # child -1 matches no word
+        return (
+            jnp.where(expanded, child, node),
+            jnp.where(expanded, child_stats[_VISITS, slot], node_visits),
+            slot,
+            descending,
+            path,
+        )
+
+    root_path = jnp.zeros((num_words,), jnp.uint32).at[0].set(1) + zero.astype(jnp.uint32)
+    root_visits = (sim + zero).astype(jnp.float32)
+    start = (zero, root_visits, zero, ~tree.nodes.terminated[0], root_path)
+    node, _, slot, _, path = jax.lax.while_loop(keep_going, down, start)
+    return node, slot, path
+
+
+def _backup(
+    tree: _Tree,
+    nodes: State,
+    path: jax.Array,
+    parent: jax.Array,
+    slot: jax.Array,
+    new_index: jax.Array,
+    parent_state: State,
+    leaf: State,
+    leaf_value: jax.Array,
+) -> _Tree:
+    """Add the leaf's value along the path and record the new node ``new_index`` (child ``slot`` of
+    ``parent``; not linked when ``parent`` is a finished game, which is revisited, not expanded).
+
+    A node gets ``v`` if its mover is the leaf's side to move, else ``1 - v``: the value flips only
+    across edges where the player changes, not inside a multi-jump.
+    """
+    num_nodes = tree.mover.shape[0]
+    node_ids = jnp.arange(num_nodes, dtype=jnp.int32)
+    on_path = ((path[node_ids >> 5] >> (node_ids & 31).astype(jnp.uint32)) & 1).astype(jnp.float32)
+    gain = jnp.where(tree.mover == leaf.color, leaf_value, 1.0 - leaf_value)
+    stats = tree.stats + jnp.stack([on_path, on_path * gain])
+    # The new node: one visit with its own value, for the player who moved into it.
+    expand = ~parent_state.terminated
+    new_gain = jnp.where(parent_state.color == leaf.color, leaf_value, 1.0 - leaf_value)
+    visited = expand.astype(jnp.float32)
+    return _Tree(
+        nodes=nodes,
+        stats=stats.at[:, new_index].set(jnp.stack([visited, visited * new_gain])),
+        num_legal=tree.num_legal.at[new_index].set(leaf.num_legal_actions),
+        mover=tree.mover.at[new_index].set(parent_state.color),
+        children=tree.children.at[jnp.where(expand, parent, num_nodes), slot].set(new_index, mode="drop"),
+    )
+
+
+def _simulate(
+    rules: Rules,
+    config: MCTSConfig,
+    value_fn: ValueFn,
+    params: Any,
+    context: _Context,
+    sim: jax.Array,
+    tree: _Tree,
+) -> _Tree:
+    """One simulation: descend, expand one node with ``step``, evaluate it, back the value up."""
+    parent, slot, path = _descend(config, context, tree, sim)
+    parent_state = _node(tree, parent)
+    new_index = sim + 1
+    # A finished parent passes through ``step`` unchanged (and is not linked as a child).
+    new_state = step(rules, parent_state, nth_legal_action(rules, parent_state.legal_bits, slot))
+    # Store the new node, then read it back for the evaluation: the stored copy is a fusion
+    # boundary, so XLA does not recompute the whole step for each input unit of the network.
+    nodes = jax.tree.map(lambda arr, x: arr.at[new_index].set(x), tree.nodes, new_state)
+    leaf = _node(tree.replace(nodes=nodes), new_index)
+    leaf_value = jnp.where(
+        leaf.terminated,
+        _exact_value(leaf),
+        value_fn(params, leaf, jax.random.fold_in(context.value_key, sim)),
+    )
+    return _backup(tree, nodes, path, parent, slot, new_index, parent_state, leaf, leaf_value)
+
+
+def _root_output(
+    rules: Rules, config: MCTSConfig, tree: _Tree, state: State, choice_key: jax.Array
+) -> SearchOutput:
+    """The move with the most root visits (ties at random) and the root statistics."""
+    k = rules.max_legal_moves
+    root_legal_count = state.num_legal_actions
+    root_legal = jnp.arange(k, dtype=jnp.int32) < root_legal_count
+    _, root_child_stats = _child_stats(tree, 0)
+    visits = root_child_stats[_VISITS]
+    value_sum = root_child_stats[_VALUE_SUM]
+    choice_salt = jax.random.bits(choice_key, (), jnp.uint32) | 1 if config.random_ties else jnp.uint32(0)
+    best = argmax_random_ties(jnp.where(root_legal, visits, -jnp.inf), choice_salt)
+    slots = legal_action_slots(rules, state, k)
+    total = jnp.sum(visits)
+    root_value = jnp.where(
+        state.terminated, _exact_value(state), jnp.sum(value_sum) / jnp.maximum(total, 1.0)
+    )
+    return SearchOutput(
+        action=jnp.where(root_legal_count > 0, slots[best], 0).astype(jnp.int32),
+        visit_counts=visits.astype(jnp.int32),
+        root_value=root_value,
+        child_values=jnp.where(visits > 0, value_sum / jnp.maximum(visits, 1.0), 0.0),
+        legal_slots=slots,
+    )
 
 
 def search(
@@ -224,139 +385,18 @@ def search(
 
     ``value_fn(params, state, key)`` evaluates non-terminal leaves. ``rules``, ``config`` and
     ``value_fn`` are static; jit with them bound (e.g. ``functools.partial``) and vmap over
-    ``state`` and ``key`` (and ``params`` for a population).
+    ``state`` and ``key`` (and ``params`` for a population). A terminated ``state`` (no legal
+    action) gives action 0, no visits and its exact value.
     """
-    num_sims = config.num_simulations
-    num_nodes = num_sims + 1
-    k = rules.max_legal_moves
-    slot_ids = jnp.arange(k, dtype=jnp.int32)
-    node_ids = jnp.arange(num_nodes, dtype=jnp.int32)
-    if k > 64:
-        raise ValueError(f"at most 64 move slots are supported, rules {rules.name!r} need {k}")
-    noise_key, choice_key, dirichlet_key, value_key = jax.random.split(key, 4)
-    noise_seed = jax.random.bits(noise_key, (), jnp.uint32)
-
-    root_legal_count = _num_legal(state)
-    root_legal = slot_ids < root_legal_count
-    uniform_root = 1.0 / jnp.maximum(root_legal_count, 1).astype(jnp.float32)
-    root_prior = jnp.where(root_legal, uniform_root, 0.0)
-    if config.root_dirichlet_alpha > 0:
-        gamma = jax.random.gamma(dirichlet_key, config.root_dirichlet_alpha, (k,))
-        gamma = jnp.where(root_legal, gamma, 0.0)
-        dirichlet = gamma / jnp.maximum(jnp.sum(gamma), 1e-30)
-        frac = config.root_dirichlet_fraction
-        root_prior = (1.0 - frac) * root_prior + frac * dirichlet
-
-    # A zero that depends on the game. Under ``shard_map`` a loop carry must vary over the same mesh
-    # axes as the values the loop puts into it, so constants that start a carry get this zero added.
-    zero = state.ply * 0
-    num_words = (num_nodes + 31) // 32
-    word_ids = jnp.arange(num_words, dtype=jnp.int32)
-    empty_nodes = jax.tree.map(lambda x: jnp.zeros((num_nodes,) + x.shape, x.dtype), _compact(state))
-    tree = _Tree(
-        nodes=jax.tree.map(lambda arr, x: arr.at[0].set(x), empty_nodes, _compact(state)),
-        stats=jnp.zeros((2, num_nodes), jnp.float32) + zero.astype(jnp.float32),
-        num_legal=jnp.zeros((num_nodes,), jnp.int32).at[0].set(root_legal_count),
-        mover=jnp.zeros((num_nodes,), jnp.int32).at[0].set(1 - state.color),
-        children=jnp.full((num_nodes, k), -1, jnp.int32) + zero,
-    )
-
-    def select_slot(
-        node: jax.Array, node_visits: jax.Array, num_legal: jax.Array, child_stats: jax.Array
-    ) -> jax.Array:
-        """PUCT choice among the legal slots of ``node``; ``child_stats`` [2, K] (zeros if unexpanded)."""
-        visits = child_stats[_VISITS]
-        legal = slot_ids < num_legal
-        prior = jnp.where(node == 0, root_prior, 1.0 / jnp.maximum(num_legal, 1).astype(jnp.float32))
-        q = jnp.where(visits > 0, child_stats[_VALUE_SUM] / jnp.maximum(visits, 1.0), config.first_play_value)
-        explore = config.c_puct * prior * jnp.sqrt(node_visits) / (1.0 + visits)
-        salt = _hash32(noise_seed, node) | 1 if config.random_ties else jnp.uint32(0)
-        return _argmax_random_ties(jnp.where(legal, q + explore, -jnp.inf), salt)
-
-    def simulate(sim: jax.Array, tree: _Tree) -> _Tree:
-        # Descent. The path is a bitmask over nodes (``num_words`` uint32): a tiny loop carry, and the
-        # backup below is elementwise over nodes instead of a scatter.
-        def keep_going(carry):
-            return carry[3]
-
-        def descend(carry):
-            node, node_visits, _, _, path = carry
-            row = tree.children[node]
-            child_stats = jnp.where(row >= 0, tree.stats[:, jnp.maximum(row, 0)], 0.0)
-            slot = select_slot(node, node_visits, tree.num_legal[node], child_stats)
-            child = row[slot]
-            expanded = child >= 0
-            # Go on through expanded, unfinished children; stop at a new slot or a finished game.
-            descending = expanded & ~tree.nodes.terminated[jnp.maximum(child, 0)]
-            bit = jnp.left_shift(jnp.uint32(1), (child & 31).astype(jnp.uint32))
-            path = jnp.where(word_ids == (child >> 5), path | bit, path)  # child -1 matches no word
-            return (
-                jnp.where(expanded, child, node),
-                jnp.where(expanded, child_stats[_VISITS, slot], node_visits),
-                slot,
-                descending,
-                path,
-            )
-
-        root_path = jnp.zeros((num_words,), jnp.uint32).at[0].set(1) + zero.astype(jnp.uint32)
-        root_visits = (sim + zero).astype(jnp.float32)
-        start = (zero, root_visits, zero, ~tree.nodes.terminated[0], root_path)
-        node, _, slot, _, path = jax.lax.while_loop(keep_going, descend, start)
-        # ``node`` is now the parent of a new slot, or a finished game (revisited, not expanded).
-        parent_state = _node_state(rules, tree, node)
-        expand = ~parent_state.terminated
-        new_index = sim + 1
-        new_state = step(rules, parent_state, _slot_action(rules, parent_state.legal_bits, slot))
-        # Store the new node, then read it back for the evaluation: the stored copy is a fusion
-        # boundary, so XLA does not recompute the whole step for each input unit of the network.
-        nodes = jax.tree.map(lambda arr, x: arr.at[new_index].set(x), tree.nodes, _compact(new_state))
-        stored = _node_state(rules, tree.replace(nodes=nodes), new_index)
-        new_state = stored.replace(legal_action_mask=new_state.legal_action_mask)  # for value_fn only
-
-        sim_key = jax.random.fold_in(value_key, sim)
-        leaf_value = jnp.where(
-            new_state.terminated,  # a terminated parent_state passes through step unchanged
-            _exact_value(new_state),
-            value_fn(params, new_state, sim_key),
+    if rules.max_legal_moves > 64:
+        raise ValueError(
+            f"at most 64 move slots are supported, rules {rules.name!r} need {rules.max_legal_moves}"
         )
-
-        # Backup over the path: a node gets v if its mover is the leaf's side to move, else 1 - v (the
-        # value flips only across edges where the player changes, not inside a multi-jump).
-        on_path = ((path[node_ids >> 5] >> (node_ids & 31).astype(jnp.uint32)) & 1).astype(jnp.float32)
-        gain = jnp.where(tree.mover == new_state.color, leaf_value, 1.0 - leaf_value)
-        stats = tree.stats + jnp.stack([on_path, on_path * gain])
-        # The new node: one visit with its own value, for the player who moved into it.
-        new_gain = jnp.where(parent_state.color == new_state.color, leaf_value, 1.0 - leaf_value)
-        visited = expand.astype(jnp.float32)
-        return _Tree(
-            nodes=nodes,
-            stats=stats.at[:, new_index].set(jnp.stack([visited, visited * new_gain])),
-            num_legal=tree.num_legal.at[new_index].set(_num_legal(new_state)),
-            mover=tree.mover.at[new_index].set(parent_state.color),
-            children=tree.children.at[jnp.where(expand, node, num_nodes), slot].set(new_index, mode="drop"),
-        )
-
-    tree = jax.lax.fori_loop(0, num_sims, simulate, tree)
-
-    root_children = tree.children[0]
-    root_child_stats = jnp.where(root_children >= 0, tree.stats[:, jnp.maximum(root_children, 0)], 0.0)
-    visits = root_child_stats[_VISITS]
-    value_sum = root_child_stats[_VALUE_SUM]
-    # Most visits, ties at random.
-    choice_salt = jax.random.bits(choice_key, (), jnp.uint32) | 1 if config.random_ties else jnp.uint32(0)
-    best = _argmax_random_ties(jnp.where(root_legal, visits, -jnp.inf), choice_salt)
-    slots = legal_action_slots(rules, state, k)
-    total = jnp.sum(visits)
-    root_value = jnp.where(
-        state.terminated, _exact_value(state), jnp.sum(value_sum) / jnp.maximum(total, 1.0)
-    )
-    return SearchOutput(
-        action=jnp.where(state.terminated, 0, slots[best]).astype(jnp.int32),
-        visit_counts=visits.astype(jnp.int32),
-        root_value=root_value,
-        child_values=jnp.where(visits > 0, value_sum / jnp.maximum(visits, 1.0), 0.0),
-        legal_slots=slots,
-    )
+    context, choice_key = _context(rules, config, state, key)
+    simulate = functools.partial(_simulate, rules, config, value_fn, params, context)
+    tree = _new_tree(rules, config, state, context.zero)
+    tree = jax.lax.fori_loop(0, config.num_simulations, simulate, tree)
+    return _root_output(rules, config, tree, state, choice_key)
 
 
 # ---------------------------------------------------------------------------
@@ -398,9 +438,7 @@ def calibrate_simulations(
     if batch_size < 1:
         raise ValueError(f"batch_size must be >= 1, got {batch_size!r}")
     if states is None:
-        from neurocheckers.rules.engine import init
-
-        states = jax.tree.map(lambda x: jnp.broadcast_to(x, (batch_size,) + x.shape), init(rules))
+        states = init_batch(rules, batch_size)
     keys = jax.random.split(jax.random.key(0), batch_size)
 
     def seconds_per_sim(num_sims: int) -> float:
@@ -429,29 +467,31 @@ def anytime_search(
     key: jax.Array,
     seconds: float,
     max_simulations: int = 1 << 16,
+    clock: Callable[[], float] = time.perf_counter,
 ) -> SearchOutput:
     """Search one game until a wall-clock deadline of ``seconds``, for interactive play.
 
     Runs the jitted ``search`` with ``config.num_simulations``, then doubles the count while the next
     run is predicted to end before the deadline (2.2x the last run, plus the last compile time when
-    the next size is not compiled yet), and returns the last completed result. The first run always
-    completes. Compiled sizes are kept for the process, so later moves only pay for running. A
-    position with a single legal move returns after the first run.
+    the next size is not compiled yet) and stays within ``max_simulations``, and returns the last
+    completed result. The first run always completes. Compiled sizes are kept for the process, so
+    later moves only pay for running. A position with at most one legal move returns after the first
+    run. ``clock`` (seconds) times the deadline, the runs and the compiles; tests inject their own.
     """
-    deadline = time.perf_counter() + seconds
+    deadline = clock() + seconds
     num_sims = config.num_simulations
     while True:
         sized = dataclasses.replace(config, num_simulations=num_sims)
-        compiled, compile_seconds = _compiled_search(rules, sized, value_fn, params, state, key)
-        started = time.perf_counter()
+        compiled, compile_seconds = _compiled_search(rules, sized, value_fn, params, state, key, clock)
+        started = clock()
         result = jax.block_until_ready(compiled(params, state, key))
-        took = time.perf_counter() - started
+        took = clock() - started
         if int(state.num_legal_actions) <= 1 or num_sims * 2 > max_simulations:
             return result
         bigger = dataclasses.replace(config, num_simulations=num_sims * 2)
         compiled_already = _search_signature(rules, bigger, value_fn, params, state) in _COMPILED_SEARCHES
         predicted = 2.2 * took + (0.0 if compiled_already else compile_seconds)
-        if time.perf_counter() + predicted > deadline:
+        if clock() + predicted > deadline:
             return result
         num_sims *= 2
 
@@ -468,14 +508,20 @@ def _search_signature(
 
 
 def _compiled_search(
-    rules: Rules, config: MCTSConfig, value_fn: ValueFn, params: Any, state: State, key: jax.Array
+    rules: Rules,
+    config: MCTSConfig,
+    value_fn: ValueFn,
+    params: Any,
+    state: State,
+    key: jax.Array,
+    clock: Callable[[], float],
 ) -> tuple[Any, float]:
     """The compiled one-game search for these settings and argument shapes, and its compile seconds."""
     signature = _search_signature(rules, config, value_fn, params, state)
     if signature not in _COMPILED_SEARCHES:
-        started = time.perf_counter()
+        started = clock()
         compiled = (
             jax.jit(functools.partial(search, rules, config, value_fn)).lower(params, state, key).compile()
         )
-        _COMPILED_SEARCHES[signature] = (compiled, time.perf_counter() - started)
+        _COMPILED_SEARCHES[signature] = (compiled, clock() - started)
     return _COMPILED_SEARCHES[signature]

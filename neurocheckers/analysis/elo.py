@@ -1,0 +1,198 @@
+"""A round-robin of a run's bosses and their Elo ratings (Bradley-Terry fit, with standard errors).
+
+The matches are those of ``matches``; ``write_round_robin`` writes the tables and, through
+``replay_figures``, the heatmap and the rating plot.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import math
+from pathlib import Path
+
+import numpy as np
+
+from neurocheckers.analysis.lineage import LineageEntry, lineage
+from neurocheckers.analysis.matches import (
+    Progress,
+    boss_player,
+    check_games,
+    check_simulations,
+    match_key,
+    match_points,
+    run_rules,
+)
+from neurocheckers.experiment.run import read_run_config
+
+ELO_PER_LOG_STRENGTH = 400.0 / math.log(10.0)
+"""Elo = 400 log10(strength) = this x ln(strength)."""
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class RoundRobin:
+    """Every pair of ``entries`` played ``games`` games.
+
+    Fields:
+      entries: [K] the bosses, in lineage order.
+      scores: [K, K] float64, row's points fraction against column; ``scores + scores.T == 1``
+        (0.5 on the diagonal).
+      games: games per pair.
+    """
+
+    entries: tuple[LineageEntry, ...]
+    scores: np.ndarray
+    games: int
+
+
+def sample_indices(count: int, sample: int | None) -> list[int]:
+    """At most ``sample`` evenly spaced indices of ``range(count)``, the first and the last included;
+    all of them when ``sample`` is None or not smaller than ``count``."""
+    if sample is not None and sample < 2:
+        raise ValueError(f"--sample must be >= 2 (or 0 for all bosses), got {sample}")
+    if sample is None or sample >= count:
+        return list(range(count))
+    return sorted({int(round(x)) for x in np.linspace(0, count - 1, sample)})
+
+
+def round_robin(
+    run_dir: str | Path,
+    games: int = 20,
+    sample: int | None = 12,
+    seed: int = 0,
+    simulations: int | None = None,
+    opening_plies: int = 2,
+    progress: Progress | None = None,
+) -> RoundRobin:
+    """Every pair of the run's bosses (or of an evenly spaced ``sample`` of them) plays ``games``."""
+    check_games(games, "--round-robin-games")
+    config, sims = read_run_config(run_dir)
+    sims = check_simulations(simulations, sims)
+    rules = run_rules(config)
+    entries = lineage(run_dir)
+    chosen = tuple(entries[i] for i in sample_indices(len(entries), sample))
+    players = [boss_player(rules, e, sims) for e in chosen]
+    k = len(chosen)
+    scores = np.full((k, k), 0.5)
+    pairs = [(i, j) for i in range(k) for j in range(i + 1, k)]
+    for n, (i, j) in enumerate(pairs):
+        key = match_key(seed, 1, i * k + j)
+        points = match_points(rules, players[i], players[j], key, games, config.max_plies, opening_plies)
+        scores[i, j] = points / games
+        scores[j, i] = (games - points) / games
+        if progress is not None:
+            progress(n + 1, len(pairs))
+    return RoundRobin(chosen, scores, games)
+
+
+def _pair_counts(scores: np.ndarray, games: int | np.ndarray, prior: float) -> tuple[np.ndarray, np.ndarray]:
+    """([K, K] points won, [K, K] games) per pair, with ``prior`` virtual drawn games added to each
+    pair and zeros on the diagonal."""
+    k = scores.shape[0]
+    n = np.broadcast_to(np.asarray(games, dtype=np.float64), (k, k)).copy()
+    np.fill_diagonal(n, 0.0)
+    off = ~np.eye(k, dtype=bool)
+    wins = np.where(off, scores * n + prior / 2, 0.0)
+    return wins, np.where(off, n + prior, 0.0)
+
+
+def fit_elo(
+    scores: np.ndarray, games: int | np.ndarray, prior: float = 1.0, iterations: int = 10_000
+) -> np.ndarray:
+    """[K] Elo ratings fitted to a round-robin, the first player anchored at 0.
+
+    ``scores`` [K, K] is the row's points fraction against the column (draws count half), ``games``
+    the games per pair (a number or a [K, K] array). The fit is the Bradley-Terry maximum likelihood
+    by Hunter's MM iterations, with ``prior`` virtual drawn games added to every pair so that a
+    player who won or lost everything keeps a finite rating. Elo = 400 log10(strength).
+    """
+    scores = np.asarray(scores, dtype=np.float64)
+    k = scores.shape[0]
+    if scores.shape != (k, k):
+        raise ValueError(f"scores must be a square [K, K] matrix, got shape {scores.shape}")
+    wins, n = _pair_counts(scores, games, prior)
+    total = wins.sum(axis=1)
+    if k == 1:
+        return np.zeros(1)
+    if np.any(total <= 0):
+        raise ValueError("every player needs some points (use prior > 0)")
+    strength = np.ones(k)
+    for _ in range(iterations):
+        denominator = (n / (strength[:, None] + strength[None, :])).sum(axis=1)
+        new = total / denominator
+        new /= np.exp(np.mean(np.log(new)))  # the scale is free; fix the geometric mean at 1
+        if np.max(np.abs(np.log(new) - np.log(strength))) < 1e-12:
+            strength = new
+            break
+        strength = new
+    elo = 400.0 * np.log10(strength)
+    return elo - elo[0]
+
+
+def elo_standard_errors(
+    scores: np.ndarray, games: int | np.ndarray, elo: np.ndarray, prior: float = 1.0
+) -> np.ndarray:
+    """[K] standard errors of ``elo`` (from :func:`fit_elo` with the same ``games`` and ``prior``),
+    relative to the first player (so its own is 0): the inverse Fisher information of the
+    Bradley-Terry likelihood at the fit."""
+    k = len(elo)
+    if k == 1:
+        return np.zeros(1)
+    _, n = _pair_counts(np.asarray(scores, dtype=np.float64), games, prior)
+    log_strength = np.asarray(elo, dtype=np.float64) / ELO_PER_LOG_STRENGTH
+    p = 1.0 / (1.0 + np.exp(log_strength[None, :] - log_strength[:, None]))  # row beats column
+    information = -n * p * p.T
+    np.fill_diagonal(information, 0.0)
+    np.fill_diagonal(information, -information.sum(axis=1))
+    covariance = np.linalg.inv(information[1:, 1:])  # the first player is the fixed anchor
+    return ELO_PER_LOG_STRENGTH * np.sqrt(np.concatenate([[0.0], np.diag(covariance)]))
+
+
+def format_elo(result: RoundRobin) -> str:
+    """The ratings, strongest first, with their standard errors."""
+    elo = fit_elo(result.scores, result.games)
+    errors = elo_standard_errors(result.scores, result.games, elo)
+    lines = [f"{'Boss':>6}  {'Epoch':>6}  {'Elo':>7}  {'+/-':>5}"]
+    for index in np.argsort(-elo, kind="stable"):
+        e = result.entries[index]
+        lines.append(f"{'#' + str(e.boss_id):>6}  {e.epoch:>6}  {elo[index]:>+7.0f}  {errors[index]:>5.0f}")
+    return "\n".join(lines)
+
+
+def _write_matrix(result: RoundRobin, path: Path) -> Path:
+    with open(path, "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["boss_id", "epoch", *(f"vs_{e.boss_id}" for e in result.entries)])
+        for e, row in zip(result.entries, result.scores, strict=True):
+            writer.writerow([e.boss_id, e.epoch, *(repr(float(x)) for x in row)])
+    return path
+
+
+def _write_elo(result: RoundRobin, elo: np.ndarray, errors: np.ndarray, path: Path) -> Path:
+    k = len(result.entries)
+    with open(path, "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["boss_id", "epoch", "elo", "elo_se", "score"])
+        for e, rating, error, row in zip(result.entries, elo, errors, result.scores, strict=True):
+            mean = (row.sum() - 0.5) / max(k - 1, 1)  # mean score against the others
+            writer.writerow([e.boss_id, e.epoch, f"{rating:.1f}", f"{error:.1f}", f"{mean:.4f}"])
+    return path
+
+
+def write_round_robin(result: RoundRobin, out_dir: str | Path) -> dict[str, Path]:
+    """``round_robin.csv`` (the matrix), ``round_robin.png`` (its heatmap), ``elo.csv`` and
+    ``elo.png`` (rating, with standard errors, against when each boss took charge) in ``out_dir``;
+    returns them by name."""
+    from neurocheckers.analysis.replay_figures import plot_elo, plot_round_robin
+
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    elo = fit_elo(result.scores, result.games)
+    errors = elo_standard_errors(result.scores, result.games, elo)
+    files = {
+        "round_robin.csv": _write_matrix(result, out_dir / "round_robin.csv"),
+        "round_robin.png": plot_round_robin(result, out_dir / "round_robin.png"),
+        "elo.csv": _write_elo(result, elo, errors, out_dir / "elo.csv"),
+        "elo.png": plot_elo(result, elo, errors, out_dir / "elo.png"),
+    }
+    return files

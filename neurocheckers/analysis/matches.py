@@ -1,0 +1,82 @@
+"""Matches between a run's bosses, the building block of the lineage table, the round-robin and
+run comparisons.
+
+Every match is ``games`` games of MCTS against MCTS, colours balanced, each side with its own
+network shape and simulation count, and ``opening_plies`` random plies first so that repeated
+games differ.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from neurocheckers.analysis.lineage import LineageEntry
+from neurocheckers.experiment.run import RunError
+from neurocheckers.formats import read_metrics
+from neurocheckers.policies import Player
+
+Progress = Callable[[int, int], None]
+"""``(done, total)``: called after every match."""
+
+
+def check_games(games: int, what: str = "--games") -> None:
+    """Matches need an even number of games >= 2, so both colours are played equally often."""
+    if games < 2 or games % 2:
+        raise ValueError(f"{what} must be an even number >= 2, got {games}")
+
+
+def check_simulations(simulations: int | None, default: int) -> int:
+    """``simulations``, or the run's ``default`` when None; ``ValueError`` below 1."""
+    if simulations is None:
+        return default
+    if simulations < 1:
+        raise ValueError(f"--simulations must be >= 1, got {simulations}")
+    return simulations
+
+
+def run_rules(config: Any):
+    """The rules preset a run's config names."""
+    from neurocheckers.rules import get_rules
+
+    return get_rules(config.rules)
+
+
+def boss_player(rules, entry: LineageEntry, simulations: int) -> Player:
+    """The boss of lineage ``entry`` as an MCTS player with ``simulations`` per move."""
+    from neurocheckers.agent_file import load_agent
+    from neurocheckers.policies import mcts_player
+
+    agent = load_agent(entry.path, rules)
+    return mcts_player(rules, agent.spec, agent.params, simulations, f"boss #{entry.boss_id}")
+
+
+def match_points(rules, a: Player, b: Player, key, games: int, max_plies: int, opening_plies: int) -> float:
+    """A's points out of ``games`` against B (A moves first in half of them)."""
+    import jax
+
+    from neurocheckers.arena import play_match
+
+    records = play_match(rules, a.policy, a.params, b.policy, b.params, key, games, max_plies, opening_plies)
+    return float(np.sum(jax.device_get(records.score)))
+
+
+def match_key(seed: int, *path: int):
+    """The key of one match: ``seed`` folded with the match's place (table, row, ...)."""
+    import jax
+
+    key = jax.random.key(seed)
+    for index in path:
+        key = jax.random.fold_in(key, index)
+    return key
+
+
+def run_elapsed(run_dir: str | Path) -> np.ndarray:
+    """[E] seconds of the original run at the end of each epoch (cumulative ``wall_seconds``)."""
+    rows = sorted(read_metrics(run_dir), key=lambda r: int(r["epoch"]))
+    if not rows:
+        raise RunError(f"{run_dir} has no finished epoch")
+    return np.cumsum([float(r["wall_seconds"]) for r in rows])

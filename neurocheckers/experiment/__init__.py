@@ -1,0 +1,1 @@
+"""Experiments: configs, run folders (metrics, lineage, checkpoints) and sweeps of many runs."""

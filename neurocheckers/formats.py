@@ -1,0 +1,78 @@
+"""File and text formats shared by several layers, with no JAX (sweep workers import it first).
+
+A run folder holds ``metrics.csv`` (one row per epoch, ``METRIC_COLUMNS``) and the boss lineage:
+``lineage.csv`` (``LINEAGE_COLUMNS``) naming one agent file per boss in ``lineage/``. Agent files
+reserve some metadata keys for their own header. Player specs are the command line's names of
+players (``random``, ``mcts:FILE:SIMS``, ...).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+
+CONFIG_FILE = "config.json"
+METRICS_FILE = "metrics.csv"
+LINEAGE_DIR = "lineage"
+LINEAGE_FILE = "lineage.csv"
+
+METRIC_COLUMNS = (
+    "epoch",
+    "fitness_min",
+    "fitness_q25",
+    "fitness_median",
+    "fitness_q75",
+    "fitness_max",
+    "fitness_mean",
+    "best_member",
+    "best_points",
+    "boss_changed",
+    "boss_id",
+    "boss_age",
+    "learner_loss_before",
+    "learner_loss_after",
+    "games",
+    "wins",
+    "draws",
+    "losses",
+    "plies",
+    "plies_per_second",
+    "wall_seconds",
+)
+"""Columns of ``metrics.csv``; fitness columns are points over the epoch's games (not per game)."""
+TIMING_COLUMNS = ("plies_per_second", "wall_seconds")
+"""The columns that differ between two runs of the same config and seed."""
+LINEAGE_COLUMNS = ("boss_id", "epoch", "points", "file")
+"""Columns of ``lineage.csv``: epoch -1 is the random first boss; file is in ``lineage/``."""
+
+RESERVED_AGENT_KEYS = ("format", "format_version", "rules", "board_size", "layers", "width", "input_encoding")
+"""Agent-file metadata keys written by ``save_agent`` itself; extra metadata may not use them."""
+
+PLAYER_SPECS = "random | greedy:FILE | greedy-material | alphabeta:D | mcts:FILE:SIMS | mcts-rollout:SIMS"
+"""The player specs ``players.parse_player`` reads; FILE is an agent file."""
+
+
+def _complete_rows(path: Path) -> list[dict[str, str]]:
+    """The rows of a CSV file up to its last line end (a row still being appended is left out)."""
+    with open(path, newline="") as f:
+        text = f.read()
+    return list(csv.DictReader(io.StringIO(text[: text.rfind("\n") + 1])))
+
+
+def read_metrics(run_dir: str | Path) -> list[dict[str, str]]:
+    """The finished epochs' rows of a run's ``metrics.csv``, as strings; ``FileNotFoundError`` if
+    the file is missing. Safe while the run is writing: a half-written last row is left out."""
+    return _complete_rows(Path(run_dir) / METRICS_FILE)
+
+
+def read_lineage(run_dir: str | Path) -> list[dict[str, str]]:
+    """The rows of a run's ``lineage.csv`` (``LINEAGE_COLUMNS``, as strings), first boss first;
+    ``FileNotFoundError`` if the file is missing."""
+    return _complete_rows(Path(run_dir) / LINEAGE_FILE)
+
+
+def display_name(spec: str) -> str:
+    """A player spec with agent-file paths cut to their file names, for figure titles:
+    ``mcts:runs/x/agent.safetensors:16`` -> ``mcts:agent.safetensors:16``."""
+    return ":".join(part.rsplit("/", 1)[-1] for part in spec.split(":"))

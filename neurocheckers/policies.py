@@ -1,0 +1,66 @@
+"""Every way of choosing moves behind one interface, built once per setting (no files read here).
+
+A ``Player`` is a pure policy ``(params, state, key) -> action`` for one game plus its parameters;
+the arena vmaps it over games. Policies are cached per setting, so repeated matches reuse compiled
+code. ``players.parse_player`` builds them from command-line specs and agent files.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from typing import Any
+
+from neurocheckers.arena import Policy
+from neurocheckers.evaluator import EvaluatorSpec, value_fn
+from neurocheckers.rules.presets import Rules
+from neurocheckers.search import baselines
+from neurocheckers.search.mcts import MCTSConfig, ValueFn, search
+
+
+@dataclasses.dataclass(frozen=True)
+class Player:
+    """A named policy and its parameters (``None`` for knowledge-free players)."""
+
+    name: str
+    policy: Policy
+    params: Any = None
+
+
+@functools.cache
+def random_player_policy(rules: Rules) -> Policy:
+    return baselines.random_policy(rules)
+
+
+@functools.cache
+def alphabeta_player_policy(rules: Rules, depth: int) -> Policy:
+    return baselines.alphabeta_policy(rules, depth)
+
+
+@functools.cache
+def greedy_player_policy(rules: Rules, evaluator: ValueFn) -> Policy:
+    return baselines.greedy_policy(rules, evaluator)
+
+
+@functools.cache
+def material_value(rules: Rules) -> ValueFn:
+    return baselines.material_value_fn(rules)
+
+
+@functools.cache
+def rollout_value(rules: Rules) -> ValueFn:
+    return baselines.rollout_value_fn(rules)
+
+
+@functools.cache
+def mcts_player_policy(rules: Rules, config: MCTSConfig, evaluator: ValueFn) -> Policy:
+    def policy(params, state, key):
+        return search(rules, config, evaluator, params, state, key).action
+
+    return policy
+
+
+def mcts_player(rules: Rules, spec: EvaluatorSpec, params: Any, simulations: int, name: str) -> Player:
+    """An MCTS player with an evaluator network, ``simulations`` per move."""
+    policy = mcts_player_policy(rules, MCTSConfig(num_simulations=simulations), value_fn(spec))
+    return Player(name, policy, params)

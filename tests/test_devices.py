@@ -1,0 +1,65 @@
+"""Two host devices change nothing: ``evolve_epoch`` with the population split across two XLA host
+devices (``jax.shard_map``) gives the metrics and parameters of one device. Each device count needs
+its own process (the count is fixed when JAX starts its backend)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
+import jax
+
+# Two epochs of a tiny config; population 8 splits evenly over 2 devices, so the sharded path runs.
+EPOCHS_OF_A_TINY_RUN = textwrap.dedent(
+    """
+    import hashlib, json, sys
+    from neurocheckers.devices import use_host_devices
+    use_host_devices(int(sys.argv[1]))
+    import jax, numpy as np
+    from neurocheckers.evolution.boss_ga import epoch_key, evolve_epoch, init, make_setup
+    from neurocheckers.experiment.config import load_config
+    config = load_config(None, ["population=8", "games_per_epoch=2", "layers=1", "width=4",
+                                "simulations=2", "train_steps=2", "max_plies=60", "name=tiny"])
+    setup = make_setup(config.evolution_settings())
+    state = init(setup, jax.random.key(0))
+    rows = []
+    for epoch in range(2):
+        state, metrics = evolve_epoch(setup, state, epoch_key(0, epoch))
+        rows.append({k: np.asarray(v).tolist() for k, v in jax.device_get(metrics).items()})
+    digest = hashlib.sha256()
+    for leaf in jax.tree.leaves((state.population, state.boss)):
+        digest.update(np.asarray(leaf).tobytes())
+    print(json.dumps({"devices": jax.local_device_count(), "metrics": rows, "params": digest.hexdigest()}))
+    """
+)
+
+
+def test_two_host_devices_give_the_same_epochs():
+    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
+    env["JAX_PLATFORMS"] = "cpu"  # host devices, even where a GPU is the default backend
+    cache = jax.config.jax_compilation_cache_dir
+    if cache:
+        env["JAX_COMPILATION_CACHE_DIR"] = str(cache)
+    procs = {
+        n: subprocess.Popen(
+            [sys.executable, "-c", EPOCHS_OF_A_TINY_RUN, str(n)],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for n in (1, 2)
+    }
+    results = {}
+    for n, proc in procs.items():
+        out, err = proc.communicate(timeout=600)
+        assert proc.returncode == 0, err[-3000:]
+        results[n] = json.loads(out.strip().splitlines()[-1])
+    one, two = results[1], results[2]
+    assert (one["devices"], two["devices"]) == (1, 2)
+    assert len(one["metrics"]) == 2 and one["metrics"][0]["games"] == 16
+    assert two["metrics"] == one["metrics"]
+    assert two["params"] == one["params"]

@@ -1,0 +1,215 @@
+"""Run folders under faults: a second writer, a finished run resumed, an interrupted run resumed,
+settings that make parameters non-finite or need more memory than there is, bad paths, file modes.
+
+Every evolution here uses one tiny config (population 4, 1 x 4 MLP, 2 simulations), so the epoch
+compiles once for the file; only the two refused configs compile their own.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from neurocheckers.cli import main
+from neurocheckers.experiment.config import ConfigError, load_config
+from neurocheckers.experiment.run import (
+    RunError,
+    create_run,
+    read_metrics,
+    read_run_config,
+    run,
+    run_lock,
+)
+
+REPO = Path(__file__).resolve().parents[1]
+TINY = [
+    "rules=simple6",
+    "population=4",
+    "games_per_epoch=2",
+    "layers=1",
+    "width=4",
+    "simulations=2",
+    "train_steps=1",
+    "max_plies=20",
+    "epochs=2",
+    "checkpoint_every=1",
+    "name=folder",
+]
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    """Every file under ``folder`` (relative path -> bytes)."""
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def _error(capsys, *names: str) -> str:
+    """The one error line of a refused command (stdout may hold progress lines before it)."""
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("neurocheckers: error: "), err
+    for name in names:
+        assert name in lines[0], (name, lines[0])
+    return lines[0]
+
+
+def _child_env() -> dict[str, str]:
+    env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env.setdefault("NEUROCHECKERS_CACHE", str(REPO / ".jax_cache"))
+    return env
+
+
+@pytest.fixture(scope="module")
+def finished_run(tmp_path_factory) -> Path:
+    return run(create_run(load_config(None, TINY), tmp_path_factory.mktemp("runs")))
+
+
+def test_a_finished_run_is_left_untouched(finished_run, capsys):
+    before = _files(finished_run)
+    assert main(["evolve", "--resume", str(finished_run)]) == 0
+    out = capsys.readouterr().out
+    assert "already complete: 2 epochs done" in out and "fitness" not in out
+    run(finished_run)
+    assert _files(finished_run) == before  # byte for byte, and no file added
+
+
+def test_csv_files_have_lf_line_endings_after_an_interrupted_run_resumes(tmp_path):
+    run_dir = create_run(load_config(None, TINY), tmp_path)
+    run(run_dir, stop_after=1)
+    # A folder written by an older version: CRLF rows (the csv module's default).
+    lineage = run_dir / "lineage.csv"
+    lineage.write_bytes(lineage.read_bytes().replace(b"\n", b"\r\n"))
+    run(run_dir)
+    for name in ("metrics.csv", "lineage.csv"):
+        data = (run_dir / name).read_bytes()
+        assert b"\r" not in data, name
+    assert [r["epoch"] for r in read_metrics(run_dir)] == ["0", "1"]
+
+
+def test_a_second_writer_is_refused_and_a_run_without_checkpoint_says_it_restarts(tmp_path, capsys):
+    run_dir = create_run(load_config(None, TINY), tmp_path)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_LOCK, str(run_dir)], stdout=subprocess.PIPE, text=True, env=_child_env()
+    )
+    try:
+        assert holder.stdout.readline().strip() == "locked"
+        before = _files(run_dir)
+        assert main(["evolve", "--resume", str(run_dir), "--no-plot"]) == 2
+        _error(capsys, str(run_dir), "in use by another process")
+        assert _files(run_dir) == before
+        with pytest.raises(RunError, match="in use by another process"):
+            run(run_dir)
+    finally:
+        holder.kill()
+        holder.wait()
+    # The lock goes with the process that held it: the run can go on now.
+    assert main(["evolve", "--resume", str(run_dir), "--no-plot"]) == 0
+    assert "has no checkpoint: the run starts again from epoch 0" in capsys.readouterr().out
+    assert [r["epoch"] for r in read_metrics(run_dir)] == ["0", "1"]
+
+
+HOLD_LOCK = """
+import sys, time
+from neurocheckers.experiment.run import run_lock
+with run_lock(sys.argv[1]):
+    print("locked", flush=True)
+    time.sleep(120)
+"""
+
+
+def test_the_lock_is_exclusive_within_a_process_too(tmp_path):
+    with run_lock(tmp_path), pytest.raises(RunError, match="in use"), run_lock(tmp_path):
+        pass
+    with run_lock(tmp_path):  # released on leaving the block
+        pass
+
+
+def test_non_finite_parameters_stop_the_run(tmp_path):
+    run_dir = create_run(load_config(None, [*TINY, "mutation_rate=3e38"]), tmp_path)
+    with pytest.raises(RunError, match=r"epoch 0 made parameters non-finite .*mutation_rate \(3e\+38\)"):
+        run(run_dir)
+    assert read_metrics(run_dir) == [] and not (run_dir / "checkpoint.safetensors").exists()
+
+
+@pytest.mark.parametrize("key", ["mutation_rate", "learning_rate", "seconds_per_move", "promotion_threshold"])
+@pytest.mark.parametrize("value", ["inf", "-inf", "nan"])
+def test_non_finite_settings_are_refused(key, value):
+    with pytest.raises(ConfigError, match=f"{key} must be a finite number, got {value}"):
+        load_config(None, [f"{key}={value}"])
+
+
+def test_sizes_are_checked_before_anything_is_created(tmp_path, capsys):
+    # Game numbers would overflow int32: refused by the config, no folder.
+    config = tmp_path / "big.toml"
+    config.write_text("population = 1000000000\n")
+    assert main(["evolve", str(config), "--out", str(tmp_path / "a")]) == 2
+    _error(capsys, "population x games_per_epoch must be below 2**31")
+    assert not (tmp_path / "a").exists()
+    # A recorded trace of 4 x 2 games x 10**9 plies cannot fit: refused before the folder is made.
+    huge = load_config(None, [*TINY, "rules=american6", "max_plies=1000000000"])
+    with pytest.raises(RunError, match="one epoch of this config needs about .* GiB of memory"):
+        create_run(huge, tmp_path / "b", check_memory=True)
+    assert not (tmp_path / "b").exists()
+
+
+def test_run_folder_messages_say_what_is_missing(finished_run, tmp_path):
+    partial = tmp_path / "partial"
+    partial.mkdir()
+    (partial / "config.json").write_bytes((finished_run / "config.json").read_bytes())
+    (partial / "checkpoint.safetensors").write_bytes((finished_run / "checkpoint.safetensors").read_bytes())
+    with pytest.raises(RunError, match="not a neurocheckers run folder: it has no metrics.csv$"):
+        read_run_config(partial)
+    with pytest.raises(RunError, match="it has no config.json and no metrics.csv"):
+        read_run_config(tmp_path)
+    with pytest.raises(RunError, match="no run folder .*missing"):
+        read_run_config(tmp_path / "missing")
+
+
+def test_agent_and_checkpoint_files_are_shared_by_the_umask(finished_run):
+    umask = os.umask(0)
+    os.umask(umask)
+    expected = 0o666 & ~umask
+    files = [finished_run / "checkpoint.safetensors", *sorted((finished_run / "lineage").iterdir())]
+    assert len(files) >= 2
+    for path in files:
+        assert stat.S_IMODE(path.stat().st_mode) == expected, path
+
+
+def test_config_paths_that_are_not_files(tmp_path, capsys):
+    assert main(["evolve", str(tmp_path)]) == 2
+    _error(capsys, str(tmp_path), "is a folder, not a TOML file")
+    binary = tmp_path / "binary.toml"
+    binary.write_bytes(b"\xff\xfe\x00name")
+    assert main(["evolve", str(binary)]) == 2
+    _error(capsys, str(binary), "not a UTF-8 text file")
+    (tmp_path / "file").write_text("x")
+    assert main(["evolve", str(binary.with_name("none.toml")), "--out", str(tmp_path / "file")]) == 2
+    _error(capsys, "none.toml", "not found")
+    good = tmp_path / "good.toml"
+    good.write_text('rules = "simple6"\n')
+    assert main(["evolve", str(good), "--out", str(tmp_path / "file")]) == 2
+    _error(capsys, "is a file, not a folder")
+
+
+def test_an_interrupt_ends_a_match_at_once(tmp_path):
+    """Ctrl-C during a long match ends the process promptly with status 130, not when the compiled
+    work in XLA's threads would have finished (minutes here)."""
+    command = [sys.executable, "-m", "neurocheckers", "match", "mcts-rollout:65536", "random"]
+    command += ["--rules", "american8", "--games", "2", "--batch", "2"]
+    child = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env=_child_env(), cwd=tmp_path)
+    time.sleep(15)  # imports and compiling (cached after the first run); the match takes minutes
+    assert child.poll() is None, child.stderr.read()
+    child.send_signal(signal.SIGINT)
+    try:
+        code = child.wait(timeout=90)
+    finally:
+        child.kill()
+    assert code == 130
+    assert "neurocheckers: aborted" in child.stderr.read()
