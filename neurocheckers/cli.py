@@ -823,7 +823,10 @@ def compare(
 
 
 @app.command(
-    epilog="Example: neurocheckers gauntlet results/best_simple6.safetensors --openings 100 --out runs/gauntlet"
+    epilog=_example(
+        "neurocheckers gauntlet results/best_simple6.safetensors --out runs/gauntlet",
+        "neurocheckers gauntlet alphabeta:2 --rules american6 --openings 50 --out runs/gauntlet",
+    )
 )
 def gauntlet(
     player: Annotated[
@@ -834,7 +837,7 @@ def gauntlet(
             " trained with) or any player spec, e.g. mcts:FILE:64, alphabeta:3:FILE.",
         ),
     ],
-    rules: Annotated[str, typer.Option(help="Rules preset: simple6, american6 or american8.")] = "simple6",
+    rules: Preset = "simple6",
     openings: Annotated[
         int, typer.Option(help="Committed openings per match, each played with both colours.")
     ] = 100,
@@ -845,7 +848,7 @@ def gauntlet(
     seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
     batch: Annotated[int, typer.Option(help="Games played at once.")] = 512,
     out: Annotated[
-        str, typer.Option(metavar="DIR", help="Folder for gauntlet.json, gauntlet.csv and gauntlet.png.")
+        str, typer.Option(metavar="PATH", help="Folder for gauntlet.json, gauntlet.csv and gauntlet.png.")
     ] = "runs/gauntlet",
 ) -> None:
     """Rate a player against a fixed ladder over paired openings, with 95% intervals and Elo."""

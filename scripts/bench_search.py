@@ -197,7 +197,8 @@ def mctx_policy(rules, num_simulations: int, value_fn):
     def recurrent_one(params, key, slot, state):
         after = step(rules, state, nth_legal_action(rules, state.legal_bits, slot))
         same_player = after.color == state.color
-        outcome = 2.0 * points_for(after.result, after.color == 0) - 1.0  # for the side to move after the move
+        # The result for the side to move after the move (colour 0 is Black).
+        outcome = 2.0 * points_for(after.result, after.color == 0) - 1.0
         reward = jnp.where(after.terminated, jnp.where(same_player, outcome, -outcome), 0.0)
         discount = jnp.where(after.terminated, 0.0, jnp.where(same_player, 1.0, -1.0))
         value = jnp.where(after.terminated, 0.0, 2.0 * value_fn(params, after, key) - 1.0)

@@ -1,6 +1,6 @@
 """Write the committed opening sets, neurocheckers/data/openings_<preset>.txt (run once; seeded).
 
-    python scripts/make_openings.py [--count 500] [--turns 4] [--seed 0]
+python scripts/make_openings.py [--count 500] [--turns 4] [--seed 0]
 """
 
 from __future__ import annotations

@@ -8,12 +8,10 @@ import jax
 import numpy as np
 import pytest
 
-from neurocheckers.analysis.elo_fit import fit_elo_with_errors
 from neurocheckers.analysis.gauntlet import (
     GauntletConfig,
     agent_file_of,
     pairings,
-    paired_interval,
     run_gauntlet,
     write_gauntlet,
 )
@@ -27,6 +25,7 @@ from neurocheckers.rules.openings import (
     opening_states,
     read_openings,
 )
+from neurocheckers.stats import elo_standard_errors, fit_elo, paired_interval
 
 
 def test_paired_interval_of_a_tiny_match():
@@ -54,7 +53,9 @@ def test_elo_fit_recovers_a_known_gap_and_its_error():
     # 76% against the anchor over 400 games: Elo gap 400 log10(0.76 / 0.24) ~ 200.
     points = np.array([[0.0, 96.0], [304.0, 0.0]])
     games = np.array([[0.0, 400.0], [400.0, 0.0]])
-    elo, se = fit_elo_with_errors(points, games, prior=0.0)
+    scores = points / np.where(games > 0, games, 1)
+    elo = fit_elo(scores, games, prior=0.0)
+    se = elo_standard_errors(scores, games, elo, prior=0.0)
     assert elo[0] == 0.0
     assert elo[1] == pytest.approx(400 * np.log10(0.76 / 0.24), abs=1e-6)
     # Fisher information of n games at p: n p (1 - p) per natural-log unit squared.
@@ -66,15 +67,17 @@ def test_elo_fit_over_a_chain_and_a_perfect_score():
     # A chain anchor - b - c where c beat b in every game: finite thanks to the prior, and above b.
     points = np.array([[0, 40, 0], [60, 0, 0], [0, 100, 0.0]])
     games = np.array([[0, 100, 0], [100, 0, 100], [0, 100, 0.0]])
-    elo, se = fit_elo_with_errors(points, games)
+    scores = points / np.where(games > 0, games, 1)
+    elo = fit_elo(scores, games)
+    se = elo_standard_errors(scores, games, elo)
     assert 0 < elo[1] < elo[2] < np.inf
     assert se[2] > se[1] > 0
 
 
-def test_elo_fit_needs_a_connected_graph():
+def test_elo_fit_needs_every_player_linked_to_the_anchor():
     games = np.array([[0, 10, 0], [10, 0, 0], [0, 0, 0.0]])
-    with pytest.raises(ValueError, match="connected"):
-        fit_elo_with_errors(np.array([[0, 5, 0], [5, 0, 0], [0, 0, 0.0]]), games)
+    with pytest.raises(ValueError, match="linked"):
+        fit_elo(np.full((3, 3), 0.5), games)
 
 
 def test_committed_openings_are_distinct_valid_positions():

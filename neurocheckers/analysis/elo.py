@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import csv
 import dataclasses
-import math
 from pathlib import Path
 
 import numpy as np
@@ -24,9 +23,7 @@ from neurocheckers.analysis.matches import (
     run_rules,
 )
 from neurocheckers.experiment.run import read_run_config
-
-ELO_PER_LOG_STRENGTH = 400.0 / math.log(10.0)
-"""Elo = 400 log10(strength) = this x ln(strength)."""
+from neurocheckers.stats import elo_standard_errors, fit_elo
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -83,69 +80,6 @@ def round_robin(
         if progress is not None:
             progress(n + 1, len(pairs))
     return RoundRobin(chosen, scores, games)
-
-
-def _pair_counts(scores: np.ndarray, games: int | np.ndarray, prior: float) -> tuple[np.ndarray, np.ndarray]:
-    """([K, K] points won, [K, K] games) per pair, with ``prior`` virtual drawn games added to each
-    pair and zeros on the diagonal."""
-    k = scores.shape[0]
-    n = np.broadcast_to(np.asarray(games, dtype=np.float64), (k, k)).copy()
-    np.fill_diagonal(n, 0.0)
-    off = ~np.eye(k, dtype=bool)
-    wins = np.where(off, scores * n + prior / 2, 0.0)
-    return wins, np.where(off, n + prior, 0.0)
-
-
-def fit_elo(
-    scores: np.ndarray, games: int | np.ndarray, prior: float = 1.0, iterations: int = 10_000
-) -> np.ndarray:
-    """[K] Elo ratings fitted to a round-robin, the first player anchored at 0.
-
-    ``scores`` [K, K] is the row's points fraction against the column (draws count half), ``games``
-    the games per pair (a number or a [K, K] array). The fit is the Bradley-Terry maximum likelihood
-    by Hunter's MM iterations, with ``prior`` virtual drawn games added to every pair so that a
-    player who won or lost everything keeps a finite rating. Elo = 400 log10(strength).
-    """
-    scores = np.asarray(scores, dtype=np.float64)
-    k = scores.shape[0]
-    if scores.shape != (k, k):
-        raise ValueError(f"scores must be a square [K, K] matrix, got shape {scores.shape}")
-    wins, n = _pair_counts(scores, games, prior)
-    total = wins.sum(axis=1)
-    if k == 1:
-        return np.zeros(1)
-    if np.any(total <= 0):
-        raise ValueError("every player needs some points (use prior > 0)")
-    strength = np.ones(k)
-    for _ in range(iterations):
-        denominator = (n / (strength[:, None] + strength[None, :])).sum(axis=1)
-        new = total / denominator
-        new /= np.exp(np.mean(np.log(new)))  # the scale is free; fix the geometric mean at 1
-        if np.max(np.abs(np.log(new) - np.log(strength))) < 1e-12:
-            strength = new
-            break
-        strength = new
-    elo = 400.0 * np.log10(strength)
-    return elo - elo[0]
-
-
-def elo_standard_errors(
-    scores: np.ndarray, games: int | np.ndarray, elo: np.ndarray, prior: float = 1.0
-) -> np.ndarray:
-    """[K] standard errors of ``elo`` (from :func:`fit_elo` with the same ``games`` and ``prior``),
-    relative to the first player (so its own is 0): the inverse Fisher information of the
-    Bradley-Terry likelihood at the fit."""
-    k = len(elo)
-    if k == 1:
-        return np.zeros(1)
-    _, n = _pair_counts(np.asarray(scores, dtype=np.float64), games, prior)
-    log_strength = np.asarray(elo, dtype=np.float64) / ELO_PER_LOG_STRENGTH
-    p = 1.0 / (1.0 + np.exp(log_strength[None, :] - log_strength[:, None]))  # row beats column
-    information = -n * p * p.T
-    np.fill_diagonal(information, 0.0)
-    np.fill_diagonal(information, -information.sum(axis=1))
-    covariance = np.linalg.inv(information[1:, 1:])  # the first player is the fixed anchor
-    return ELO_PER_LOG_STRENGTH * np.sqrt(np.concatenate([[0.0], np.diag(covariance)]))
 
 
 def format_elo(result: RoundRobin) -> str:

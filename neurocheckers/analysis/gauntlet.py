@@ -21,18 +21,18 @@ from __future__ import annotations
 import csv
 import dataclasses
 import json
-import math
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from neurocheckers.analysis.elo_fit import fit_elo_with_errors
 from neurocheckers.arena import run_match
+from neurocheckers.formats import display_name
 from neurocheckers.players import parse_player
 from neurocheckers.rules.openings import load_openings, opening_states
 from neurocheckers.rules.presets import Rules
+from neurocheckers.stats import elo_standard_errors, fit_elo, paired_interval
 
 ANCHOR = "random"
 """The player whose rating is fixed at 0."""
@@ -108,23 +108,6 @@ class GauntletResult:
 
     def rating_of(self, player: str) -> Rating:
         return next(r for r in self.ratings if r.player == player)
-
-
-def paired_interval(scores: np.ndarray) -> tuple[float, float, float]:
-    """``(mean, low, high)``: the mean score of games in pairs (game ``2i`` and ``2i + 1`` share an
-    opening) with a 95% normal interval over the pair means, clipped to [0, 1].
-
-    The variance counts one extra pair scoring 0 and one scoring 1, so a match that is all wins or all
-    draws still gets an honest, nonzero width instead of a point.
-    """
-    scores = np.asarray(scores, dtype=np.float64)
-    if scores.size == 0 or scores.size % 2:
-        raise ValueError(f"paired scores need an even, nonzero number of games, got {scores.size}")
-    pairs = scores.reshape(-1, 2).mean(axis=1)
-    mean = float(pairs.mean())
-    padded = np.concatenate([pairs, [0.0, 1.0]])
-    half = 1.96 * math.sqrt(float(padded.var(ddof=1)) / len(pairs))
-    return mean, max(0.0, mean - half), min(1.0, mean + half)
 
 
 def agent_file_of(spec: str) -> str | None:
@@ -207,7 +190,9 @@ def rate(rows: Sequence[Row]) -> tuple[Rating, ...]:
         points[j, i] += (1.0 - r.score) * r.games
         games[i, j] += r.games
         games[j, i] += r.games
-    elo, se = fit_elo_with_errors(points, games)
+    scores = np.divide(points, games, out=np.full((k, k), 0.5), where=games > 0)
+    elo = fit_elo(scores, games)
+    se = elo_standard_errors(scores, games, elo)
     return tuple(
         Rating(p, float(elo[i]), float(elo[i] - 1.96 * se[i]), float(elo[i] + 1.96 * se[i]))
         for p, i in index.items()
@@ -244,18 +229,14 @@ def format_gauntlet(result: GauntletResult) -> str:
     ]
     for r in result.rows:
         lines.append(
-            f"{r.kind:<12} {_short(r.player):<28} {r.opponent:<16} {r.games:>5} {r.wins:>4} "
+            f"{r.kind:<12} {display_name(r.player):<28} {r.opponent:<16} {r.games:>5} {r.wins:>4} "
             f"{r.draws:>4} {r.losses:>4} {r.score:>6.3f}  {r.low:.3f}..{r.high:.3f}"
         )
     lines.append(f"ratings (Elo, {ANCHOR} = 0, 95% CI):")
     for rating in sorted(result.ratings, key=lambda x: -x.elo):
-        lines.append(f"  {_short(rating.player):<32} {rating.elo:+7.0f}  ({rating.low:+.0f}..{rating.high:+.0f})")
+        interval = f"({rating.low:+.0f}..{rating.high:+.0f})"
+        lines.append(f"  {display_name(rating.player):<32} {rating.elo:+7.0f}  {interval}")
     return "\n".join(lines)
-
-
-def _short(spec: str) -> str:
-    """A player spec with agent-file folders cut off, for tables and plots."""
-    return ":".join(part.rsplit("/", 1)[-1] for part in spec.split(":"))
 
 
 def result_dict(result: GauntletResult) -> dict[str, Any]:
@@ -295,11 +276,11 @@ def plot_gauntlet(result: GauntletResult, path: Path) -> Path:
     errors = np.array([[r.score - r.low for r in rows], [r.high - r.score for r in rows]])
     colors = ["tab:blue" if r.kind == "ladder" else "tab:orange" for r in rows]
     ax.barh(y, scores, xerr=errors, color=colors, capsize=3)
-    ax.set_yticks(y, [f"{_short(r.player)} vs {r.opponent}" for r in rows], fontsize=8)
+    ax.set_yticks(y, [f"{display_name(r.player)} vs {r.opponent}" for r in rows], fontsize=8)
     ax.axvline(0.5, color="black", lw=0.8, ls="--")
     ax.set_xlim(0, 1)
     ax.set_xlabel(f"score (points per game, 95% CI; {2 * result.config.openings} games each)")
-    ax.set_title(f"gauntlet of {_short(result.player)} on {result.rules}", fontsize=10)
+    ax.set_title(f"gauntlet of {display_name(result.player)} on {result.rules}", fontsize=10)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)

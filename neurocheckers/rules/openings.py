@@ -18,8 +18,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from neurocheckers.rules.notation import apply_move, legal_moves, parse_fen, to_fen
 from neurocheckers.rules.engine import init
+from neurocheckers.rules.notation import apply_move, legal_moves, parse_fen, to_fen
 from neurocheckers.rules.presets import Rules
 from neurocheckers.rules.state import State
 

@@ -1,0 +1,103 @@
+"""Statistics of match results, in plain NumPy: paired-opening score intervals and Elo fits.
+
+Shared by the gauntlet, the round-robin of a run's bosses and the strength probes of a run.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+ELO_PER_LOG_STRENGTH = 400.0 / math.log(10.0)
+"""Elo = 400 log10(strength) = this x ln(strength)."""
+
+
+def paired_interval(scores: np.ndarray) -> tuple[float, float, float]:
+    """``(mean, low, high)``: the mean score of games in pairs (games ``2i`` and ``2i + 1`` share an
+    opening, with the colours swapped) and its 95% normal interval over the pair means, clipped to
+    [0, 1].
+
+    Each pair is one observation, since the two games of an opening are correlated. The variance also
+    counts one extra pair scoring 0 and one scoring 1, so a match of all wins or all draws still gets
+    an honest, nonzero width instead of a point.
+    """
+    scores = np.asarray(scores, dtype=np.float64)
+    if scores.size == 0 or scores.size % 2:
+        raise ValueError(f"paired scores need an even, nonzero number of games, got {scores.size}")
+    pairs = scores.reshape(-1, 2).mean(axis=1)
+    mean = float(pairs.mean())
+    padded = np.concatenate([pairs, [0.0, 1.0]])
+    half = 1.96 * math.sqrt(float(padded.var(ddof=1)) / len(pairs))
+    return mean, max(0.0, mean - half), min(1.0, mean + half)
+
+
+def _pair_counts(scores: np.ndarray, games: int | np.ndarray, prior: float) -> tuple[np.ndarray, np.ndarray]:
+    """([K, K] points won, [K, K] games) per pair, with ``prior`` virtual drawn games added to each
+    pair that met (games > 0) and zeros on the diagonal. ``ValueError`` unless every player is linked
+    to the first one through pairs that met."""
+    k = scores.shape[0]
+    n = np.broadcast_to(np.asarray(games, dtype=np.float64), (k, k)).copy()
+    np.fill_diagonal(n, 0.0)
+    met = n > 0
+    reached = np.zeros(k, dtype=bool)
+    reached[0] = True
+    for _ in range(k):
+        reached = reached | np.any(met[:, reached], axis=1)
+    if not reached.all():
+        raise ValueError("every player must be linked to the first one by played games")
+    wins = np.where(met, scores * n + prior / 2, 0.0)
+    return wins, np.where(met, n + prior, 0.0)
+
+
+def fit_elo(
+    scores: np.ndarray, games: int | np.ndarray, prior: float = 1.0, iterations: int = 10_000
+) -> np.ndarray:
+    """[K] Elo ratings fitted to a round-robin, the first player anchored at 0.
+
+    ``scores`` [K, K] is the row's points fraction against the column (draws count half), ``games``
+    the games per pair (a number or a [K, K] array). The fit is the Bradley-Terry maximum likelihood
+    by Hunter's MM iterations, with ``prior`` virtual drawn games added to every pair that met so
+    that a player who won or lost everything keeps a finite rating (pairs with no games, as in a
+    gauntlet, get none). Elo = 400 log10(strength).
+    """
+    scores = np.asarray(scores, dtype=np.float64)
+    k = scores.shape[0]
+    if scores.shape != (k, k):
+        raise ValueError(f"scores must be a square [K, K] matrix, got shape {scores.shape}")
+    wins, n = _pair_counts(scores, games, prior)
+    total = wins.sum(axis=1)
+    if k == 1:
+        return np.zeros(1)
+    if np.any(total <= 0):
+        raise ValueError("every player needs some points (use prior > 0)")
+    strength = np.ones(k)
+    for _ in range(iterations):
+        denominator = (n / (strength[:, None] + strength[None, :])).sum(axis=1)
+        new = total / denominator
+        new /= np.exp(np.mean(np.log(new)))  # the scale is free; fix the geometric mean at 1
+        if np.max(np.abs(np.log(new) - np.log(strength))) < 1e-12:
+            strength = new
+            break
+        strength = new
+    elo = 400.0 * np.log10(strength)
+    return elo - elo[0]
+
+
+def elo_standard_errors(
+    scores: np.ndarray, games: int | np.ndarray, elo: np.ndarray, prior: float = 1.0
+) -> np.ndarray:
+    """[K] standard errors of ``elo`` (from :func:`fit_elo` with the same ``games`` and ``prior``),
+    relative to the first player (so its own is 0): the inverse Fisher information of the
+    Bradley-Terry likelihood at the fit."""
+    k = len(elo)
+    if k == 1:
+        return np.zeros(1)
+    _, n = _pair_counts(np.asarray(scores, dtype=np.float64), games, prior)
+    log_strength = np.asarray(elo, dtype=np.float64) / ELO_PER_LOG_STRENGTH
+    p = 1.0 / (1.0 + np.exp(log_strength[None, :] - log_strength[:, None]))  # row beats column
+    information = -n * p * p.T
+    np.fill_diagonal(information, 0.0)
+    np.fill_diagonal(information, -information.sum(axis=1))
+    covariance = np.linalg.inv(information[1:, 1:])  # the first player is the fixed anchor
+    return ELO_PER_LOG_STRENGTH * np.sqrt(np.concatenate([[0.0], np.diag(covariance)]))
