@@ -83,8 +83,8 @@ def match(
         str,
         typer.Argument(
             metavar="A",
-            help="Player A: random | greedy:FILE | greedy-material | alphabeta:D | mcts:FILE:SIMS"
-            " | mcts-rollout:SIMS (D at most 14, SIMS at most 65536).",
+            help="Player A: random | greedy:FILE | greedy-material | alphabeta:D | alphabeta:D:FILE"
+            " | mcts:FILE:SIMS | mcts-rollout:SIMS (D at most 14, SIMS at most 65536).",
         ),
     ],
     player_b: Annotated[str, typer.Argument(metavar="B", help="Player B, same forms as A.")],

@@ -49,7 +49,10 @@ LINEAGE_COLUMNS = ("boss_id", "epoch", "points", "file")
 RESERVED_AGENT_KEYS = ("format", "format_version", "rules", "board_size", "layers", "width", "input_encoding")
 """Agent-file metadata keys written by ``save_agent`` itself; extra metadata may not use them."""
 
-PLAYER_SPECS = "random | greedy:FILE | greedy-material | alphabeta:D | mcts:FILE:SIMS | mcts-rollout:SIMS"
+PLAYER_SPECS = (
+    "random | greedy:FILE | greedy-material | alphabeta:D | alphabeta:D:FILE | mcts:FILE:SIMS"
+    " | mcts-rollout:SIMS"
+)
 """The player specs ``players.parse_player`` reads; FILE is an agent file."""
 
 

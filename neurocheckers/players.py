@@ -1,6 +1,9 @@
 """Players from command-line specs: ``random``, ``greedy:FILE``, ``greedy-material``,
-``alphabeta:D``, ``mcts:FILE:SIMS``, ``mcts-rollout:SIMS``, where FILE is an agent file
-(``agent_file``), read here. The policies themselves are in ``policies``.
+``alphabeta:D``, ``alphabeta:D:FILE``, ``mcts:FILE:SIMS``, ``mcts-rollout:SIMS``, where FILE is an
+agent file (``agent_file``), read here. The policies themselves are in ``policies``.
+
+``alphabeta:D:FILE`` is the same depth-D alpha-beta as ``alphabeta:D`` with the agent's network
+scoring the unfinished leaves instead of the material count: the equal-depth test of an evaluator.
 """
 
 from __future__ import annotations
@@ -53,6 +56,10 @@ def parse_player(spec: str, rules: Rules) -> Player:
     if kind == "alphabeta" and len(args) == 1:
         depth = _positive_int(args[0], "the depth", spec, MAX_ALPHABETA_DEPTH)
         return Player(f"alphabeta:{depth}", alphabeta_player_policy(rules, depth))
+    if kind == "alphabeta" and len(args) == 2:
+        depth = _positive_int(args[0], "the depth", spec, MAX_ALPHABETA_DEPTH)
+        agent = _agent(rules, args[1], spec)
+        return Player(spec, alphabeta_player_policy(rules, depth, value_fn(agent.spec)), agent.params)
     if kind == "mcts-rollout" and len(args) == 1:
         sims = _positive_int(args[0], "the simulation count", spec, MAX_SIMULATIONS)
         config = MCTSConfig(num_simulations=sims)

@@ -33,8 +33,9 @@ def random_player_policy(rules: Rules) -> Policy:
 
 
 @functools.cache
-def alphabeta_player_policy(rules: Rules, depth: int) -> Policy:
-    return baselines.alphabeta_policy(rules, depth)
+def alphabeta_player_policy(rules: Rules, depth: int, evaluator: ValueFn | None = None) -> Policy:
+    """Depth-``depth`` alpha-beta with the material count, or ``evaluator`` at the leaves."""
+    return baselines.alphabeta_policy(rules, depth, evaluator)
 
 
 @functools.cache

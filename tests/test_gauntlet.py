@@ -152,3 +152,48 @@ def test_a_small_gauntlet_rates_alphabeta_above_random(tmp_path):
     data = json.loads(files["gauntlet.json"].read_text())
     assert data["player"] == "alphabeta:2" and len(data["rows"]) == len(result.rows)
     assert files["gauntlet.png"].stat().st_size > 0
+
+
+def material_network(spec, scale: float = 0.25):
+    """MLP parameters whose output is sigmoid(scale * material of the side to move): two ReLU units
+    carry max(m, 0) and max(-m, 0) through every hidden layer."""
+    from neurocheckers.evaluator import param_shapes
+
+    shapes = param_shapes(spec)
+    params = {
+        layer: {k: np.zeros(s, np.float32) for k, s in leaves.items()} for layer, leaves in shapes.items()
+    }
+    n = spec.num_squares
+    material = np.concatenate([np.ones(n), np.full(n, 1.5)]).astype(np.float32)
+    params["layer_0"]["kernel"][:, 0] = material
+    params["layer_0"]["kernel"][:, 1] = -material
+    for i in range(1, spec.layers):
+        params[f"layer_{i}"]["kernel"][0, 0] = params[f"layer_{i}"]["kernel"][1, 1] = 1.0
+    out = params[f"layer_{spec.layers}"]["kernel"]
+    out[0, 0], out[1, 0] = scale, -scale
+    return jax.tree.map(jax.numpy.asarray, params)
+
+
+@pytest.mark.parametrize("depth", [1, 2])
+def test_alphabeta_with_a_material_shaped_network_plays_like_alphabeta(tmp_path, depth):
+    from neurocheckers.agent_file import save_agent
+    from neurocheckers.evaluator import EvaluatorSpec
+
+    spec = EvaluatorSpec.for_rules(SIMPLE6, layers=2, width=4)
+    path = tmp_path / "material.safetensors"
+    save_agent(path, SIMPLE6, spec, material_network(spec))
+    network = parse_player(f"alphabeta:{depth}:{path}", SIMPLE6)
+    material = parse_player(f"alphabeta:{depth}", SIMPLE6)
+    starts = opening_states(SIMPLE6, load_openings(SIMPLE6, 24))
+    keys = jax.random.split(jax.random.key(7), 24)
+
+    def act(params, states, keys_, policy):
+        return jax.vmap(policy, in_axes=(None, 0, 0))(params, states, keys_)
+
+    by_network = act(network.params, starts, keys, network.policy)
+    by_material = act(None, starts, keys, material.policy)
+    np.testing.assert_array_equal(np.asarray(by_network), np.asarray(by_material))
+    # The same net at the leaves of a whole match gives the same games as the material count.
+    a = run_match(SIMPLE6, network.policy, network.params, material.policy, None, 8, seed=2, openings=starts)
+    b = run_match(SIMPLE6, material.policy, None, material.policy, None, 8, seed=2, openings=starts)
+    np.testing.assert_array_equal(a.score, b.score)

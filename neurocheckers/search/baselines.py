@@ -17,6 +17,7 @@ state both value functions here return the exact outcome for ``state.color`` rea
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from typing import Any
 
 import jax
@@ -147,11 +148,30 @@ class SearchStack:
     done: jax.Array
 
 
-def _leaf_score(state: State, distance: jax.Array) -> jax.Array:
+Heuristic = Callable[[State], jax.Array]
+"""``state -> score`` ([] float32): Black's-view score of an unfinished leaf, far below ``WIN_SCORE``."""
+
+NETWORK_ROOT_MARGIN = 1e-6
+"""The root margin for network scores, which are continuous (in (-1, 1)): exact ties only."""
+
+
+def _leaf_score(state: State, distance: jax.Array, heuristic: Heuristic) -> jax.Array:
     """Black's-view score of a leaf: +-(WIN_SCORE - distance) when the game is over (0 for a draw),
-    the material balance (men 1, kings 1.5) otherwise."""
+    ``heuristic(state)`` otherwise."""
     won = state.result.astype(jnp.float32) * (WIN_SCORE - distance.astype(jnp.float32))
-    return jnp.where(state.terminated, won, material_balance(state))
+    return jnp.where(state.terminated, won, heuristic(state))
+
+
+def value_heuristic(value_fn: ValueFn, params: Any, key: jax.Array) -> Heuristic:
+    """A leaf score from a value function: ``2 v - 1`` for the side to move (``v`` its chance of
+    winning), turned to Black's view. Any strictly increasing function of the material balance gives
+    the same moves as the material count."""
+
+    def heuristic(state: State) -> jax.Array:
+        v = value_fn(params, state, key)
+        return _sign(state.color) * (2.0 * v - 1.0)
+
+    return heuristic
 
 
 def _ordered_moves(rules: Rules, state: State) -> jax.Array:
@@ -207,7 +227,12 @@ def _next_move(rules: Rules, st: SearchStack, node: State) -> tuple[jax.Array, j
 
 
 def _report(
-    st: SearchStack, target: jax.Array, score: jax.Array, report: jax.Array, root_action: jax.Array
+    st: SearchStack,
+    target: jax.Array,
+    score: jax.Array,
+    report: jax.Array,
+    root_action: jax.Array,
+    root_margin: float,
 ) -> SearchStack:
     """Fold ``score`` into the best score and window of level ``target`` (when ``report``), and into
     ``root_scores[root_action]`` when that level is the root."""
@@ -215,7 +240,7 @@ def _report(
     t_max = _maximising(st.states.color[t])
     new_best = jnp.where(t_max, jnp.maximum(st.best[t], score), jnp.minimum(st.best[t], score))
     # At the root the window stays below the best score so moves tied with it are scored exactly.
-    root_shift = jnp.where(t == 0, _ROOT_MARGIN, 0.0)
+    root_shift = jnp.where(t == 0, root_margin, 0.0)
     new_alpha = jnp.where(t_max, jnp.maximum(st.alpha[t], score - root_shift), st.alpha[t])
     new_beta = jnp.where(t_max, st.beta[t], jnp.minimum(st.beta[t], score + root_shift))
     return st.replace(
@@ -247,7 +272,9 @@ def _push(st: SearchStack, child: State, push: jax.Array, depth: int) -> SearchS
     )
 
 
-def _stack_step(rules: Rules, depth: int, st: SearchStack) -> SearchStack:
+def _stack_step(
+    rules: Rules, depth: int, heuristic: Heuristic, root_margin: float, st: SearchStack
+) -> SearchStack:
     """One iteration: search the next child of the current node (score a leaf, push any other), or
     return from the node to its parent when it has no move left or its window closed."""
     lv = st.level
@@ -262,10 +289,10 @@ def _stack_step(rules: Rules, depth: int, st: SearchStack) -> SearchStack:
     # The score reported to a parent: a leaf child's score to this level, or this finished node's
     # best score to the level above. It belongs to the root action just expanded or last pushed.
     target = jnp.where(expand, lv, lv - 1)
-    score = jnp.where(expand, _leaf_score(child, child_depth), st.best[lv])
+    score = jnp.where(expand, _leaf_score(child, child_depth, heuristic), st.best[lv])
     report = (expand & is_leaf) | (~expand & (lv > 0))
     root_action = jnp.where(expand, action, _slot_to_action(rules, st.cursor[0] - 1))
-    st = _report(st, target, score, report, root_action)
+    st = _report(st, target, score, report, root_action, root_margin)
     st = st.replace(cursor=st.cursor.at[lv].set(jnp.where(expand, slot + 1, st.cursor[lv])))
     st = _push(st, child, push, depth)
     return st.replace(
@@ -275,9 +302,18 @@ def _stack_step(rules: Rules, depth: int, st: SearchStack) -> SearchStack:
     )
 
 
-def alphabeta_stack(rules: Rules, state: State, depth: int) -> SearchStack:
+def alphabeta_stack(
+    rules: Rules,
+    state: State,
+    depth: int,
+    heuristic: Heuristic | None = None,
+    root_margin: float = _ROOT_MARGIN,
+) -> SearchStack:
     """Run a depth-``depth`` alpha-beta search from ``state`` and return its final stack (for
     ``root_scores`` and the ``iterations`` statistic); ``alphabeta_search`` is the usual entry point.
+    Unfinished leaves are scored by ``heuristic`` (default: the material balance, men 1, kings 1.5);
+    ``root_margin`` lowers the root window so moves tied with the best are scored exactly (it must be
+    below the smallest gap between two different scores).
 
     The depth-first recursion is unrolled into a ``lax.while_loop`` over an explicit stack, each
     iteration searching one child (scoring it if it is a leaf, pushing it otherwise) or returning from
@@ -286,11 +322,18 @@ def alphabeta_stack(rules: Rules, state: State, depth: int) -> SearchStack:
     """
     if depth < 1:
         raise ValueError(f"depth must be >= 1, got {depth!r}")
-    body = functools.partial(_stack_step, rules, depth)
+    heuristic = material_balance if heuristic is None else heuristic
+    body = functools.partial(_stack_step, rules, depth, heuristic, root_margin)
     return jax.lax.while_loop(lambda st: ~st.done, body, _initial_stack(rules, state, depth))
 
 
-def alphabeta_search(rules: Rules, state: State, depth: int) -> tuple[jax.Array, jax.Array]:
+def alphabeta_search(
+    rules: Rules,
+    state: State,
+    depth: int,
+    heuristic: Heuristic | None = None,
+    root_margin: float = _ROOT_MARGIN,
+) -> tuple[jax.Array, jax.Array]:
     """Depth-``depth`` alpha-beta from ``state``; one level of depth is one action (a jump of a
     multi-jump included). Leaves are scored as in ``alphabeta_policy``.
 
@@ -299,12 +342,13 @@ def alphabeta_search(rules: Rules, state: State, depth: int) -> tuple[jax.Array,
     the others) and the [A] bool mask of searched root actions (the legal actions, none when the root
     is terminated; scores elsewhere are meaningless).
     """
-    final = alphabeta_stack(rules, state, depth)
+    final = alphabeta_stack(rules, state, depth, heuristic, root_margin)
     return _sign(state.color) * final.root_scores, state.legal_action_mask
 
 
-def alphabeta_policy(rules: Rules, depth: int) -> Policy:
-    """A depth-``depth`` alpha-beta player with a material evaluation (``params`` ignored).
+def alphabeta_policy(rules: Rules, depth: int, value_fn: ValueFn | None = None) -> Policy:
+    """A depth-``depth`` alpha-beta player with a material evaluation (``params`` ignored), or with
+    ``value_fn(params, leaf, key)`` at the unfinished leaves when given (``value_heuristic``).
 
     Scores from the mover's view: men 1, kings 1.5; a win ``WIN_SCORE`` minus its distance in plies
     (faster wins first, slower losses first), a draw 0. One level of depth is one action, so a
@@ -312,8 +356,10 @@ def alphabeta_policy(rules: Rules, depth: int) -> Policy:
     """
 
     def policy(params: Any, state: State, key: jax.Array) -> jax.Array:
-        del params
-        scores, legal = alphabeta_search(rules, state, depth)
+        heuristic, margin = None, _ROOT_MARGIN
+        if value_fn is not None:
+            heuristic, margin = value_heuristic(value_fn, params, key), NETWORK_ROOT_MARGIN
+        scores, legal = alphabeta_search(rules, state, depth, heuristic, margin)
         return jnp.where(jnp.any(legal), _pick_best(key, scores, legal), 0).astype(jnp.int32)
 
     return policy
