@@ -307,13 +307,15 @@ def run_match(
     for name, value in (("games", games), ("batch", batch), ("max_plies", max_plies)):
         if value < 1:
             raise ValueError(f"{name} must be >= 1, got {value}")
+    if games >= 2**31:  # game numbers are int32
+        raise ValueError(f"games must be below 2**31, got {games}")
     if opening_plies < 0 or keep_actions < 0:
         raise ValueError(f"opening_plies and keep_actions must be >= 0, got {opening_plies}, {keep_actions}")
     batch = min(batch, games)
     key = jax.random.key(seed)
     compiled = play_match.lower(
         rules, policy_a, params_a, policy_b, params_b, key, batch, max_plies, opening_plies,
-        record_actions=keep_actions > 0, first_game=0,
+        record_actions=keep_actions > 0, first_game=0, openings=openings,
     ).compile()  # fmt: skip
     check_memory(compiled, f"a batch of {batch} games")
     parts: list[GameRecords] = []
@@ -329,22 +331,7 @@ def run_match(
         if on_progress is not None:
             on_progress(played, games)
     if not parts:  # stopped before the first chunk: an empty match of the right shapes
-        shapes = jax.eval_shape(
-            lambda: play_match(
-                rules,
-                policy_a,
-                params_a,
-                policy_b,
-                params_b,
-                key,
-                1,
-                max_plies,
-                opening_plies,
-                record_actions=keep_actions > 0,
-                openings=openings,
-            )  # fmt: skip
-        )
-        parts = [jax.tree.map(lambda x: np.zeros((0, *x.shape[1:]), x.dtype), shapes)]
+        parts = [jax.tree.map(lambda x: np.zeros((0, *x.shape[1:]), x.dtype), compiled.out_info)]
     return _concatenate(parts, keep_actions)
 
 
