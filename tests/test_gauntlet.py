@@ -197,3 +197,25 @@ def test_alphabeta_with_a_material_shaped_network_plays_like_alphabeta(tmp_path,
     a = run_match(SIMPLE6, network.policy, network.params, material.policy, None, 8, seed=2, openings=starts)
     b = run_match(SIMPLE6, material.policy, None, material.policy, None, 8, seed=2, openings=starts)
     np.testing.assert_array_equal(a.score, b.score)
+
+
+def test_gauntlet_command_writes_its_files_and_refuses_bad_input(tmp_path, capsys):
+    from neurocheckers.agent_file import save_agent
+    from neurocheckers.cli import main
+    from neurocheckers.evaluator import EvaluatorSpec
+
+    spec = EvaluatorSpec.for_rules(SIMPLE6, layers=2, width=4)
+    agent = tmp_path / "material.safetensors"
+    save_agent(agent, SIMPLE6, spec, material_network(spec))
+    out = tmp_path / "g"
+    args = ["gauntlet", str(agent), "--openings", "2", "--depth", "1", "--equal-depths", "1"]
+    assert main([*args, "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "equal-depth" in printed and "ratings" in printed
+    rows = json.loads((out / "gauntlet.json").read_text())["rows"]
+    assert {r["kind"] for r in rows} == {"ladder", "equal-depth", "calibration"}
+    assert (out / "gauntlet.csv").read_text().startswith("kind,player,opponent,games")
+    assert main([*args, "--equal-depths", "one"]) == 2
+    assert "--equal-depths" in capsys.readouterr().err
+    assert main(["gauntlet", "random", "--openings", "0"]) == 2
+    assert "openings" in capsys.readouterr().err

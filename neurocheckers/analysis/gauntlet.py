@@ -221,21 +221,24 @@ def run_gauntlet(
 
 def format_gauntlet(result: GauntletResult) -> str:
     """The result as a text table: one line per match, then the ratings."""
+    names = [display_name(r.player) for r in result.rows]
+    width = max(len(n) for n in names + ["player"])
+    opponent_width = max(len(r.opponent) for r in result.rows)
     lines = [
-        f"gauntlet of {result.player} on {result.rules}: {result.config.openings} openings x 2 colours "
-        f"per match (seed {result.config.seed})",
-        f"{'kind':<12} {'player':<28} {'opponent':<16} {'games':>5} {'W':>4} {'D':>4} {'L':>4} "
-        f"{'score':>6}  95% CI",
+        f"gauntlet of {display_name(result.player)} on {result.rules}: {result.config.openings} openings"
+        f" x 2 colours per match (seed {result.config.seed})",
+        f"{'kind':<12} {'player':<{width}} {'opponent':<{opponent_width}} {'games':>5} {'W':>4} {'D':>4}"
+        f" {'L':>4} {'score':>6}  95% CI",
     ]
-    for r in result.rows:
+    for name, r in zip(names, result.rows, strict=True):
         lines.append(
-            f"{r.kind:<12} {display_name(r.player):<28} {r.opponent:<16} {r.games:>5} {r.wins:>4} "
-            f"{r.draws:>4} {r.losses:>4} {r.score:>6.3f}  {r.low:.3f}..{r.high:.3f}"
+            f"{r.kind:<12} {name:<{width}} {r.opponent:<{opponent_width}} {r.games:>5} {r.wins:>4}"
+            f" {r.draws:>4} {r.losses:>4} {r.score:>6.3f}  {r.low:.3f}..{r.high:.3f}"
         )
     lines.append(f"ratings (Elo, {ANCHOR} = 0, 95% CI):")
     for rating in sorted(result.ratings, key=lambda x: -x.elo):
         interval = f"({rating.low:+.0f}..{rating.high:+.0f})"
-        lines.append(f"  {display_name(rating.player):<32} {rating.elo:+7.0f}  {interval}")
+        lines.append(f"  {display_name(rating.player):<{width}} {rating.elo:+6.0f}  {interval}")
     return "\n".join(lines)
 
 
@@ -267,21 +270,23 @@ def write_gauntlet(result: GauntletResult, out_dir: str | Path) -> dict[str, Pat
 
 def plot_gauntlet(result: GauntletResult, path: Path) -> Path:
     """Horizontal bars of each match's score with its 95% interval; 0.5 marked."""
-    import matplotlib.pyplot as plt
+    from matplotlib.figure import Figure
+    from matplotlib.patches import Patch
 
     rows = [r for r in result.rows if r.kind != "calibration"]
-    fig, ax = plt.subplots(figsize=(8, 0.45 * len(rows) + 1.6))
+    colors = {"ladder": "tab:blue", "equal-depth": "tab:orange"}
+    fig = Figure(figsize=(8, 0.45 * len(rows) + 1.8))
+    ax = fig.add_subplot()
     y = np.arange(len(rows))[::-1]
-    scores = np.array([r.score for r in rows])
     errors = np.array([[r.score - r.low for r in rows], [r.high - r.score for r in rows]])
-    colors = ["tab:blue" if r.kind == "ladder" else "tab:orange" for r in rows]
-    ax.barh(y, scores, xerr=errors, color=colors, capsize=3)
+    ax.barh(y, [r.score for r in rows], xerr=errors, color=[colors[r.kind] for r in rows], capsize=3)
     ax.set_yticks(y, [f"{display_name(r.player)} vs {r.opponent}" for r in rows], fontsize=8)
     ax.axvline(0.5, color="black", lw=0.8, ls="--")
     ax.set_xlim(0, 1)
     ax.set_xlabel(f"score (points per game, 95% CI; {2 * result.config.openings} games each)")
     ax.set_title(f"gauntlet of {display_name(result.player)} on {result.rules}", fontsize=10)
+    handles = [Patch(color=c, label=k) for k, c in colors.items() if any(r.kind == k for r in rows)]
+    ax.legend(handles=handles, loc="lower right", fontsize=8)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
-    plt.close(fig)
     return path
