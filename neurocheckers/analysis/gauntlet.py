@@ -138,7 +138,7 @@ def player_spec(spec: str, rules: Rules) -> str:
     except (FileNotFoundError, ValueError) as e:
         raise ValueError(f"bad player {spec!r}: {e}") from None
     if metadata.get("search") == "alphabeta":
-        return f"alphabeta:{metadata.get('depth', '4')}:{spec}"
+        return f"alphabeta:{metadata.get('depth', '2')}:{spec}"
     return f"mcts:{spec}:{metadata.get('simulations', '16')}"
 
 

@@ -352,7 +352,7 @@ class AlphaBetaConfig:
     """Static settings of an alpha-beta player (hashable: a static jit argument), the counterpart of
     ``MCTSConfig`` where a caller picks the search (e.g. ``arena.play_population``)."""
 
-    depth: int = 4
+    depth: int = 2
     """Plies searched (one action, a jump of a multi-jump included, is one ply); Blondie24 used 4."""
 
     def __post_init__(self) -> None:
