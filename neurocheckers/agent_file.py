@@ -3,6 +3,9 @@
 A file holds the weights as flat named float32 arrays (``layer_0/kernel``, ``layer_0/bias``, ...)
 and string metadata: the format and its version, the rules preset, the network shape, the input
 encoding version, plus any extra ``str -> str`` entries the caller adds (lineage, run id, ...).
+A network with ``material_input`` also has ``layer_L/material_weight`` and the entry
+``material_input = "true"``; files without the entry are plain networks, written byte for byte as
+before the entry existed.
 ``load_agent`` checks all of it and refuses a file that does not fit with a ``ValueError`` that
 names the problem.
 """
@@ -88,6 +91,8 @@ def save_agent(
         "width": str(spec.width),
         "input_encoding": INPUT_ENCODING,
     }
+    if spec.material_input:  # only then: plain networks' files stay as they always were
+        header["material_input"] = "true"
     # Written with open() rather than safetensors' save_file, which makes the file private (0600):
     # agent files are meant to be shared, so they get the usual mode from the umask (e.g. 0644).
     with open(path, "wb") as f:
@@ -112,7 +117,12 @@ def load_agent(path: str | os.PathLike, rules: Rules | str | None = None) -> Age
         raise ValueError(f"{where}: agent plays {preset!r}, but {get_rules(rules).name!r} was asked for")
     if checked.board_size != file_rules.board_size:
         raise ValueError(f"{where}: board_size {checked.board_size} does not fit rules preset {preset!r}")
-    spec = EvaluatorSpec(layers=checked.layers, width=checked.width, board_size=checked.board_size)
+    spec = EvaluatorSpec(
+        layers=checked.layers,
+        width=checked.width,
+        board_size=checked.board_size,
+        material_input=checked.material_input,
+    )
     params = {
         layer: {leaf: jnp.asarray(checked.tensors[_tensor_name(layer, leaf)]) for leaf in leaves}
         for layer, leaves in param_shapes(spec).items()

@@ -30,8 +30,13 @@ from neurocheckers.rules.outcome import points_for
 from neurocheckers.rules.playout import default_max_plies
 from neurocheckers.rules.presets import Rules
 from neurocheckers.rules.state import BLACK, State
+from neurocheckers.search.baselines import AlphaBetaConfig, alphabeta_policy
 from neurocheckers.search.mcts import MCTSConfig, search
 from neurocheckers.search.types import Policy
+
+PopulationSearch = MCTSConfig | AlphaBetaConfig
+"""How members and boss choose their moves in ``play_population``: MCTS with ``MCTSConfig``, or
+depth-limited alpha-beta with ``AlphaBetaConfig``, each over the mover's own network."""
 
 
 @struct.dataclass
@@ -347,6 +352,19 @@ def _member_or_boss_value_fn(spec: EvaluatorSpec):
     return evaluate_either
 
 
+def member_or_boss_policy(rules: Rules, spec: EvaluatorSpec, search_config: PopulationSearch) -> Policy:
+    """A policy over params ``(member, boss, use_member)`` that searches with ``search_config``, its
+    leaves rated by the member's network where ``use_member``, else by the boss's."""
+    evaluate = _member_or_boss_value_fn(spec)
+    if isinstance(search_config, AlphaBetaConfig):
+        return alphabeta_policy(rules, search_config.depth, evaluate)
+
+    def mcts_policy(params: Any, state: State, key: jax.Array) -> jax.Array:
+        return search(rules, search_config, evaluate, params, state, key).action
+
+    return mcts_policy
+
+
 @functools.partial(
     jax.jit,
     static_argnames=(
@@ -362,7 +380,7 @@ def _member_or_boss_value_fn(spec: EvaluatorSpec):
 def play_population(
     rules: Rules,
     spec: EvaluatorSpec,
-    search_config: MCTSConfig,
+    search_config: PopulationSearch,
     population: Any,
     boss: Any,
     key: jax.Array,
@@ -372,7 +390,8 @@ def play_population(
     record: bool = False,
 ) -> GameRecords:
     """Every member of ``population`` ([P] leading axis) plays ``games_per_member`` games against
-    ``boss``, the first half with the first move; both sides search with ``search_config``.
+    ``boss``, the first half with the first move; both sides search with ``search_config`` (an
+    ``MCTSConfig`` or an ``AlphaBetaConfig``, see ``member_or_boss_policy``).
 
     Records have shape [P, G]. One search runs per game and ply; its leaves are rated by the mover's
     own network (the member's or the boss's). ``max_plies`` defaults to ``default_max_plies(rules)``.
@@ -409,7 +428,7 @@ def play_population(
 def _play_members(
     rules: Rules,
     spec: EvaluatorSpec,
-    search_config: MCTSConfig,
+    search_config: PopulationSearch,
     games_per_member: int,
     max_plies: int,
     opening_plies: int,
@@ -423,13 +442,11 @@ def _play_members(
     shape = (num_members, games_per_member)
     a_is_black = jnp.broadcast_to(jnp.arange(games_per_member) < games_per_member // 2, shape)
     game_ids = member_ids[:, None] * games_per_member + jnp.arange(games_per_member, dtype=jnp.int32)
-    evaluate = _member_or_boss_value_fn(spec)
-    one_search = functools.partial(search, rules, search_config, evaluate)
+    policy = member_or_boss_policy(rules, spec, search_config)
 
     def member_games(member, states, use_member, keys):
         params = (member, boss, use_member)
-        games = jax.vmap(one_search, in_axes=((None, None, 0), 0, 0))
-        return games(params, states, keys).action
+        return jax.vmap(policy, in_axes=((None, None, 0), 0, 0))(params, states, keys)
 
     def choose(states: State, a_to_move: jax.Array, keys: jax.Array) -> jax.Array:
         return jax.vmap(member_games)(population, states, a_to_move, keys)

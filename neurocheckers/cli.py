@@ -236,7 +236,8 @@ def _config_keys_help() -> str:
     docs = field_docs()
     lines = ["\b", "Config keys (TOML top level or --set KEY=VALUE), with defaults:"]
     for f in dataclasses.fields(ExperimentConfig):
-        lines.append(f"  {f.name} = {f.default!r}: {docs.get(f.name, '')}")
+        default = str(f.default).lower() if isinstance(f.default, bool) else repr(f.default)  # as in TOML
+        lines.append(f"  {f.name} = {default}: {docs.get(f.name, '')}")
     examples = (
         "neurocheckers evolve experiments/quick.toml --set population=32 --epochs 20 --out runs",
         "neurocheckers evolve --resume runs/quick_seed0_20260101-120000",
@@ -833,8 +834,8 @@ def gauntlet(
         str,
         typer.Argument(
             metavar="PLAYER",
-            help="The player to rate: an agent file (played as mcts:FILE:SIMS with the simulations it was"
-            " trained with) or any player spec, e.g. mcts:FILE:64, alphabeta:3:FILE.",
+            help="The player to rate: an agent file (played with the search it was trained with:"
+            " mcts:FILE:SIMS or alphabeta:D:FILE) or any player spec, e.g. mcts:FILE:64, alphabeta:3:FILE.",
         ),
     ],
     rules: Preset = "simple6",

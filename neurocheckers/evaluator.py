@@ -11,6 +11,11 @@ Parameters are a flax pytree ``{"layer_0": {"kernel", "bias"}, ..., "layer_L": {
 ``params`` collection, without the ``{"params": ...}`` wrapper); hidden layers are ``layer_0`` ..
 ``layer_{L-1}``, and ``layer_L`` is the output layer. A population is the same pytree with a leading
 ``[P]`` axis on every leaf.
+
+With ``material_input`` (Blondie24's piece difference) the output layer also holds
+``material_weight`` [1]: the side to move's material (men 1, kings ``KING_VALUE``, minus the
+opponent's), read off the encoded input, is added to the output logit with that weight. It starts at
+zero, so a fresh network rates positions exactly as the same network without the input would.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ import jax
 import jax.numpy as jnp
 from jax.flatten_util import ravel_pytree
 
+from neurocheckers.rules.outcome import KING_VALUE
 from neurocheckers.rules.presets import Rules
 from neurocheckers.rules.state import BLACK, State
 
@@ -45,12 +51,16 @@ class EvaluatorSpec:
     """Units per hidden layer."""
     board_size: int
     """Squares per side of the board the network reads (6 or 8)."""
+    material_input: bool = False
+    """Whether the material balance of the input also feeds the output unit, with its own weight."""
 
     def __post_init__(self) -> None:
         for name in ("layers", "width", "board_size"):
             value = getattr(self, name)
             if not isinstance(value, int) or isinstance(value, bool):
                 raise ValueError(f"EvaluatorSpec.{name} must be an int, got {value!r}")
+        if not isinstance(self.material_input, bool):
+            raise ValueError(f"EvaluatorSpec.material_input must be a bool, got {self.material_input!r}")
         if self.layers < 1:
             raise ValueError(f"EvaluatorSpec.layers must be >= 1, got {self.layers!r}")
         if self.width < 1:
@@ -59,9 +69,9 @@ class EvaluatorSpec:
             raise ValueError(f"EvaluatorSpec.board_size must be 6 or 8, got {self.board_size!r}")
 
     @classmethod
-    def for_rules(cls, rules: Rules, layers: int, width: int) -> EvaluatorSpec:
+    def for_rules(cls, rules: Rules, layers: int, width: int, material_input: bool = False) -> EvaluatorSpec:
         """The spec of a ``layers`` x ``width`` network for the board of ``rules``."""
-        return cls(layers=layers, width=width, board_size=rules.board_size)
+        return cls(layers=layers, width=width, board_size=rules.board_size, material_input=material_input)
 
     @property
     def num_squares(self) -> int:
@@ -74,23 +84,52 @@ class EvaluatorSpec:
         return 2 * self.num_squares
 
 
+def input_material(obs: jax.Array) -> jax.Array:
+    """[...] the side to move's material minus the opponent's (men 1, kings ``KING_VALUE``), read off
+    encoded positions ``obs`` [..., 2N] (men planes, then kings)."""
+    men, kings = jnp.split(obs, 2, axis=-1)
+    return jnp.sum(men, axis=-1) + KING_VALUE * jnp.sum(kings, axis=-1)
+
+
+class MaterialOutput(nn.Module):
+    """Dense(1) plus ``material_weight`` x the input's material balance (Blondie24's piece difference).
+
+    Its kernel and bias are drawn like ``nn.Dense``'s (the same names in the same order, so the same
+    values for the same key); ``material_weight`` starts at zero.
+    """
+
+    @nn.compact
+    def __call__(self, x: jax.Array, material: jax.Array) -> jax.Array:
+        """x: [..., width] hidden features, material: [...] -> [..., 1] logits."""
+        kernel = self.param("kernel", nn.initializers.lecun_normal(), (x.shape[-1], 1), jnp.float32)
+        bias = self.param("bias", nn.initializers.zeros_init(), (1,), jnp.float32)
+        weight = self.param("material_weight", nn.initializers.zeros_init(), (1,), jnp.float32)
+        return x @ kernel + bias + material[..., None] * weight
+
+
 class MLP(nn.Module):
-    """``layers`` Dense + ReLU blocks, then Dense(1) + sigmoid: the chance that the side to move wins."""
+    """``layers`` Dense + ReLU blocks, then Dense(1) + sigmoid: the chance that the side to move wins.
+    With ``material_input`` the output unit also reads the input's material balance."""
 
     layers: int
     width: int
+    material_input: bool = False
 
     @nn.compact
     def __call__(self, x: jax.Array) -> jax.Array:
         """x: [..., 2N] encoded positions -> [...] win probabilities in (0, 1)."""
+        obs = x
         for i in range(self.layers):
             x = nn.relu(nn.Dense(self.width, name=f"layer_{i}")(x))
-        logit = nn.Dense(1, name=f"layer_{self.layers}")(x)
+        if self.material_input:
+            logit = MaterialOutput(name=f"layer_{self.layers}")(x, input_material(obs))
+        else:
+            logit = nn.Dense(1, name=f"layer_{self.layers}")(x)
         return jax.nn.sigmoid(logit[..., 0])
 
 
 def _mlp(spec: EvaluatorSpec) -> MLP:
-    return MLP(layers=spec.layers, width=spec.width)
+    return MLP(layers=spec.layers, width=spec.width, material_input=spec.material_input)
 
 
 def layer_names(spec: EvaluatorSpec) -> tuple[str, ...]:
@@ -99,12 +138,16 @@ def layer_names(spec: EvaluatorSpec) -> tuple[str, ...]:
 
 
 def param_shapes(spec: EvaluatorSpec) -> dict[str, dict[str, tuple[int, ...]]]:
-    """The shape of every parameter of one member: ``{layer: {"kernel": (in, out), "bias": (out,)}}``."""
+    """The shape of every parameter of one member: ``{layer: {"kernel": (in, out), "bias": (out,)}}``,
+    and ``"material_weight": (1,)`` in the output layer with ``material_input``."""
     sizes = [spec.input_size] + [spec.width] * spec.layers + [1]
-    return {
+    shapes = {
         name: {"kernel": (sizes[i], sizes[i + 1]), "bias": (sizes[i + 1],)}
         for i, name in enumerate(layer_names(spec))
     }
+    if spec.material_input:
+        shapes[layer_names(spec)[-1]]["material_weight"] = (1,)
+    return shapes
 
 
 # ---------------------------------------------------------------------------

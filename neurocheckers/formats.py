@@ -46,7 +46,16 @@ TIMING_COLUMNS = ("plies_per_second", "wall_seconds")
 LINEAGE_COLUMNS = ("boss_id", "epoch", "points", "file")
 """Columns of ``lineage.csv``: epoch -1 is the random first boss; file is in ``lineage/``."""
 
-RESERVED_AGENT_KEYS = ("format", "format_version", "rules", "board_size", "layers", "width", "input_encoding")
+RESERVED_AGENT_KEYS = (
+    "format",
+    "format_version",
+    "rules",
+    "board_size",
+    "layers",
+    "width",
+    "input_encoding",
+    "material_input",
+)
 """Agent-file metadata keys written by ``save_agent`` itself; extra metadata may not use them."""
 
 PLAYER_SPECS = (

@@ -5,6 +5,9 @@
 
 The input encoding is the library's (``evaluator.encode``, version ``stm-men-kings-rot180-v1``):
 men then kings over the dark squares, +1 own / -1 opponent, rotated 180 degrees when White is to move.
+An agent written with ``material_input`` (metadata ``material_input = "true"``) adds
+``material_weight`` x the input's material balance (men 1, kings 1.5, side to move minus opponent)
+to the output logit, as ``evaluator.MLP`` does.
 This module deliberately imports nothing from JAX, so it runs wherever NumPy does.
 """
 
@@ -27,16 +30,19 @@ FORMAT_VERSION = "1"
 # tests/test_cli.py checks that the encodings agree.
 SUPPORTED_ENCODING = "stm-men-kings-rot180-v1"
 BOARD_SIZES = (6, 8)
+KING_VALUE = 1.5  # a copy of ``rules.outcome.KING_VALUE`` (JAX); tests/test_material_input.py checks it
 
 
 @dataclasses.dataclass(frozen=True)
 class NumpyAgent:
-    """An MLP evaluator as NumPy arrays: ``kernels[i]`` [in, out] and ``biases[i]`` [out]."""
+    """An MLP evaluator as NumPy arrays: ``kernels[i]`` [in, out] and ``biases[i]`` [out], and
+    ``material_weight`` [1] for a network with ``material_input`` (None without)."""
 
     kernels: tuple[np.ndarray, ...]
     biases: tuple[np.ndarray, ...]
     board_size: int
     metadata: dict[str, str]
+    material_weight: np.ndarray | None = None
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> NumpyAgent:
@@ -45,14 +51,19 @@ class NumpyAgent:
         count = checked.layers + 1
         kernels = tuple(checked.tensors[f"layer_{i}/kernel"] for i in range(count))
         biases = tuple(checked.tensors[f"layer_{i}/bias"] for i in range(count))
-        return cls(kernels, biases, checked.board_size, checked.metadata)
+        material_weight = checked.tensors.get(f"layer_{checked.layers}/material_weight")
+        return cls(kernels, biases, checked.board_size, checked.metadata, material_weight)
 
     def value(self, observations: np.ndarray) -> np.ndarray:
         """[..., 2N] encoded positions -> [...] chance that the side to move wins."""
-        x = np.asarray(observations, dtype=np.float32)
+        obs = x = np.asarray(observations, dtype=np.float32)
         for kernel, bias in zip(self.kernels[:-1], self.biases[:-1], strict=True):
             x = np.maximum(x @ kernel + bias, 0.0)
         logits = x @ self.kernels[-1] + self.biases[-1]
+        if self.material_weight is not None:
+            men, kings = np.split(obs, 2, axis=-1)
+            material = men.sum(axis=-1) + np.float32(KING_VALUE) * kings.sum(axis=-1)
+            logits = logits + material[..., None] * self.material_weight
         return 1.0 / (1.0 + np.exp(-logits[..., 0]))
 
     def value_of_fen(self, fen: str) -> float:
@@ -62,13 +73,15 @@ class NumpyAgent:
 @dataclasses.dataclass(frozen=True)
 class AgentFileContents:
     """An agent file's checked contents: its metadata, network shape and weights by tensor name
-    (``layer_{i}/kernel`` [in, out] and ``layer_{i}/bias`` [out])."""
+    (``layer_{i}/kernel`` [in, out] and ``layer_{i}/bias`` [out]; ``layer_{L}/material_weight`` [1]
+    when ``material_input``)."""
 
     metadata: dict[str, str]
     board_size: int
     layers: int
     width: int
     tensors: dict[str, np.ndarray]
+    material_input: bool = False
 
 
 def read_agent_file(path: str | os.PathLike) -> AgentFileContents:
@@ -105,7 +118,10 @@ def read_agent_file(path: str | os.PathLike) -> AgentFileContents:
         raise ValueError(f"{where}: metadata 'board_size' must be 6 or 8, got {board_size}")
     layers = _positive_int(metadata, "layers", where)
     width = _positive_int(metadata, "width", where)
+    material_input = _material_input(metadata, where)
     shape = f"MLP of {layers} hidden layers x width {width} on a {board_size}x{board_size} board"
+    if material_input:
+        shape += " with material input"
 
     # Input: men then kings over the N = board_size**2 / 2 dark squares; output: one logit.
     sizes = [2 * (board_size * board_size // 2)] + [width] * layers + [1]
@@ -113,6 +129,8 @@ def read_agent_file(path: str | os.PathLike) -> AgentFileContents:
     for i in range(layers + 1):
         expected[f"layer_{i}/kernel"] = (sizes[i], sizes[i + 1])
         expected[f"layer_{i}/bias"] = (sizes[i + 1],)
+    if material_input:
+        expected[f"layer_{layers}/material_weight"] = (1,)
     missing = sorted(set(expected) - set(tensors))
     unexpected = sorted(set(tensors) - set(expected))
     if missing or unexpected:
@@ -127,7 +145,15 @@ def read_agent_file(path: str | os.PathLike) -> AgentFileContents:
             raise ValueError(f"{where}: {name} has dtype {array.dtype}, expected float32")
         if not np.all(np.isfinite(array)):
             raise ValueError(f"{where}: {name} holds non-finite values")
-    return AgentFileContents(metadata, board_size, layers, width, tensors)
+    return AgentFileContents(metadata, board_size, layers, width, tensors, material_input)
+
+
+def _material_input(metadata: Mapping[str, str], path: str) -> bool:
+    """The ``material_input`` entry: absent (a file from before it existed) or "false" -> False."""
+    raw = metadata.get("material_input", "false")
+    if raw not in ("true", "false"):
+        raise ValueError(f"{path}: metadata 'material_input' must be 'true' or 'false', got {raw!r}")
+    return raw == "true"
 
 
 def _positive_int(metadata: Mapping[str, str], key: str, path: str) -> int:

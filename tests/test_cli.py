@@ -526,7 +526,9 @@ def test_evolve_help_lists_every_config_key_with_its_doc(capsys):
     out = " ".join(capsys.readouterr().out.split())
     docs = field_docs()
     for f in dataclasses.fields(ExperimentConfig):
-        assert f"{f.name} = {f.default!r}: {' '.join(docs[f.name].split())}" in out
+        default = str(f.default).lower() if isinstance(f.default, bool) else repr(f.default)  # as in TOML
+        assert f"{f.name} = {default}: {' '.join(docs[f.name].split())}" in out
+    assert "material_input = false:" in out
 
 
 def test_display_name_cuts_agent_paths_only():

@@ -126,17 +126,20 @@ def agent_file_of(spec: str) -> str | None:
 
 
 def player_spec(spec: str, rules: Rules) -> str:
-    """A bare agent file becomes ``mcts:FILE:SIMS`` with the simulations it was trained with (from
-    its metadata; 16 when not recorded); other specs pass through."""
+    """A bare agent file becomes the player it was trained as, from its metadata: ``alphabeta:D:FILE``
+    when its ``search`` is alphabeta (``depth`` D), else ``mcts:FILE:SIMS`` (``simulations``; 16 when
+    not recorded); other specs pass through."""
     if ":" in spec or not spec.endswith(".safetensors"):
         return spec
     from neurocheckers.agent_file import load_agent
 
     try:
-        sims = load_agent(spec, rules).metadata.get("simulations", "16")
+        metadata = load_agent(spec, rules).metadata
     except (FileNotFoundError, ValueError) as e:
         raise ValueError(f"bad player {spec!r}: {e}") from None
-    return f"mcts:{spec}:{sims}"
+    if metadata.get("search") == "alphabeta":
+        return f"alphabeta:{metadata.get('depth', '2')}:{spec}"
+    return f"mcts:{spec}:{metadata.get('simulations', '16')}"
 
 
 def pairings(player: str, config: GauntletConfig) -> list[tuple[str, str, str]]:

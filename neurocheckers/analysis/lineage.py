@@ -6,7 +6,7 @@ import dataclasses
 from pathlib import Path
 
 from neurocheckers.agent_file import load_agent, save_agent
-from neurocheckers.experiment.run import RunError, read_run_config
+from neurocheckers.experiment.run import RunError, read_run_config, search_metadata
 from neurocheckers.formats import LINEAGE_DIR, LINEAGE_FILE, RESERVED_AGENT_KEYS, read_lineage, read_metrics
 
 
@@ -63,8 +63,8 @@ def export_boss(run_dir: str | Path, out: str | Path, epoch: int | None = None) 
         lineage_epoch=str(entry.epoch),
         fitness_points=str(entry.points),
         games_per_epoch=str(config.games_per_epoch),
-        search="mcts",
         simulations=str(simulations),
+        **search_metadata(config.search, config.depth),
         seconds_per_move=str(config.seconds_per_move),
     )
     out = Path(out)

@@ -20,12 +20,13 @@ import jax
 import jax.numpy as jnp
 from flax import struct
 
-from neurocheckers.arena import play_population
+from neurocheckers.arena import PopulationSearch, play_population
 from neurocheckers.evaluator import EvaluatorSpec, init_params, init_population, value
 from neurocheckers.evolution.operators import next_generation, rank_members
 from neurocheckers.evolution.settings import EvolutionSettings
 from neurocheckers.evolution.strategies import es_ask, es_init, es_tell, make_strategy
 from neurocheckers.rules.presets import Rules, get_rules
+from neurocheckers.search.baselines import AlphaBetaConfig
 from neurocheckers.search.mcts import MCTSConfig
 
 
@@ -58,7 +59,7 @@ class Setup:
       settings: the evolution settings.
       rules: the rules preset.
       spec: the evaluator's shape.
-      search: MCTS settings of members and boss.
+      search: how members and boss search (``MCTSConfig`` or ``AlphaBetaConfig``).
       record_plies: plies of each game kept for the supervised quarter.
       strategy: the evosax adapter, or None for the boss GA.
       es_params: the evosax params, or None.
@@ -67,7 +68,7 @@ class Setup:
     settings: EvolutionSettings
     rules: Rules
     spec: EvaluatorSpec
-    search: MCTSConfig
+    search: PopulationSearch
     record_plies: int
     strategy: Any = None
     es_params: Any = None
@@ -77,8 +78,8 @@ class Setup:
 def make_setup(settings: EvolutionSettings) -> Setup:
     """The ``Setup`` of ``settings``. Cached, so equal settings share one Setup and one compiled epoch."""
     rules = get_rules(settings.rules)
-    spec = EvaluatorSpec.for_rules(rules, settings.layers, settings.width)
-    search = MCTSConfig(num_simulations=int(settings.simulations))
+    spec = EvaluatorSpec.for_rules(rules, settings.layers, settings.width, settings.material_input)
+    search = population_search(settings)
     record = min(settings.max_plies, rules.max_plies) if rules.max_plies else settings.max_plies
     strategy = es_params = None
     if settings.strategy != "boss_ga":
@@ -87,6 +88,15 @@ def make_setup(settings: EvolutionSettings) -> Setup:
             settings.strategy, settings.population, example, std=settings.mutation_rate
         )
     return Setup(settings, rules, spec, search, record, strategy, es_params)
+
+
+def population_search(settings: EvolutionSettings) -> PopulationSearch:
+    """The search members and boss play with: MCTS of ``simulations``, or alpha-beta of ``depth``."""
+    if settings.search == "alphabeta":
+        return AlphaBetaConfig(depth=int(settings.depth))
+    if settings.search != "mcts":
+        raise ValueError(f"search must be 'mcts' or 'alphabeta', got {settings.search!r}")
+    return MCTSConfig(num_simulations=int(settings.simulations))
 
 
 def init(setup: Setup, key: jax.Array) -> EvoState:

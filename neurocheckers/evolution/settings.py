@@ -41,3 +41,9 @@ class EvolutionSettings:
     """Random plies played before the agents take over."""
     max_plies: int
     """Cap on a game's length (and on the plies recorded for the learners)."""
+    search: str = "mcts"
+    """How members and boss choose moves: mcts (simulations) or alphabeta (depth)."""
+    depth: int = 2
+    """Alpha-beta plies per move with search = alphabeta."""
+    material_input: bool = False
+    """Whether each network's output unit also reads the material balance, with its own weight."""

@@ -11,13 +11,14 @@ from typing import Any
 
 from neurocheckers.experiment.files import read_toml
 from neurocheckers.rules.presets import PRESETS
-from neurocheckers.search.limits import MAX_SIMULATIONS
+from neurocheckers.search.limits import MAX_ALPHABETA_DEPTH, MAX_SIMULATIONS
 
 if typing.TYPE_CHECKING:
     from neurocheckers.evolution.settings import EvolutionSettings
 
 STRATEGIES = ("boss_ga", "SimpleGA", "Open_ES", "SNES", "CMA_ES")
 LOSSES = ("mae", "mse")
+SEARCHES = ("mcts", "alphabeta")
 
 
 class ConfigError(ValueError):
@@ -66,6 +67,12 @@ class ExperimentConfig:
     """Random seed: the same config and seed give the same metrics on the same machine."""
     checkpoint_every: int = 10
     """Write a checkpoint every this many epochs (and at the end)."""
+    search: str = "mcts"
+    """How members and boss choose moves: mcts (simulations per move) or alphabeta (depth plies)."""
+    depth: int = 2
+    """Alpha-beta plies per move with search = alphabeta (Blondie24: 4; each ply costs ~6x more time)."""
+    material_input: bool = False
+    """Feed the material balance (men 1, kings 1.5) straight to the output unit with its own weight."""
 
     def __post_init__(self) -> None:
         validate(self)
@@ -160,6 +167,12 @@ def validate(config: ExperimentConfig) -> None:
     need(c.opening_plies >= 0, f"opening_plies must be >= 0, got {c.opening_plies}")
     need(c.max_plies >= 1, f"max_plies must be >= 1, got {c.max_plies}")
     need(c.checkpoint_every >= 1, f"checkpoint_every must be >= 1, got {c.checkpoint_every}")
+    need(c.search in SEARCHES, f"search must be one of {', '.join(SEARCHES)}, got {c.search!r}")
+    need(1 <= c.depth <= MAX_ALPHABETA_DEPTH, f"depth must be in 1..{MAX_ALPHABETA_DEPTH}, got {c.depth}")
+    need(
+        c.search == "mcts" or c.seconds_per_move == 0,
+        f"seconds_per_move calibrates MCTS simulations: it must be 0 with search = {c.search!r}",
+    )
     need(bool(c.name) and "/" not in c.name, f"name must be a non-empty word without '/', got {c.name!r}")
 
 

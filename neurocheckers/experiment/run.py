@@ -188,7 +188,7 @@ def save_checkpoint(run_dir: Path, config: ExperimentConfig, setup: Setup, state
         "format_version": CHECKPOINT_VERSION,
         "epoch": str(int(state.epoch)),
         "config": json.dumps(config.to_dict(), sort_keys=True),
-        "simulations": str(setup.search.num_simulations),
+        "simulations": str(setup.settings.simulations),
     }
     atomic_write_bytes(run_dir / CHECKPOINT, save(tensors, metadata=metadata))
 
@@ -252,6 +252,12 @@ def _csv_text(columns: tuple[str, ...], rows: list[dict[str, str]]) -> str:
     return buffer.getvalue()
 
 
+def search_metadata(search: str, depth: int) -> dict[str, str]:
+    """Agent-file metadata naming the search a run's players used (next to ``simulations``):
+    ``search``, and ``depth`` for alpha-beta, so ``gauntlet FILE`` plays the agent the same way."""
+    return {"search": search, **({"depth": str(depth)} if search == "alphabeta" else {})}
+
+
 def _save_boss(run_dir: Path, setup: Setup, params: Any, boss_id: int, epoch: int, points: float) -> None:
     name = f"boss_{boss_id:04d}_epoch_{epoch:04d}.safetensors"
     save_agent(
@@ -264,7 +270,8 @@ def _save_boss(run_dir: Path, setup: Setup, params: Any, boss_id: int, epoch: in
             "epoch": str(epoch),
             "points": str(points),
             "games_per_epoch": str(setup.settings.games_per_epoch),
-            "simulations": str(setup.search.num_simulations),
+            "simulations": str(setup.settings.simulations),
+            **search_metadata(setup.settings.search, setup.settings.depth),
         },
     )
     with open(run_dir / LINEAGE_FILE, "a", newline="") as f:
@@ -374,8 +381,11 @@ def _run_epoch(
 
 def config_summary(config: ExperimentConfig, simulations: int) -> str:
     d = dataclasses.asdict(config)
+    search = f"{simulations} simulations/move"
+    if config.search == "alphabeta":
+        search = f"alpha-beta depth {config.depth}"
+    material = " + material input" if config.material_input else ""
     return (
-        f"{d['name']}: {d['rules']}, {d['layers']}x{d['width']} MLP, P={d['population']}, "
-        f"G={d['games_per_epoch']}, {simulations} simulations/move, strategy {d['strategy']}, "
-        f"seed {d['seed']}"
+        f"{d['name']}: {d['rules']}, {d['layers']}x{d['width']} MLP{material}, P={d['population']}, "
+        f"G={d['games_per_epoch']}, {search}, strategy {d['strategy']}, seed {d['seed']}"
     )

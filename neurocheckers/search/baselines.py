@@ -16,6 +16,7 @@ state both value functions here return the exact outcome for ``state.color`` rea
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Callable
 from typing import Any
@@ -344,6 +345,19 @@ def alphabeta_search(
     """
     final = alphabeta_stack(rules, state, depth, heuristic, root_margin)
     return _sign(state.color) * final.root_scores, state.legal_action_mask
+
+
+@dataclasses.dataclass(frozen=True)
+class AlphaBetaConfig:
+    """Static settings of an alpha-beta player (hashable: a static jit argument), the counterpart of
+    ``MCTSConfig`` where a caller picks the search (e.g. ``arena.play_population``)."""
+
+    depth: int = 2
+    """Plies searched (one action, a jump of a multi-jump included, is one ply); Blondie24 used 4."""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.depth, int) or isinstance(self.depth, bool) or self.depth < 1:
+            raise ValueError(f"depth must be an int >= 1, got {self.depth!r}")
 
 
 def alphabeta_policy(rules: Rules, depth: int, value_fn: ValueFn | None = None) -> Policy:
