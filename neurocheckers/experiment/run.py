@@ -33,6 +33,7 @@ from neurocheckers.arena import MemoryLimitError, check_memory
 from neurocheckers.evolution.boss_ga import EvoState, Setup, epoch_key, evolve_epoch, init, make_setup
 from neurocheckers.experiment.config import ConfigError, ExperimentConfig, make_config
 from neurocheckers.experiment.files import atomic_write_bytes, atomic_write_text
+from neurocheckers.experiment.strength import is_probe_epoch, strength_probe
 from neurocheckers.formats import (
     CONFIG_FILE,
     LINEAGE_COLUMNS,
@@ -248,7 +249,7 @@ def _csv_text(columns: tuple[str, ...], rows: list[dict[str, str]]) -> str:
     buffer = io.StringIO()
     writer = _csv_writer(buffer)
     writer.writerow(columns)
-    writer.writerows([r[c] for c in columns] for r in rows)
+    writer.writerows([r.get(c, "") for c in columns] for r in rows)  # older files lack new columns
     return buffer.getvalue()
 
 
@@ -272,6 +273,8 @@ def _save_boss(run_dir: Path, setup: Setup, params: Any, boss_id: int, epoch: in
 
 
 def _format(value: Any) -> str:
+    if value is None or isinstance(value, str):  # a column this epoch has no value for
+        return value or ""
     value = np.asarray(value)
     if value.dtype == np.bool_:
         return str(int(value))
@@ -360,10 +363,13 @@ def _run_epoch(
     row = {"epoch": epoch, **metrics}
     row["plies_per_second"] = float(metrics["plies"]) / max(wall, 1e-9)
     row["wall_seconds"] = wall
+    if is_probe_epoch(epoch, config.strength_every, total):
+        row.update(strength_probe(setup, state.boss))
     with open(run_dir / METRICS_FILE, "a", newline="") as f:
-        _csv_writer(f).writerow([_format(row[c]) for c in METRIC_COLUMNS])
+        _csv_writer(f).writerow([_format(row.get(c)) for c in METRIC_COLUMNS])
     if bool(metrics["boss_changed"]):
-        _save_boss(run_dir, setup, state.boss, int(state.boss_id), epoch, float(metrics["best_points"]))
+        points = float(metrics["promoted_points"])
+        _save_boss(run_dir, setup, state.boss, int(state.boss_id), epoch, points)
     epoch_done = int(state.epoch)
     if epoch_done % config.checkpoint_every == 0 or epoch_done == total:
         save_checkpoint(run_dir, config, setup, state)
