@@ -5,9 +5,17 @@ fitness = points (win 1, draw 1/2, loss 0), ranking best first with ties to the 
 member becomes the new boss when its points reach ``promotion_threshold * games_per_epoch``; the
 next generation is elites, mutants, crossovers and learners (``operators.next_generation``).
 evosax strategies replace the generation step (ask/tell on flat genomes) but keep the same games,
-fitness and boss promotion. ``evolve_epoch`` is one jitted function of (state, key);
-``evolve_epochs`` scans it over many epochs as one compiled function of the seed, so several seeds
-can be vmapped at once (the PureJaxRL way) with the same metrics as the epoch-by-epoch driver.
+fitness and boss promotion.
+
+Selection settings, all off by default (``selection``): games against the boss from K paired openings
+drawn per epoch; promotion only after a confirmation match whose lower 95% bound is above 1/2; extra
+games against a boss drawn from a hall of fame and against a fixed benchmark opponent, weighted into
+the fitness; or a stationary fitness (the benchmark points alone). Their draws use keys folded off the
+epoch key, so with every setting off an epoch is exactly the study's.
+
+``evolve_epoch`` is one jitted function of (state, key); ``evolve_epochs`` scans it over many epochs
+as one compiled function of the seed, so several seeds can be vmapped at once (the PureJaxRL way)
+with the same metrics as the epoch-by-epoch driver.
 """
 
 from __future__ import annotations

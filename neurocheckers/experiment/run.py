@@ -154,11 +154,20 @@ def checkpoint_epoch(run_dir: str | Path) -> int | None:
     try:
         with safe_open(str(Path(run_dir) / CHECKPOINT), framework="numpy") as f:
             metadata = f.metadata() or {}
-        if metadata.get("config") != json.dumps(config.to_dict(), sort_keys=True):
+        if not written_by(metadata.get("config"), config):
             return None
         return int(metadata["epoch"])
     except (SafetensorError, OSError, ValueError, KeyError):
         return None
+
+
+def written_by(stored: str | None, config: ExperimentConfig) -> bool:
+    """Whether a checkpoint's stored config (JSON) is ``config``; keys added to the config since the
+    checkpoint was written count at their defaults, so older runs still resume."""
+    try:
+        return make_config(json.loads(stored or "")).to_dict() == config.to_dict()
+    except (ValueError, TypeError, AttributeError):  # not JSON, or not a config (ConfigError too)
+        return False
 
 
 @contextlib.contextmanager
@@ -212,7 +221,7 @@ def load_checkpoint(run_dir: Path, config: ExperimentConfig, setup: Setup) -> Ev
         raise RunError(
             f"{path} has checkpoint version {metadata.get('format_version')!r}, not {CHECKPOINT_VERSION}"
         )
-    if metadata.get("config") != json.dumps(config.to_dict(), sort_keys=True):
+    if not written_by(metadata.get("config"), config):
         raise RunError(f"checkpoint {path} was written by another config than {run_dir / CONFIG_FILE}")
     if len(tensors) != len(expected):
         raise RunError(f"checkpoint {path} holds {len(tensors)} arrays, expected {len(expected)}")
