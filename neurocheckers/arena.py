@@ -108,6 +108,14 @@ def a_is_black_in_game(game_ids: jax.Array) -> jax.Array:
     return game_ids % 2 == 0
 
 
+def paired_opening_starts(openings: State, game_numbers: jax.Array) -> State:
+    """The start of each game of a paired-openings match: games ``2i`` and ``2i + 1`` start from
+    opening ``i`` (modulo the M openings of ``openings``, [M] states); the result has the shape of
+    ``game_numbers``."""
+    count = jax.tree.leaves(openings)[0].shape[0]
+    return jax.tree.map(lambda x: x[(game_numbers // 2) % count], openings)
+
+
 def _play(
     rules: Rules,
     choose: Callable[[State, jax.Array, jax.Array], jax.Array],
@@ -217,10 +225,7 @@ def play_match(
     max_plies = default_max_plies(rules) if max_plies is None else max_plies
     game_ids = first_game + jnp.arange(num_games, dtype=jnp.int32)
     a_is_black = a_is_black_in_game(game_ids)
-    starts = None
-    if openings is not None:
-        count = jax.tree.leaves(openings)[0].shape[0]
-        starts = jax.tree.map(lambda x: x[(game_ids // 2) % count], openings)
+    starts = None if openings is None else paired_opening_starts(openings, game_ids)
 
     def choose(states: State, a_to_move: jax.Array, keys: jax.Array) -> jax.Array:
         keys_b = jax.vmap(jax.random.fold_in, in_axes=(0, None))(keys, 1)
@@ -388,6 +393,7 @@ def play_population(
     max_plies: int | None = None,
     opening_plies: int = 0,
     record: bool = False,
+    openings: State | None = None,
 ) -> GameRecords:
     """Every member of ``population`` ([P] leading axis) plays ``games_per_member`` games against
     ``boss``, the first half with the first move; both sides search with ``search_config`` (an
@@ -395,6 +401,9 @@ def play_population(
 
     Records have shape [P, G]. One search runs per game and ply; its leaves are rated by the mover's
     own network (the member's or the boss's). ``max_plies`` defaults to ``default_max_plies(rules)``.
+    With ``openings`` ([M] states) every member plays paired openings instead: its games ``2i`` and
+    ``2i + 1`` start from opening ``i``, the member Black in the first (``paired_opening_starts``),
+    so all members meet the same starts with both colours.
     """
     max_plies = default_max_plies(rules) if max_plies is None else max_plies
     num_members = jax.tree.leaves(population)[0].shape[0]
@@ -409,20 +418,42 @@ def play_population(
         opening_plies,
         record,
     )
+    play = _over_member_shards(play, num_members, (False, True, False, True, True))
+    return play(population, boss, member_ids, key, openings)
+
+
+def _over_member_shards(play: Callable, num_members: int, replicated: tuple[bool, ...]) -> Callable:
+    """``play`` run with one shard of the members per host device (when there are several and they
+    divide the members), each with its own ply loop; ``replicated`` says which arguments every shard
+    gets whole (the others are split along their leading member axis). Per-game keys come from global
+    ids, so the result is the same as on one device."""
     devices = jax.local_device_count()
-    if devices > 1 and num_members % devices == 0:
-        # One shard of the population per host device; each runs its own ply loop. Per-game keys
-        # come from global ids, so the result is the same as on one device.
-        mesh = jax.sharding.Mesh(np.array(jax.local_devices()), ("members",))
-        spec_members, spec_all = jax.sharding.PartitionSpec("members"), jax.sharding.PartitionSpec()
-        play = jax.shard_map(
-            play,
-            mesh=mesh,
-            in_specs=(spec_members, spec_all, spec_members, spec_all),
-            out_specs=spec_members,
-            check_vma=False,
-        )
-    return play(population, boss, member_ids, key)
+    if devices == 1 or num_members % devices:
+        return play
+    mesh = jax.sharding.Mesh(np.array(jax.local_devices()), ("members",))
+    whole, split = jax.sharding.PartitionSpec(), jax.sharding.PartitionSpec("members")
+    return jax.shard_map(
+        play,
+        mesh=mesh,
+        in_specs=tuple(whole if r else split for r in replicated),
+        out_specs=split,
+        check_vma=False,
+    )
+
+
+def _member_games_layout(
+    num_members: int, games_per_member: int, member_ids: jax.Array, openings: State | None
+) -> tuple[jax.Array, jax.Array, State | None]:
+    """(a_is_black [P, G], game ids [P, G], starts [P, G] or None) of every member's games: the first
+    half with the first move from the initial position, or paired openings when ``openings`` is
+    given."""
+    shape = (num_members, games_per_member)
+    game_ids = member_ids[:, None] * games_per_member + jnp.arange(games_per_member, dtype=jnp.int32)
+    if openings is None:
+        a_is_black = jnp.broadcast_to(jnp.arange(games_per_member) < games_per_member // 2, shape)
+        return a_is_black, game_ids, None
+    game_numbers = jnp.broadcast_to(jnp.arange(games_per_member, dtype=jnp.int32), shape)
+    return a_is_black_in_game(game_numbers), game_ids, paired_opening_starts(openings, game_numbers)
 
 
 def _play_members(
@@ -437,11 +468,10 @@ def _play_members(
     boss: Any,
     member_ids: jax.Array,
     key: jax.Array,
+    openings: State | None,
 ) -> GameRecords:
     num_members = member_ids.shape[0]
-    shape = (num_members, games_per_member)
-    a_is_black = jnp.broadcast_to(jnp.arange(games_per_member) < games_per_member // 2, shape)
-    game_ids = member_ids[:, None] * games_per_member + jnp.arange(games_per_member, dtype=jnp.int32)
+    a_is_black, game_ids, starts = _member_games_layout(num_members, games_per_member, member_ids, openings)
     policy = member_or_boss_policy(rules, spec, search_config)
 
     def member_games(member, states, use_member, keys):
@@ -451,4 +481,57 @@ def _play_members(
     def choose(states: State, a_to_move: jax.Array, keys: jax.Array) -> jax.Array:
         return jax.vmap(member_games)(population, states, a_to_move, keys)
 
-    return _play(rules, choose, a_is_black, game_ids, key, max_plies, opening_plies, record)
+    return _play(rules, choose, a_is_black, game_ids, key, max_plies, opening_plies, record, starts=starts)
+
+
+@functools.partial(
+    jax.jit,
+    static_argnames=(
+        "rules",
+        "member_policy",
+        "opponent_policy",
+        "games_per_member",
+        "max_plies",
+        "opening_plies",
+    ),
+)
+def play_population_against(
+    rules: Rules,
+    member_policy: Policy,
+    population: Any,
+    opponent_policy: Policy,
+    opponent_params: Any,
+    key: jax.Array,
+    games_per_member: int,
+    openings: State,
+    max_plies: int | None = None,
+    opening_plies: int = 0,
+) -> GameRecords:
+    """Every member of ``population`` ([P] leading axis), choosing moves with ``member_policy``, plays
+    ``games_per_member`` paired-openings games (``play_population`` with ``openings``) against one
+    fixed opponent (``opponent_policy`` with ``opponent_params``, e.g. a material alpha-beta).
+
+    Records have shape [P, G]. Both policies run for every game at every ply and the mover's choice
+    is kept, as in ``play_match``.
+    """
+    max_plies = default_max_plies(rules) if max_plies is None else max_plies
+    num_members = jax.tree.leaves(population)[0].shape[0]
+
+    def play(population, member_ids, key, openings, opponent_params):
+        a_is_black, game_ids, starts = _member_games_layout(
+            member_ids.shape[0], games_per_member, member_ids, openings
+        )
+
+        def choose(states: State, a_to_move: jax.Array, keys: jax.Array) -> jax.Array:
+            keys_b = jax.vmap(jax.vmap(jax.random.fold_in, in_axes=(0, None)), in_axes=(0, None))(keys, 1)
+            games = jax.vmap(member_policy, in_axes=(None, 0, 0))
+            actions_a = jax.vmap(games)(population, states, keys)
+            opponent = jax.vmap(jax.vmap(opponent_policy, in_axes=(None, 0, 0)), in_axes=(None, 0, 0))
+            actions_b = opponent(opponent_params, states, keys_b)
+            return jnp.where(a_to_move, actions_a, actions_b)
+
+        return _play(rules, choose, a_is_black, game_ids, key, max_plies, opening_plies, False, starts=starts)
+
+    play = _over_member_shards(play, num_members, (False, False, True, True, True))
+    member_ids = jnp.arange(num_members, dtype=jnp.int32)
+    return play(population, member_ids, key, openings, opponent_params)

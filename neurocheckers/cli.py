@@ -277,9 +277,10 @@ def evolve(
     print(f"metrics: {run_dir}/metrics.csv")
     print(f"lineage: {run_dir}/lineage/")
     if plot:
-        from neurocheckers.analysis.plots import plot_fitness
+        from neurocheckers.analysis.plots import plot_fitness, plot_strength, strength_path
 
         files = plot_fitness([run_dir], f"{run_dir}/fitness.png")
+        files += plot_strength([run_dir], strength_path(files[0]))
         print("plot: " + ", ".join(str(f) for f in files))
 
 
@@ -511,11 +512,12 @@ def plot(
         typer.Option(metavar="TEXT", help="Legend label of each run, in order (default: its name)."),
     ] = None,
 ) -> None:
-    """Plot the fitness of one or more runs over epochs.
+    """Plot the fitness of one or more runs over epochs, and their strength probes when they have any.
 
     Shows the band, mean and best member per game and the boss promotions, runs overlaid, with the
-    number of bosses promoted below."""
-    from neurocheckers.analysis.plots import plot_fitness
+    number of bosses promoted below. Runs made with strength_every also get a strength figure beside
+    it (fitness.png -> strength.png): the boss's probe scores against epochs and against wall time."""
+    from neurocheckers.analysis.plots import plot_fitness, plot_strength, strength_path
     from neurocheckers.experiment.run import RunError, read_run_config
 
     if smooth is not None and smooth < 1:
@@ -525,7 +527,9 @@ def plot(
     try:
         for run_dir in run_dirs:
             read_run_config(run_dir)
-        files = plot_fitness(run_dirs, out or f"{run_dirs[0]}/fitness.png", label, smooth)
+        fitness_out = out or f"{run_dirs[0]}/fitness.png"
+        files = plot_fitness(run_dirs, fitness_out, label, smooth)
+        files += plot_strength(run_dirs, strength_path(fitness_out), label)
     except (RunError, ValueError) as e:
         raise UserError(str(e)) from None
     except OSError as e:

@@ -37,11 +37,38 @@ METRIC_COLUMNS = (
     "draws",
     "losses",
     "plies",
+    "confirm_score",
+    "confirm_low",
+    "hall_of_fame_score",
+    "benchmark_score",
+    "strength_material",
+    "strength_material_low",
+    "strength_material_high",
+    "strength_random",
+    "strength_random_low",
+    "strength_random_high",
+    "strength_seconds",
     "plies_per_second",
     "wall_seconds",
 )
-"""Columns of ``metrics.csv``; fitness columns are points over the epoch's games (not per game)."""
-TIMING_COLUMNS = ("plies_per_second", "wall_seconds")
+"""Columns of ``metrics.csv``; fitness columns are points over the epoch's games (not per game)
+against the boss. The selection columns (the confirmation match's score and lower 95% bound, mean
+points per game against the hall of fame and the benchmark opponent) are empty when that setting is
+off; the strength columns (``STRENGTH_COLUMNS``) are empty except on the epochs that rate the boss.
+Files written before a column existed lack it; readers use ``row.get``."""
+STRENGTH_COLUMNS = (
+    "strength_material",
+    "strength_material_low",
+    "strength_material_high",
+    "strength_random",
+    "strength_random_low",
+    "strength_random_high",
+    "strength_seconds",
+)
+"""The strength probe's columns: the boss's network under alpha-beta against material at the same
+depth, and the boss with its training search against random (scores with their 95% intervals), and
+the probe's seconds (not in ``wall_seconds``)."""
+TIMING_COLUMNS = ("plies_per_second", "wall_seconds", "strength_seconds")
 """The columns that differ between two runs of the same config and seed."""
 LINEAGE_COLUMNS = ("boss_id", "epoch", "points", "file")
 """Columns of ``lineage.csv``: epoch -1 is the random first boss; file is in ``lineage/``."""
@@ -63,6 +90,8 @@ PLAYER_SPECS = (
     " | mcts-rollout:SIMS"
 )
 """The player specs ``players.parse_player`` reads; FILE is an agent file."""
+FIXED_OPPONENTS = "random | greedy-material | alphabeta:D"
+"""The knowledge-light player specs an evolution run can play as a fixed benchmark opponent."""
 
 
 def _complete_rows(path: Path) -> list[dict[str, str]]:
@@ -88,3 +117,15 @@ def display_name(spec: str) -> str:
     """A player spec with agent-file paths cut to their file names, for figure titles:
     ``mcts:runs/x/agent.safetensors:16`` -> ``mcts:agent.safetensors:16``."""
     return ":".join(part.rsplit("/", 1)[-1] for part in spec.split(":"))
+
+
+def parse_fixed_opponent(spec: str) -> tuple[str, int]:
+    """``(kind, depth)`` of a fixed opponent spec (``FIXED_OPPONENTS``): ``("random", 0)``,
+    ``("greedy-material", 0)`` or ``("alphabeta", D)`` with D in 1..8; ``ValueError`` naming it
+    otherwise."""
+    if spec in ("random", "greedy-material"):
+        return spec, 0
+    kind, _, depth = spec.partition(":")
+    if kind == "alphabeta" and depth.isdigit() and 1 <= int(depth) <= 8:
+        return kind, int(depth)
+    raise ValueError(f"a fixed opponent is {FIXED_OPPONENTS} (D in 1..8), got {spec!r}")

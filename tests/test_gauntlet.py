@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import sys
+from pathlib import Path
 
 import jax
 import numpy as np
@@ -26,6 +28,9 @@ from neurocheckers.rules.openings import (
     read_openings,
 )
 from neurocheckers.stats import elo_standard_errors, fit_elo, paired_interval
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from networks import material_network  # noqa: E402
 
 
 def test_paired_interval_of_a_tiny_match():
@@ -152,26 +157,6 @@ def test_a_small_gauntlet_rates_alphabeta_above_random(tmp_path):
     data = json.loads(files["gauntlet.json"].read_text())
     assert data["player"] == "alphabeta:2" and len(data["rows"]) == len(result.rows)
     assert files["gauntlet.png"].stat().st_size > 0
-
-
-def material_network(spec, scale: float = 0.25):
-    """MLP parameters whose output is sigmoid(scale * material of the side to move): two ReLU units
-    carry max(m, 0) and max(-m, 0) through every hidden layer."""
-    from neurocheckers.evaluator import param_shapes
-
-    shapes = param_shapes(spec)
-    params = {
-        layer: {k: np.zeros(s, np.float32) for k, s in leaves.items()} for layer, leaves in shapes.items()
-    }
-    n = spec.num_squares
-    material = np.concatenate([np.ones(n), np.full(n, 1.5)]).astype(np.float32)
-    params["layer_0"]["kernel"][:, 0] = material
-    params["layer_0"]["kernel"][:, 1] = -material
-    for i in range(1, spec.layers):
-        params[f"layer_{i}"]["kernel"][0, 0] = params[f"layer_{i}"]["kernel"][1, 1] = 1.0
-    out = params[f"layer_{spec.layers}"]["kernel"]
-    out[0, 0], out[1, 0] = scale, -scale
-    return jax.tree.map(jax.numpy.asarray, params)
 
 
 @pytest.mark.parametrize("depth", [1, 2])

@@ -162,7 +162,11 @@ def plot_fitness(
 ) -> list[Path]:
     """Write :func:`fitness_figure` of ``run_dirs`` as ``out`` in PNG and SVG (whatever its suffix);
     returns the files written."""
-    fig = fitness_figure(run_dirs, labels, smooth)
+    return _save_figure(fitness_figure(run_dirs, labels, smooth), out)
+
+
+def _save_figure(fig: Figure, out: str | Path) -> list[Path]:
+    """Write ``fig`` as ``out`` in PNG and SVG (whatever its suffix); returns the files written."""
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
     written = []
@@ -171,3 +175,73 @@ def plot_fitness(
         fig.savefig(path, dpi=120)
         written.append(path)
     return written
+
+
+STRENGTH_MATCHES = {
+    "strength_material": ("-", "network at alpha-beta 2 vs material at 2"),
+    "strength_random": ("--", "training search vs random"),
+}
+"""The strength probe's matches (``experiment.strength``): line style and legend text."""
+
+
+def has_strength(rows: list[dict[str, str]]) -> bool:
+    """Whether any row holds a strength probe (files written before the probe existed hold none)."""
+    return any(r.get("strength_material") for r in rows)
+
+
+def _strength_series(rows: list[dict[str, str]], column: str):
+    """(epochs, minutes of training so far at the end of each, score, low, high) of the probed rows;
+    the training time is the cumulative ``wall_seconds`` of all epochs up to the probed one."""
+    minutes = np.cumsum([float(r["wall_seconds"]) for r in rows]) / 60.0
+    probed = [i for i, r in enumerate(rows) if r.get(column)]
+    values = [[float(rows[i][c]) for i in probed] for c in (column, f"{column}_low", f"{column}_high")]
+    return (_column([rows[i] for i in probed], "epoch"), minutes[probed], *map(np.array, values))
+
+
+def strength_figure(run_dirs: Sequence[str | Path], labels: Sequence[str] | None = None) -> Figure:
+    """The strength probes of one run or several: each match's score with its 95% interval (a band)
+    against epochs (left) and against minutes of training wall time (right), 1/2 dashed.
+    ``ValueError`` when no run has a probe (``strength_every`` was 0 or the file predates it)."""
+    runs = _read_runs(run_dirs)
+    names = list(labels) if labels else _labels([r[0] for r in runs], [r[2] for r in runs])
+    probed = [i for i, r in enumerate(runs) if has_strength(r[1])]
+    if not probed:
+        raise ValueError("no strength probes to plot: the runs were made with strength_every = 0")
+    runs, names = [runs[i] for i in probed], [names[i] for i in probed]
+    fig = Figure(figsize=(11, 4.8), layout="constrained")
+    ax_epoch, ax_time = fig.subplots(1, 2, sharey=True)
+    for i, (_, rows, _, _) in enumerate(runs):
+        color = f"C{i % 10}"
+        for column, (style, _) in STRENGTH_MATCHES.items():
+            epoch, minutes, score, low, high = _strength_series(rows, column)
+            for ax, x in ((ax_epoch, epoch), (ax_time, minutes)):
+                ax.plot(x, score, style, color=color, lw=1.3, marker=".", ms=4)
+                ax.fill_between(x, low, high, color=color, alpha=0.12, lw=0)
+    for ax, label in ((ax_epoch, "epoch"), (ax_time, "training wall time (minutes)")):
+        ax.axhline(0.5, color="0.4", lw=0.8, ls=":")
+        ax.set_xlabel(label)
+        ax.set_ylim(-0.02, 1.02)
+        ax.grid(alpha=0.3)
+    ax_epoch.set_ylabel("boss's score per game (95% interval)")
+    fig.suptitle("Strength of the boss over training")
+    handles = [Line2D([], [], color="0.3", ls=style, label=text) for style, text in STRENGTH_MATCHES.values()]
+    handles += [Line2D([], [], color=f"C{i % 10}", lw=2, label=names[i]) for i in range(len(runs))]
+    fig.legend(handles=handles, loc="outside lower center", ncol=3, fontsize=8)
+    return fig
+
+
+def strength_path(fitness_out: str | Path) -> Path:
+    """Where the strength figure goes beside a fitness figure: ``fitness.png`` -> ``strength.png``,
+    ``x.png`` -> ``x_strength.png``."""
+    out = Path(fitness_out)
+    return out.with_name(("strength" if out.stem == "fitness" else f"{out.stem}_strength") + ".png")
+
+
+def plot_strength(
+    run_dirs: Sequence[str | Path], out: str | Path, labels: Sequence[str] | None = None
+) -> list[Path]:
+    """Write :func:`strength_figure` as ``out`` in PNG and SVG; nothing (an empty list) when no run
+    has a strength probe."""
+    if not any(has_strength(read_metrics(d)) for d in run_dirs):
+        return []
+    return _save_figure(strength_figure(run_dirs, labels), out)

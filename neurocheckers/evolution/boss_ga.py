@@ -5,9 +5,17 @@ fitness = points (win 1, draw 1/2, loss 0), ranking best first with ties to the 
 member becomes the new boss when its points reach ``promotion_threshold * games_per_epoch``; the
 next generation is elites, mutants, crossovers and learners (``operators.next_generation``).
 evosax strategies replace the generation step (ask/tell on flat genomes) but keep the same games,
-fitness and boss promotion. ``evolve_epoch`` is one jitted function of (state, key);
-``evolve_epochs`` scans it over many epochs as one compiled function of the seed, so several seeds
-can be vmapped at once (the PureJaxRL way) with the same metrics as the epoch-by-epoch driver.
+fitness and boss promotion.
+
+Selection settings, all off by default (``selection``): games against the boss from K paired openings
+drawn per epoch; promotion only after a confirmation match whose lower 95% bound is above 1/2; extra
+games against a boss drawn from a hall of fame and against a fixed benchmark opponent, weighted into
+the fitness; or a stationary fitness (the benchmark points alone). Their draws use keys folded off the
+epoch key, so with every setting off an epoch is exactly the study's.
+
+``evolve_epoch`` is one jitted function of (state, key); ``evolve_epochs`` scans it over many epochs
+as one compiled function of the seed, so several seeds can be vmapped at once (the PureJaxRL way)
+with the same metrics as the epoch-by-epoch driver.
 """
 
 from __future__ import annotations
@@ -20,11 +28,21 @@ import jax
 import jax.numpy as jnp
 from flax import struct
 
-from neurocheckers.arena import PopulationSearch, play_population
+from neurocheckers.arena import PopulationSearch, play_population, play_population_against
 from neurocheckers.evaluator import EvaluatorSpec, init_params, init_population, value
 from neurocheckers.evolution.operators import next_generation, rank_members
+from neurocheckers.evolution.selection import (
+    confirmed_pick,
+    draw_openings,
+    fixed_opponent_policy,
+    hall_of_fame_add,
+    hall_of_fame_init,
+    hall_of_fame_sample,
+    member_policy,
+)
 from neurocheckers.evolution.settings import EvolutionSettings
 from neurocheckers.evolution.strategies import es_ask, es_init, es_tell, make_strategy
+from neurocheckers.rules.openings import load_openings, opening_states
 from neurocheckers.rules.presets import Rules, get_rules
 from neurocheckers.search.baselines import AlphaBetaConfig
 from neurocheckers.search.mcts import MCTSConfig
@@ -41,6 +59,8 @@ class EvoState:
       boss_epoch: [] int32, the epoch in which the boss was promoted (-1 for the first boss).
       epoch: [] int32, epochs completed.
       es_state: the evosax strategy's state (an empty tuple for the boss GA).
+      hall_of_fame: the last ``hall_of_fame`` bosses (``selection.HallOfFame``; an empty tuple when
+        off, so runs without one keep their checkpoint layout).
     """
 
     population: Any
@@ -49,6 +69,7 @@ class EvoState:
     boss_epoch: jax.Array
     epoch: jax.Array
     es_state: Any = ()
+    hall_of_fame: Any = ()
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -63,6 +84,8 @@ class Setup:
       record_plies: plies of each game kept for the supervised quarter.
       strategy: the evosax adapter, or None for the boss GA.
       es_params: the evosax params, or None.
+      openings: the committed openings of the rules ([M] states), or None when no setting uses them.
+      fixed_opponent: the benchmark opponent's policy, or None.
     """
 
     settings: EvolutionSettings
@@ -72,6 +95,18 @@ class Setup:
     record_plies: int
     strategy: Any = None
     es_params: Any = None
+    openings: Any = None
+    fixed_opponent: Any = None
+
+
+def uses_openings(settings: EvolutionSettings) -> bool:
+    """Whether any game of an epoch starts from the committed openings."""
+    return bool(
+        settings.openings
+        or settings.promotion_candidates
+        or settings.hall_of_fame
+        or settings.benchmark_opponent
+    )
 
 
 @functools.cache
@@ -87,7 +122,9 @@ def make_setup(settings: EvolutionSettings) -> Setup:
         strategy, es_params = make_strategy(
             settings.strategy, settings.population, example, std=settings.mutation_rate
         )
-    return Setup(settings, rules, spec, search, record, strategy, es_params)
+    openings = opening_states(rules, load_openings(rules)) if uses_openings(settings) else None
+    fixed = fixed_opponent_policy(rules, settings.benchmark_opponent) if settings.benchmark_opponent else None
+    return Setup(settings, rules, spec, search, record, strategy, es_params, openings, fixed)
 
 
 def population_search(settings: EvolutionSettings) -> PopulationSearch:
@@ -108,6 +145,7 @@ def init(setup: Setup, key: jax.Array) -> EvoState:
     if setup.strategy is not None:
         es_state = es_init(es_key, setup.strategy, setup.es_params, boss)
         es_state = jax.tree.map(lambda x: jnp.array(x, dtype=jnp.asarray(x).dtype), es_state)
+    size = setup.settings.hall_of_fame
     return EvoState(
         population=population,
         boss=boss,
@@ -115,6 +153,7 @@ def init(setup: Setup, key: jax.Array) -> EvoState:
         boss_epoch=jnp.int32(-1),
         epoch=jnp.int32(0),
         es_state=es_state,
+        hall_of_fame=hall_of_fame_init(boss, size) if size else (),
     )
 
 
@@ -134,11 +173,15 @@ def _training_data(setup: Setup, records) -> tuple[jax.Array, jax.Array, jax.Arr
     return positions.reshape(p, g * length, d), targets.reshape(p, g * length), valid.reshape(p, g * length)
 
 
-def choose_boss(fitness: jax.Array, games: int, threshold: float) -> tuple[jax.Array, jax.Array]:
-    """(ranking [P] best first, promote []): the best member (ties to the lower index) becomes the
-    boss when its points reach ``threshold * games`` (>=, so exactly 3/4 of the games is enough)."""
+def choose_boss(
+    fitness: jax.Array, games: int, threshold: float, boss_points: jax.Array | None = None
+) -> tuple[jax.Array, jax.Array]:
+    """(ranking [P] best first, promote []): the best member by ``fitness`` (ties to the lower index)
+    becomes the boss when its points against the boss (``boss_points``, by default ``fitness``)
+    reach ``threshold * games`` (>=, so exactly 3/4 of the games is enough)."""
     ranking = rank_members(fitness)
-    return ranking, fitness[ranking[0]] >= threshold * games
+    boss_points = fitness if boss_points is None else boss_points
+    return ranking, boss_points[ranking[0]] >= threshold * games
 
 
 def _quantiles(fitness: jax.Array) -> jax.Array:
@@ -190,8 +233,8 @@ def _epoch_metrics(
     best: jax.Array,
     promote: jax.Array,
 ) -> dict[str, jax.Array]:
-    """The epoch's row of ``metrics.csv`` (fitness in points over the epoch's games), without the
-    learners' losses and the timing columns."""
+    """The epoch's row of ``metrics.csv`` (``fitness``: each member's points over the epoch's games
+    against the boss), without the learners' losses, the selection and the timing columns."""
     q = _quantiles(fitness)
     return dict(
         fitness_min=q[0],
@@ -213,11 +256,103 @@ def _epoch_metrics(
     )
 
 
+SELECTION_SALT = 12
+"""Folded into the epoch key for the draws of the selection games (openings, confirmation, hall of
+fame, benchmark), so the study's own draws (the split of the epoch key) stay as they were."""
+
+
+def _selection_keys(key: jax.Array) -> dict[str, jax.Array]:
+    names = ("boss_openings", "confirm_openings", "confirm_games", "hall_pick", "hall_openings")
+    names += ("hall_games", "benchmark_openings", "benchmark_games")
+    keys = jax.random.split(jax.random.fold_in(key, SELECTION_SALT), len(names))
+    return dict(zip(names, keys, strict=True))
+
+
+def _boss_openings(setup: Setup, keys: dict[str, jax.Array]) -> Any:
+    """The epoch's openings against the boss ([K] states, the same for every member), or None."""
+    c = setup.settings
+    return draw_openings(keys["boss_openings"], setup.openings, c.openings) if c.openings else None
+
+
+def _other_opponents(
+    setup: Setup, state: EvoState, population: Any, keys: dict[str, jax.Array]
+) -> tuple[dict[str, jax.Array], dict[str, jax.Array]]:
+    """(points, metrics): each member's points ([P]) against a boss drawn from the hall of fame and
+    against the benchmark opponent, for those that are on, over paired openings shared by all
+    members; the metrics are the mean points per game."""
+    c = setup.settings
+    points: dict[str, jax.Array] = {}
+    metrics: dict[str, jax.Array] = {}
+    if c.hall_of_fame:
+        opponent = hall_of_fame_sample(state.hall_of_fame, keys["hall_pick"])
+        openings = draw_openings(keys["hall_openings"], setup.openings, c.hall_of_fame_games // 2)
+        records = play_population(
+            setup.rules, setup.spec, setup.search, population, opponent, keys["hall_games"],
+            c.hall_of_fame_games, max_plies=setup.record_plies, opening_plies=c.opening_plies,
+            openings=openings,
+        )  # fmt: skip
+        points["hall_of_fame"] = jnp.sum(records.score, axis=1)
+        metrics["hall_of_fame_score"] = jnp.mean(records.score)
+    if c.benchmark_opponent:
+        openings = draw_openings(keys["benchmark_openings"], setup.openings, c.benchmark_games // 2)
+        records = play_population_against(
+            setup.rules, member_policy(setup.rules, setup.spec, setup.search), population,
+            setup.fixed_opponent, None, keys["benchmark_games"], c.benchmark_games, openings,
+            max_plies=setup.record_plies, opening_plies=c.opening_plies,
+        )  # fmt: skip
+        points["benchmark"] = jnp.sum(records.score, axis=1)
+        metrics["benchmark_score"] = jnp.mean(records.score)
+    return points, metrics
+
+
+def _ranking_fitness(setup: Setup, boss_points: jax.Array, extra: dict[str, jax.Array]) -> jax.Array:
+    """[P] fitness that ranks the members: points against the boss plus the weighted points against
+    the other opponents, or (``fitness = "fixed"``) the points against the benchmark opponent alone."""
+    c = setup.settings
+    if c.fitness == "fixed":
+        return extra["benchmark"]
+    fitness = boss_points
+    if "hall_of_fame" in extra:
+        fitness = fitness + c.hall_of_fame_weight * extra["hall_of_fame"]
+    if "benchmark" in extra:
+        fitness = fitness + c.benchmark_weight * extra["benchmark"]
+    return fitness
+
+
+def _promotion(
+    setup: Setup,
+    state: EvoState,
+    population: Any,
+    fitness: jax.Array,
+    boss_points: jax.Array,
+    keys: dict[str, jax.Array],
+) -> tuple[jax.Array, jax.Array, jax.Array, dict[str, jax.Array]]:
+    """(ranking [P], the member to promote [], promote [], metrics). Without confirmation the best
+    ranked member is promoted when its points against the boss reach the threshold; with it the
+    ``promotion_candidates`` best ranked play a paired-openings match against the boss, and one at
+    the threshold is promoted only when its score's lower 95% bound is above 1/2 (``confirmed_pick``)."""
+    c = setup.settings
+    ranking, promote = choose_boss(fitness, c.games_per_epoch, c.promotion_threshold, boss_points)
+    if not c.promotion_candidates:
+        return ranking, ranking[0], promote, {}
+    candidates = ranking[: c.promotion_candidates]
+    eligible = boss_points[candidates] >= c.promotion_threshold * c.games_per_epoch
+    openings = draw_openings(keys["confirm_openings"], setup.openings, c.promotion_games // 2)
+    records = play_population(
+        setup.rules, setup.spec, setup.search, jax.tree.map(lambda x: x[candidates], population),
+        state.boss, keys["confirm_games"], c.promotion_games, max_plies=setup.record_plies,
+        opening_plies=c.opening_plies, openings=openings,
+    )  # fmt: skip
+    pick, promote, score, low = confirmed_pick(eligible, records.score)
+    return ranking, candidates[pick], promote, {"confirm_score": score, "confirm_low": low}
+
+
 @functools.partial(jax.jit, static_argnums=0)
 def evolve_epoch(setup: Setup, state: EvoState, key: jax.Array) -> tuple[EvoState, dict[str, jax.Array]]:
     """Play one epoch's games, promote a boss if one earned it, and breed the next generation."""
     c = setup.settings
     games_key, breed_key, ask_key = jax.random.split(key, 3)
+    keys = _selection_keys(key)
     es_state = state.es_state
     population = state.population
     if setup.strategy is not None:
@@ -233,15 +368,20 @@ def evolve_epoch(setup: Setup, state: EvoState, key: jax.Array) -> tuple[EvoStat
         max_plies=setup.record_plies,
         opening_plies=c.opening_plies,
         record=setup.strategy is None,
+        openings=_boss_openings(setup, keys),
     )
-    fitness = jnp.sum(records.score, axis=1)
-    ranking, promote = choose_boss(fitness, c.games_per_epoch, c.promotion_threshold)
-    best = ranking[0]
-    best_params = jax.tree.map(lambda x: x[best], population)
-    boss = jax.tree.map(lambda new, old: jnp.where(promote, new, old), best_params, state.boss)
+    boss_points = jnp.sum(records.score, axis=1)
+    extra_points, extra_metrics = _other_opponents(setup, state, population, keys)
+    fitness = _ranking_fitness(setup, boss_points, extra_points)
+    ranking, chosen, promote, confirm_metrics = _promotion(
+        setup, state, population, fitness, boss_points, keys
+    )
+    chosen_params = jax.tree.map(lambda x: x[chosen], population)
+    boss = jax.tree.map(lambda new, old: jnp.where(promote, new, old), chosen_params, state.boss)
     next_population, es_state, losses = _breed(
         setup, state, population, es_state, records, fitness, ranking, breed_key
     )
+    hall = hall_of_fame_add(state.hall_of_fame, boss, promote) if c.hall_of_fame else ()
     new_state = EvoState(
         population=next_population,
         boss=boss,
@@ -249,8 +389,11 @@ def evolve_epoch(setup: Setup, state: EvoState, key: jax.Array) -> tuple[EvoStat
         boss_epoch=jnp.where(promote, state.epoch, state.boss_epoch),
         epoch=state.epoch + 1,
         es_state=es_state,
+        hall_of_fame=hall,
     )
-    return new_state, {**losses, **_epoch_metrics(state, new_state, records, fitness, best, promote)}
+    metrics = _epoch_metrics(state, new_state, records, boss_points, ranking[0], promote)
+    selection = {"promoted_points": boss_points[chosen], **extra_metrics, **confirm_metrics}
+    return new_state, {**losses, **metrics, **selection}
 
 
 def _evolve_epochs(setup: Setup, num_epochs: int, state: EvoState, seed: jax.Array):

@@ -47,3 +47,23 @@ class EvolutionSettings:
     """Alpha-beta plies per move with search = alphabeta."""
     material_input: bool = False
     """Whether each network's output unit also reads the material balance, with its own weight."""
+    openings: int = 0
+    """Openings drawn per epoch, each played with both colours against the boss (games_per_epoch = 2K)."""
+    promotion_candidates: int = 0
+    """Best-ranked members at the threshold that play a confirmation match against the boss (0: off)."""
+    promotion_games: int = 64
+    """Paired-openings games of each confirmation match (even)."""
+    hall_of_fame: int = 0
+    """Past bosses kept (the last H); each epoch every member also plays one drawn from them (0: off)."""
+    hall_of_fame_games: int = 8
+    """Paired-openings games of each member against the hall-of-fame boss per epoch (even)."""
+    hall_of_fame_weight: float = 1.0
+    """Weight of the hall-of-fame points in the fitness (fitness = boss points + weights x points)."""
+    benchmark_opponent: str = ""
+    """A fixed opponent every member also plays: random, greedy-material or alphabeta:D ("": off)."""
+    benchmark_games: int = 8
+    """Paired-openings games of each member against the benchmark opponent per epoch (even)."""
+    benchmark_weight: float = 1.0
+    """Weight of the benchmark points in the fitness."""
+    fitness: str = "boss"
+    """What ranks members: boss (boss points + weighted extras) or fixed (benchmark points alone)."""

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from neurocheckers.experiment.files import read_toml
+from neurocheckers.formats import parse_fixed_opponent
 from neurocheckers.rules.presets import PRESETS
 from neurocheckers.search.limits import MAX_ALPHABETA_DEPTH, MAX_SIMULATIONS
 
@@ -19,6 +20,7 @@ if typing.TYPE_CHECKING:
 STRATEGIES = ("boss_ga", "SimpleGA", "Open_ES", "SNES", "CMA_ES")
 LOSSES = ("mae", "mse")
 SEARCHES = ("mcts", "alphabeta")
+FITNESS = ("boss", "fixed")
 
 
 class ConfigError(ValueError):
@@ -73,6 +75,28 @@ class ExperimentConfig:
     """Alpha-beta plies per move with search = alphabeta (Blondie24: 4; each ply costs ~6x more time)."""
     material_input: bool = False
     """Feed the material balance (men 1, kings 1.5) straight to the output unit with its own weight."""
+    openings: int = 0
+    """Openings drawn per epoch, each played with both colours against the boss (games_per_epoch = 2K)."""
+    promotion_candidates: int = 0
+    """Best-ranked members at the threshold that play a confirmation match against the boss (0: off)."""
+    promotion_games: int = 64
+    """Paired-openings games of each confirmation match; promoted only if the lower 95% bound > 0.5."""
+    hall_of_fame: int = 0
+    """Past bosses kept (the last H); each epoch every member also plays one drawn from them (0: off)."""
+    hall_of_fame_games: int = 8
+    """Paired-openings games of each member against the hall-of-fame boss per epoch (even)."""
+    hall_of_fame_weight: float = 1.0
+    """Weight of the hall-of-fame points in the fitness (fitness = boss points + weights x points)."""
+    benchmark_opponent: str = ""
+    """A fixed opponent every member also plays: random, greedy-material or alphabeta:D ("": off)."""
+    benchmark_games: int = 8
+    """Paired-openings games of each member against the benchmark opponent per epoch (even)."""
+    benchmark_weight: float = 1.0
+    """Weight of the benchmark points in the fitness."""
+    fitness: str = "boss"
+    """What ranks members: boss (boss points + weighted extras) or fixed (benchmark points alone)."""
+    strength_every: int = 0
+    """Rate the boss every N epochs (and at the last): alpha-beta 2 vs material, search vs random (0: off)."""
 
     def __post_init__(self) -> None:
         validate(self)
@@ -174,6 +198,56 @@ def validate(config: ExperimentConfig) -> None:
         f"seconds_per_move calibrates MCTS simulations: it must be 0 with search = {c.search!r}",
     )
     need(bool(c.name) and "/" not in c.name, f"name must be a non-empty word without '/', got {c.name!r}")
+    validate_selection(c)
+
+
+def validate_selection(c: ExperimentConfig) -> None:
+    """Raise ``ConfigError`` for impossible selection settings (openings, confirmation, hall of fame,
+    benchmark opponent, fitness, strength probes)."""
+
+    def need(condition: bool, message: str) -> None:
+        if not condition:
+            raise ConfigError(message)
+
+    for name in ("openings", "promotion_candidates", "hall_of_fame", "strength_every"):
+        need(getattr(c, name) >= 0, f"{name} must be >= 0, got {getattr(c, name)}")
+    for name in ("promotion_games", "hall_of_fame_games", "benchmark_games"):
+        value = getattr(c, name)
+        need(value >= 2 and value % 2 == 0, f"{name} must be even and >= 2 (paired games), got {value}")
+    for name in ("hall_of_fame_weight", "benchmark_weight"):
+        need(getattr(c, name) >= 0, f"{name} must be >= 0, got {getattr(c, name)}")
+    if c.openings:
+        need(
+            c.games_per_epoch == 2 * c.openings,
+            f"games_per_epoch must be 2 x openings (each opening with both colours), got "
+            f"games_per_epoch = {c.games_per_epoch} with openings = {c.openings}",
+        )
+        available = _committed_openings(c.rules)
+        need(c.openings <= available, f"openings must be <= {available} for {c.rules}, got {c.openings}")
+    need(
+        c.promotion_candidates <= c.population,
+        f"promotion_candidates must be <= population ({c.population}), got {c.promotion_candidates}",
+    )
+    if c.benchmark_opponent:
+        try:
+            parse_fixed_opponent(c.benchmark_opponent)
+        except ValueError as e:
+            raise ConfigError(f"benchmark_opponent: {e}") from None
+    need(c.fitness in FITNESS, f"fitness must be one of {', '.join(FITNESS)}, got {c.fitness!r}")
+    if c.fitness == "fixed":
+        need(bool(c.benchmark_opponent), 'fitness = "fixed" needs a benchmark_opponent')
+        need(
+            c.hall_of_fame == 0,
+            f'fitness = "fixed" ranks by the benchmark alone; got hall_of_fame = {c.hall_of_fame}',
+        )
+
+
+def _committed_openings(rules: str) -> int:
+    """How many openings the committed set of ``rules`` holds."""
+    from neurocheckers.rules.openings import load_openings
+    from neurocheckers.rules.presets import get_rules
+
+    return len(load_openings(get_rules(rules)))
 
 
 def _parse_value(key: str, text: str) -> Any:

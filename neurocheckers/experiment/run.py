@@ -33,6 +33,7 @@ from neurocheckers.arena import MemoryLimitError, check_memory
 from neurocheckers.evolution.boss_ga import EvoState, Setup, epoch_key, evolve_epoch, init, make_setup
 from neurocheckers.experiment.config import ConfigError, ExperimentConfig, make_config
 from neurocheckers.experiment.files import atomic_write_bytes, atomic_write_text
+from neurocheckers.experiment.strength import is_probe_epoch, strength_probe
 from neurocheckers.formats import (
     CONFIG_FILE,
     LINEAGE_COLUMNS,
@@ -153,11 +154,20 @@ def checkpoint_epoch(run_dir: str | Path) -> int | None:
     try:
         with safe_open(str(Path(run_dir) / CHECKPOINT), framework="numpy") as f:
             metadata = f.metadata() or {}
-        if metadata.get("config") != json.dumps(config.to_dict(), sort_keys=True):
+        if not written_by(metadata.get("config"), config):
             return None
         return int(metadata["epoch"])
     except (SafetensorError, OSError, ValueError, KeyError):
         return None
+
+
+def written_by(stored: str | None, config: ExperimentConfig) -> bool:
+    """Whether a checkpoint's stored config (JSON) is ``config``; keys added to the config since the
+    checkpoint was written count at their defaults, so older runs still resume."""
+    try:
+        return make_config(json.loads(stored or "")).to_dict() == config.to_dict()
+    except (ValueError, TypeError, AttributeError):  # not JSON, or not a config (ConfigError too)
+        return False
 
 
 @contextlib.contextmanager
@@ -211,7 +221,7 @@ def load_checkpoint(run_dir: Path, config: ExperimentConfig, setup: Setup) -> Ev
         raise RunError(
             f"{path} has checkpoint version {metadata.get('format_version')!r}, not {CHECKPOINT_VERSION}"
         )
-    if metadata.get("config") != json.dumps(config.to_dict(), sort_keys=True):
+    if not written_by(metadata.get("config"), config):
         raise RunError(f"checkpoint {path} was written by another config than {run_dir / CONFIG_FILE}")
     if len(tensors) != len(expected):
         raise RunError(f"checkpoint {path} holds {len(tensors)} arrays, expected {len(expected)}")
@@ -248,7 +258,7 @@ def _csv_text(columns: tuple[str, ...], rows: list[dict[str, str]]) -> str:
     buffer = io.StringIO()
     writer = _csv_writer(buffer)
     writer.writerow(columns)
-    writer.writerows([r[c] for c in columns] for r in rows)
+    writer.writerows([r.get(c, "") for c in columns] for r in rows)  # older files lack new columns
     return buffer.getvalue()
 
 
@@ -279,6 +289,8 @@ def _save_boss(run_dir: Path, setup: Setup, params: Any, boss_id: int, epoch: in
 
 
 def _format(value: Any) -> str:
+    if value is None or isinstance(value, str):  # a column this epoch has no value for
+        return value or ""
     value = np.asarray(value)
     if value.dtype == np.bool_:
         return str(int(value))
@@ -367,10 +379,13 @@ def _run_epoch(
     row = {"epoch": epoch, **metrics}
     row["plies_per_second"] = float(metrics["plies"]) / max(wall, 1e-9)
     row["wall_seconds"] = wall
+    if is_probe_epoch(epoch, config.strength_every, total):
+        row.update(strength_probe(setup, state.boss))
     with open(run_dir / METRICS_FILE, "a", newline="") as f:
-        _csv_writer(f).writerow([_format(row[c]) for c in METRIC_COLUMNS])
+        _csv_writer(f).writerow([_format(row.get(c)) for c in METRIC_COLUMNS])
     if bool(metrics["boss_changed"]):
-        _save_boss(run_dir, setup, state.boss, int(state.boss_id), epoch, float(metrics["best_points"]))
+        points = float(metrics["promoted_points"])
+        _save_boss(run_dir, setup, state.boss, int(state.boss_id), epoch, points)
     epoch_done = int(state.epoch)
     if epoch_done % config.checkpoint_every == 0 or epoch_done == total:
         save_checkpoint(run_dir, config, setup, state)
