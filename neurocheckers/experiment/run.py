@@ -146,6 +146,15 @@ def read_run_config(run_dir: str | Path) -> tuple[ExperimentConfig, int]:
         raise RunError(f"{path} is not a valid run config: {e}") from None
 
 
+def _written_by(metadata: dict[str, str], config: ExperimentConfig) -> bool:
+    """Whether a checkpoint's ``config`` entry is ``config``. Keys added to the config since the
+    checkpoint was written take their defaults, so older runs still resume."""
+    try:
+        return make_config(json.loads(metadata["config"])) == config
+    except (KeyError, TypeError, ValueError):  # ConfigError and JSONDecodeError are ValueErrors
+        return False
+
+
 def checkpoint_epoch(run_dir: str | Path) -> int | None:
     """Epochs done according to the run's checkpoint; None without a readable checkpoint written
     by the run's own config."""
@@ -153,7 +162,7 @@ def checkpoint_epoch(run_dir: str | Path) -> int | None:
     try:
         with safe_open(str(Path(run_dir) / CHECKPOINT), framework="numpy") as f:
             metadata = f.metadata() or {}
-        if metadata.get("config") != json.dumps(config.to_dict(), sort_keys=True):
+        if not _written_by(metadata, config):
             return None
         return int(metadata["epoch"])
     except (SafetensorError, OSError, ValueError, KeyError):
@@ -211,7 +220,7 @@ def load_checkpoint(run_dir: Path, config: ExperimentConfig, setup: Setup) -> Ev
         raise RunError(
             f"{path} has checkpoint version {metadata.get('format_version')!r}, not {CHECKPOINT_VERSION}"
         )
-    if metadata.get("config") != json.dumps(config.to_dict(), sort_keys=True):
+    if not _written_by(metadata, config):
         raise RunError(f"checkpoint {path} was written by another config than {run_dir / CONFIG_FILE}")
     if len(tensors) != len(expected):
         raise RunError(f"checkpoint {path} holds {len(tensors)} arrays, expected {len(expected)}")
