@@ -167,3 +167,26 @@ def test_a_run_records_its_search_and_the_gauntlet_plays_it_that_way(alphabeta_r
     mcts = tmp_path / "mcts.safetensors"
     save_agent(mcts, SIMPLE6, exported.spec, exported.params, {"search": "mcts", "simulations": "5"})
     assert player_spec(str(mcts), SIMPLE6) == f"mcts:{mcts}:5"
+
+
+def test_checkpoints_written_before_the_new_keys_still_count(alphabeta_run, tmp_path):
+    """A checkpoint whose config lacks keys added later (here ``depth``, at its default) belongs to
+    the run; one with another value does not."""
+    import json
+    import shutil
+
+    from safetensors import safe_open
+    from safetensors.numpy import save_file
+
+    from neurocheckers.experiment.run import CHECKPOINT, checkpoint_epoch
+
+    run_dir, config = alphabeta_run
+    copy = Path(shutil.copytree(run_dir, tmp_path / "copy"))
+    with safe_open(str(copy / CHECKPOINT), framework="numpy") as f:
+        tensors = {k: f.get_tensor(k) for k in f.keys()}  # noqa: SIM118 (not a dict)
+        metadata = dict(f.metadata())
+    stored = json.loads(metadata["config"])
+    assert stored.pop("depth") == 2
+    for entry, expected in ((stored, config.epochs), ({**stored, "depth": 3}, None)):
+        save_file(tensors, str(copy / CHECKPOINT), metadata={**metadata, "config": json.dumps(entry)})
+        assert checkpoint_epoch(copy) == expected
