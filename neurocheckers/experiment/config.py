@@ -69,7 +69,7 @@ class ExperimentConfig:
     checkpoint_every: int = 10
     """Write a checkpoint every this many epochs (and at the end)."""
     openings: int = 0
-    """Openings drawn per epoch, each played with both colours against the boss (games_per_epoch = 2K)."""
+    """Openings drawn per epoch, each met with both colours (0: start position; games_per_epoch = 2 x it)."""
     promotion_candidates: int = 0
     """Best-ranked members at the threshold that play a confirmation match against the boss (0: off)."""
     promotion_games: int = 64
