@@ -1,4 +1,5 @@
-"""Many games at once: player A against player B, and a whole population against one boss.
+"""Many games at once: player A against player B, and a whole population against one boss (or one
+fixed opponent, ``play_population_against``), from the initial position or from paired openings.
 
 Each call is one jitted ``lax.while_loop`` over plies with every game of the batch stepping together;
 finished games stay put (``step`` leaves a terminated state unchanged) until all are over or the ply

@@ -512,7 +512,7 @@ def plot(
         typer.Option(metavar="TEXT", help="Legend label of each run, in order (default: its name)."),
     ] = None,
 ) -> None:
-    """Plot the fitness of one or more runs over epochs, and their strength probes when they have any.
+    """Plot the fitness (and strength) of one or more runs over epochs.
 
     Shows the band, mean and best member per game and the boss promotions, runs overlaid, with the
     number of bosses promoted below. Runs made with strength_every also get a strength figure beside
@@ -856,7 +856,9 @@ def gauntlet(
         str, typer.Option(metavar="PATH", help="Folder for gauntlet.json, gauntlet.csv and gauntlet.png.")
     ] = "runs/gauntlet",
 ) -> None:
-    """Rate a player against a fixed ladder over paired openings, with 95% intervals and Elo."""
+    """Rate a player on a fixed ladder: scores with 95% intervals, Elo.
+
+    Every match is played over the same committed openings, each with both colours."""
     from pathlib import Path
 
     from neurocheckers.analysis.gauntlet import GauntletConfig, format_gauntlet, run_gauntlet, write_gauntlet

@@ -205,3 +205,10 @@ def test_a_stationary_fitness_runs_an_evosax_strategy():
 def test_selection_config_errors_name_the_bad_key(overrides, message):
     with pytest.raises(ConfigError, match=message):
         load_config(None, overrides)
+
+
+def test_the_strength_experiments_load_and_rate_their_bosses():
+    folder = Path(__file__).resolve().parents[1] / "experiments" / "strength"
+    configs = [load_config(path) for path in sorted(folder.glob("*.toml"))]
+    assert {c.name for c in configs} >= {"paired_openings", "confirmation", "hall_of_fame", "cmaes_fixed"}
+    assert all(c.strength_every > 0 and c.rules == "simple6" for c in configs)

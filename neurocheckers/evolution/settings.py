@@ -48,7 +48,7 @@ class EvolutionSettings:
     material_input: bool = False
     """Whether each network's output unit also reads the material balance, with its own weight."""
     openings: int = 0
-    """Openings drawn per epoch, each played with both colours against the boss (games_per_epoch = 2K)."""
+    """Openings drawn per epoch, each met with both colours (0: start position; games_per_epoch = 2 x it)."""
     promotion_candidates: int = 0
     """Best-ranked members at the threshold that play a confirmation match against the boss (0: off)."""
     promotion_games: int = 64

@@ -76,7 +76,7 @@ class ExperimentConfig:
     material_input: bool = False
     """Feed the material balance (men 1, kings 1.5) straight to the output unit with its own weight."""
     openings: int = 0
-    """Openings drawn per epoch, each played with both colours against the boss (games_per_epoch = 2K)."""
+    """Openings drawn per epoch, each met with both colours (0: start position; games_per_epoch = 2 x it)."""
     promotion_candidates: int = 0
     """Best-ranked members at the threshold that play a confirmation match against the boss (0: off)."""
     promotion_games: int = 64
