@@ -355,7 +355,7 @@ def _evolve_with_progress(run_dir: str, total: int) -> None:
             status = (  # points per game, as in the fitness plot
                 f"boss #{int(row['boss_id'])} mean {float(row['fitness_mean']) / games:.2f} "
                 f"best {float(row['best_points']) / games:.2f} pts/game "
-                f"{float(row['wall_seconds']):.2f}s"
+                f"{float(row['wall_seconds']):.2f} s/epoch"
             )
             progress.update(task, completed=int(row["epoch"]) + 1, status=status)
 
@@ -829,7 +829,7 @@ def compare(
 
 @app.command(
     epilog=_example(
-        "neurocheckers gauntlet results/best_simple6.safetensors --out runs/gauntlet",
+        "neurocheckers gauntlet results/base_final_boss.safetensors --out runs/gauntlet",
         "neurocheckers gauntlet alphabeta:2 --rules american6 --openings 50 --out runs/gauntlet",
     )
 )
@@ -844,14 +844,16 @@ def gauntlet(
     ],
     rules: Preset = "simple6",
     openings: Annotated[
-        int, typer.Option(help="Committed openings per match, each played with both colours.")
+        int, typer.Option(metavar="N", help="Committed openings per match, each played with both colours.")
     ] = 100,
-    depth: Annotated[int, typer.Option(help="Deepest material alpha-beta opponent on the ladder.")] = 3,
+    depth: Annotated[
+        int, typer.Option(metavar="D", help="Deepest material alpha-beta opponent on the ladder.")
+    ] = 3,
     equal_depths: Annotated[
         str, typer.Option(metavar="D,D,...", help="Depths of the equal-depth test against material.")
     ] = "1,2,3",
-    seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
-    batch: Annotated[int, typer.Option(help="Games played at once.")] = 512,
+    seed: Annotated[int, typer.Option(metavar="SEED", help="Random seed.")] = 0,
+    batch: Annotated[int, typer.Option(metavar="N", help="Games played at once.")] = 512,
     out: Annotated[
         str, typer.Option(metavar="PATH", help="Folder for gauntlet.json, gauntlet.csv and gauntlet.png.")
     ] = "runs/gauntlet",

@@ -189,7 +189,10 @@ def test_help_texts():
     runner = CliRunner()
     top = runner.invoke(app, ["--help"]).output
     assert "..." not in top.split("Commands:")[1]
-    commands = ["perft", "match", "evolve", "sweep", "plot", "export", "play", "show", "lineage", "compare"]
+    commands = [
+        *("perft", "match", "evolve", "sweep", "plot", "export", "play", "show", "lineage", "compare"),
+        "gauntlet",
+    ]
     for command in commands:
         text = runner.invoke(app, [command, "--help"]).output
         assert "Example:" in text and f"neurocheckers {command} " in text, command
