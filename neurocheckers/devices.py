@@ -2,9 +2,10 @@
 
 On CPU, XLA runs much of a computation on one core. Splitting a batch across several *host devices*
 (``--xla_force_host_platform_device_count``) runs the shards in parallel. On the 2-core development
-machine, two host devices were 1.07-1.3x faster than one device with XLA's own intra-op threading
-for random playouts at their best batch sizes (``results/benchmarks/bench_rules.txt``), and 1.3-2x
-for batched MCTS (``bench_search.txt``); how much depends on the batch and the load. The flag must
+machine, two host devices were 1.07-2.0x faster than one device with XLA's own intra-op threading
+for random playouts at batch 8192 (1.07-1.3x in one run, 1.5-2.0x in a later one:
+``results/benchmarks/bench_rules.txt``), and 1.3-2x for batched MCTS (``bench_search.txt``); how
+much depends on the batch, the preset and the load. The flag must
 be set before JAX creates its CPU backend (the first ``jax.devices()``, array or jitted call), so
 library code never sets it at import: scripts and the CLI call :func:`use_host_devices` first.
 """
