@@ -17,6 +17,19 @@ METRICS_FILE = "metrics.csv"
 LINEAGE_DIR = "lineage"
 LINEAGE_FILE = "lineage.csv"
 
+STRENGTH_COLUMNS = (
+    "strength_material",
+    "strength_material_low",
+    "strength_material_high",
+    "strength_random",
+    "strength_random_low",
+    "strength_random_high",
+    "strength_seconds",
+)
+"""The strength probe's columns: the boss's network under alpha-beta against material at the same
+depth, and the boss with its training search against random (scores with their 95% intervals), and
+the probe's seconds (not in ``wall_seconds``)."""
+
 METRIC_COLUMNS = (
     "epoch",
     "fitness_min",
@@ -41,13 +54,7 @@ METRIC_COLUMNS = (
     "confirm_low",
     "hall_of_fame_score",
     "benchmark_score",
-    "strength_material",
-    "strength_material_low",
-    "strength_material_high",
-    "strength_random",
-    "strength_random_low",
-    "strength_random_high",
-    "strength_seconds",
+    *STRENGTH_COLUMNS,
     "plies_per_second",
     "wall_seconds",
 )
@@ -56,18 +63,6 @@ against the boss. The selection columns (the confirmation match's score and lowe
 points per game against the hall of fame and the benchmark opponent) are empty when that setting is
 off; the strength columns (``STRENGTH_COLUMNS``) are empty except on the epochs that rate the boss.
 Files written before a column existed lack it; readers use ``row.get``."""
-STRENGTH_COLUMNS = (
-    "strength_material",
-    "strength_material_low",
-    "strength_material_high",
-    "strength_random",
-    "strength_random_low",
-    "strength_random_high",
-    "strength_seconds",
-)
-"""The strength probe's columns: the boss's network under alpha-beta against material at the same
-depth, and the boss with its training search against random (scores with their 95% intervals), and
-the probe's seconds (not in ``wall_seconds``)."""
 TIMING_COLUMNS = ("plies_per_second", "wall_seconds", "strength_seconds")
 """The columns that differ between two runs of the same config and seed."""
 LINEAGE_COLUMNS = ("boss_id", "epoch", "points", "file")
