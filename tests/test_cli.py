@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import csv
 import json
+import sys
+from pathlib import Path
 
 import jax
 import numpy as np
@@ -28,15 +30,11 @@ from neurocheckers.rules import SIMPLE6, init
 from neurocheckers.rules.notation import apply_move, legal_moves, parse_fen, to_fen
 
 GAMES = 4
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from tiny import TINY_RUN  # noqa: E402
+
 TINY = [
-    "rules=simple6",
-    "population=4",
-    "games_per_epoch=2",
-    "layers=1",
-    "width=4",
-    "simulations=2",
-    "train_steps=1",
-    "max_plies=20",
+    *TINY_RUN,
     "epochs=3",
     # Any point promotes the best member, so every epoch brings a new boss and --epoch has choices.
     "promotion_threshold=0.01",

@@ -29,15 +29,11 @@ from neurocheckers.experiment.run import (
 )
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from tiny import TINY_RUN  # noqa: E402
+
 TINY = [
-    "rules=simple6",
-    "population=4",
-    "games_per_epoch=2",
-    "layers=1",
-    "width=4",
-    "simulations=2",
-    "train_steps=1",
-    "max_plies=20",
+    *TINY_RUN,
     "epochs=2",
     "checkpoint_every=1",
     "name=folder",
