@@ -36,8 +36,15 @@ def backend_initialized() -> bool:
     return False
 
 
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity, e.g. under ``taskset``), else all."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return os.cpu_count() or 1
+
+
 def use_host_devices(n: int | None = None) -> int:
-    """Make JAX's CPU backend expose ``n`` host devices (default: ``os.cpu_count()``).
+    """Make JAX's CPU backend expose ``n`` host devices (default: the cores this process may run on).
 
     Sets ``XLA_FLAGS`` (replacing any earlier ``--xla_force_host_platform_device_count``) and, where
     this JAX has it, the ``jax_num_cpu_devices`` option. Call it before any JAX computation; returns
@@ -45,7 +52,7 @@ def use_host_devices(n: int | None = None) -> int:
     (calling it again with the count already in force is harmless).
     """
     if n is None:
-        n = os.cpu_count() or 1
+        n = usable_cores()
     n = int(n)
     if n < 1:
         raise ValueError(f"need at least one host device, got {n}")

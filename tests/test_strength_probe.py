@@ -138,3 +138,20 @@ def test_checkpoints_of_older_configs_still_match(config):
     stored["mutation_rate"] = 0.5
     assert not written_by(json.dumps(stored), config)
     assert not written_by("not json", config) and not written_by(None, config)
+
+
+def test_a_wall_time_budget_ends_the_run_rated_and_checkpointed(tmp_path, capsys):
+    """With a budget the first epoch spends, the run stops after it (well short of its epochs), rates
+    and checkpoints that last epoch, and a resumed run does not go on past the spent budget."""
+    budgeted = load_config(None, [*TINY, "budget_minutes=1e-9", "strength_every=3"])
+    run_dir = run(create_run(budgeted, tmp_path))
+    rows = read_metrics(run_dir)
+    assert [int(r["epoch"]) for r in rows] == [0]
+    assert rows[0]["strength_material"] != ""
+    assert json.loads((run_dir / "config.json").read_text())["config"]["budget_minutes"] == 1e-9
+    run(run_dir)  # resuming: the budget is already spent
+    assert len(read_metrics(run_dir)) == 1
+    assert (run_dir / "checkpoint.safetensors").exists()
+    quick = Path(__file__).resolve().parents[1] / "experiments" / "quick.toml"
+    assert main(["evolve", str(quick), "--set", "budget_minutes=-1", "--out", str(tmp_path)]) == 2
+    assert "budget_minutes must be >= 0, got -1.0" in capsys.readouterr().err

@@ -97,6 +97,8 @@ class ExperimentConfig:
     """What ranks members: boss (boss points + weighted extras) or fixed (benchmark points alone)."""
     strength_every: int = 0
     """Rate the boss every N epochs (and at the last): alpha-beta 2 vs material, search vs random (0: off)."""
+    budget_minutes: float = 0.0
+    """Stop after this many minutes of training wall time (epochs only, summed over resumes; 0: off)."""
 
     def __post_init__(self) -> None:
         validate(self)
@@ -214,7 +216,7 @@ def validate_selection(c: ExperimentConfig) -> None:
     for name in ("promotion_games", "hall_of_fame_games", "benchmark_games"):
         value = getattr(c, name)
         need(value >= 2 and value % 2 == 0, f"{name} must be even and >= 2 (paired games), got {value}")
-    for name in ("hall_of_fame_weight", "benchmark_weight"):
+    for name in ("hall_of_fame_weight", "benchmark_weight", "budget_minutes"):
         need(getattr(c, name) >= 0, f"{name} must be >= 0, got {getattr(c, name)}")
     if c.openings:
         need(

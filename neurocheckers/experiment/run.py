@@ -325,11 +325,31 @@ def run(
     with run_lock(run_dir):
         check_fits(setup)  # before anything is written
         state = _start(run_dir, config, setup)
+        budget = Budget(config.budget_minutes * 60.0, training_seconds(run_dir))
         done_here = 0
-        while int(state.epoch) < total and (stop_after is None or done_here < stop_after):
-            state = _run_epoch(run_dir, config, setup, state, total, on_epoch)
+        while (
+            int(state.epoch) < total and not budget.spent() and (stop_after is None or done_here < stop_after)
+        ):
+            state = _run_epoch(run_dir, config, setup, state, total, on_epoch, budget)
             done_here += 1
     return run_dir
+
+
+@dataclasses.dataclass
+class Budget:
+    """A run's wall-time budget: ``seconds`` of training (0: none) of which ``used`` are spent."""
+
+    seconds: float
+    used: float = 0.0
+
+    def spent(self) -> bool:
+        return self.seconds > 0 and self.used >= self.seconds
+
+
+def training_seconds(run_dir: str | Path) -> float:
+    """The training wall time of the epochs in ``metrics.csv`` (the sum of ``wall_seconds``; the
+    strength probes are measurement, not training, and are left out)."""
+    return float(sum(float(r.get("wall_seconds") or 0.0) for r in read_metrics(run_dir)))
 
 
 def run_is_complete(run_dir: str | Path, epochs: int) -> bool:
@@ -364,8 +384,10 @@ def _run_epoch(
     state: EvoState,
     total: int,
     on_epoch: Callable[[dict[str, Any]], None] | None,
+    budget: Budget,
 ) -> EvoState:
-    """Play one epoch, append its metrics row (and a new boss), checkpoint when due."""
+    """Play one epoch, append its metrics row (and a new boss), checkpoint when due. The epoch that
+    spends the wall-time ``budget`` is the run's last: it is rated and checkpointed."""
     epoch = int(state.epoch)
     start = time.perf_counter()
     state, metrics = evolve_epoch(setup, state, epoch_key(config.seed, epoch))
@@ -379,7 +401,9 @@ def _run_epoch(
     row = {"epoch": epoch, **metrics}
     row["plies_per_second"] = float(metrics["plies"]) / max(wall, 1e-9)
     row["wall_seconds"] = wall
-    if is_probe_epoch(epoch, config.strength_every, total):
+    budget.used += wall
+    last = int(state.epoch) == total or budget.spent()
+    if is_probe_epoch(epoch, config.strength_every, total) or (last and config.strength_every > 0):
         row.update(strength_probe(setup, state.boss))
     with open(run_dir / METRICS_FILE, "a", newline="") as f:
         _csv_writer(f).writerow([_format(row.get(c)) for c in METRIC_COLUMNS])
@@ -387,7 +411,7 @@ def _run_epoch(
         points = float(metrics["promoted_points"])
         _save_boss(run_dir, setup, state.boss, int(state.boss_id), epoch, points)
     epoch_done = int(state.epoch)
-    if epoch_done % config.checkpoint_every == 0 or epoch_done == total:
+    if epoch_done % config.checkpoint_every == 0 or last:
         save_checkpoint(run_dir, config, setup, state)
     if on_epoch is not None:
         on_epoch(row)
