@@ -95,10 +95,11 @@ def make_opponent(root: str | Path, spec: str, rules: Rules) -> Opponent:
     spec = spec.strip()
     file = spec_agent_file(spec)
     agent = None
+    if file is not None:  # a file outside the served folder is refused (PathRefused), not a bad spec
+        path = find_agent_file(root, file)
+        spec = with_agent_file(spec, path)
     try:
         if file is not None:
-            path = find_agent_file(root, file)
-            spec = with_agent_file(spec, path)
             agent = load_agent(path, rules)
         player = parse_player(spec, rules)
     except ValueError as error:
