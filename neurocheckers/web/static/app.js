@@ -135,7 +135,8 @@ function lineChart(container, xs, series, options = {}) {
 
 // ---- Play --------------------------------------------------------------------------------------
 
-const play = { game: null, selected: null, busy: false };
+// busy: the opponent is thinking; pending: a request of the person is on its way.
+const play = { game: null, selected: null, busy: false, pending: false };
 
 function stepsFrom(game, square) {
   return game.steps.filter(([from]) => from === square).map(([, to]) => to);
@@ -146,11 +147,12 @@ function playMarks(game) {
   const add = (n, mark) => { (marks[n] = marks[n] || []).push(mark); };
   const turns = game.turns;
   if (turns.length) turns[turns.length - 1].path.forEach(n => add(n, "last"));
-  if (!game.human_to_move || play.busy) return marks;
+  if (!game.human_to_move || play.busy || play.pending) return marks;
   for (const [from] of game.steps) add(from, "movable");
-  if (play.selected !== null) {
-    add(play.selected, "selected");
-    stepsFrom(game, play.selected).forEach(n => add(n, "target"));
+  const selected = game.position.continuing ?? play.selected;  // a multi-jump goes on with its piece
+  if (selected !== null) {
+    add(selected, "selected");
+    stepsFrom(game, selected).forEach(n => add(n, "target"));
   }
   return marks;
 }
@@ -172,7 +174,8 @@ function renderPlay() {
   if (!game) return;
   const board = $("play-board");
   drawBoard(board, game.position, playMarks(game), clickSquare);
-  board.dataset.state = game.position.over ? "over" : (game.human_to_move && !play.busy ? "human" : "opponent");
+  const waiting = play.busy || play.pending;
+  board.dataset.state = game.position.over ? "over" : waiting ? "busy" : game.human_to_move ? "human" : "opponent";
   $("play-status").textContent = playStatus(game);
   $("play-eval").textContent = game.evaluation ? game.evaluation.text : "";
   $("undo").disabled = !game.can_undo || play.busy;
@@ -199,14 +202,14 @@ async function opponentMoves() {
     const ok = await playRequest("POST", `/api/games/${play.game.id}/reply`);
     play.busy = false;
     if (!ok) break;
+    play.selected = null;
   }
-  play.selected = null;
   renderPlay();
 }
 
 async function clickSquare(n) {
   const game = play.game;
-  if (!game || !game.human_to_move || play.busy) return;
+  if (!game || !game.human_to_move || play.busy || play.pending) return;
   const continuing = game.position.continuing;
   if (continuing === null && n !== play.selected && stepsFrom(game, n).length) {
     play.selected = n;  // pick (or switch to) a piece that can move
@@ -221,9 +224,11 @@ async function clickSquare(n) {
     return;
   }
   // Any other square is sent as it is: the server says why an illegal one is refused.
-  if (await playRequest("POST", `/api/games/${game.id}/move`, { from, to: n })) {
-    play.selected = play.game.position.continuing;
-  }
+  play.pending = true;
+  renderPlay();
+  const moved = await playRequest("POST", `/api/games/${game.id}/move`, { from, to: n });
+  play.pending = false;
+  if (moved) play.selected = play.game.position.continuing;
   renderPlay();
   await opponentMoves();
 }
