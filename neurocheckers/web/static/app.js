@@ -80,7 +80,7 @@ function drawBoard(container, position, marks = {}, onClick = null) {
 
 // ---- line charts -------------------------------------------------------------------------------
 
-// series: [{name, ys, color, dash}] over xs; nulls leave gaps. Draws axes, ticks and a legend.
+// series: [{name, ys, color, dash, dots, connect}] over xs; nulls leave gaps unless connect. Draws axes, ticks and a legend.
 function lineChart(container, xs, series, options = {}) {
   const width = options.width || 640, height = options.height || 260;
   const left = 48, right = 140, top = 24, bottom = 32;
@@ -111,7 +111,7 @@ function lineChart(container, xs, series, options = {}) {
   series.forEach((s, k) => {
     let d = "", pen = "M";
     s.ys.forEach((y, i) => {
-      if (y === null) { pen = "M"; return; }
+      if (y === null) { if (!s.connect) pen = "M"; return; }  // connect: join the points across gaps
       d += `${pen}${X(xs[i]).toFixed(1)},${Y(y).toFixed(1)}`;
       pen = "L";
     });
@@ -330,8 +330,8 @@ function showPly(index) {
     : view.note || "";
   document.querySelectorAll("#games-moves li").forEach((li, k) => li.classList.toggle("current", k === i - 1));
   const xs = view.positions.map((_, k) => k);
-  const series = [{ name: "Black's material lead", ys: view.positions.map(p => p.material.black_lead), color: "#444" }];
-  if (chances) series.push({ name: "Black's chance x10", ys: chances.map(c => 10 * c - 5), color: "#1d5a8a", dash: "5 3" });
+  const series = [{ name: "Black's material", ys: view.positions.map(p => p.material.black_lead), color: "#444" }];
+  if (chances) series.push({ name: "10 (chance - 1/2)", ys: chances.map(c => 10 * c - 5), color: "#1d5a8a", dash: "5 3" });
   lineChart($("games-chart"), xs, series, { width: 440, height: 180, xlabel: "move", marker: i });
 }
 
@@ -409,8 +409,8 @@ async function drawCurves(path) {
     { name: "mean", ys: c.fitness_mean, color: "#777", dash: "2 2" },
   ], { title: "fitness: points against the boss per epoch", xlabel: "epoch" });
   const strength = [
-    { name: "vs material", ys: c.strength_material, color: "#1d5a8a", dots: true },
-    { name: "vs random", ys: c.strength_random, color: "#2a7a3a", dots: true },
+    { name: "vs material", ys: c.strength_material, color: "#1d5a8a", dots: true, connect: true },
+    { name: "vs random", ys: c.strength_random, color: "#2a7a3a", dots: true, connect: true },
   ];
   if (strength.some(s => s.ys.some(v => v !== null))) {
     lineChart($("strength-chart"), data.epoch, strength, { title: "strength probe: score", xlabel: "epoch", ymin: 0, ymax: 1 });
