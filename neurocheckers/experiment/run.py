@@ -17,6 +17,7 @@ import dataclasses
 import datetime
 import io
 import json
+import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -184,6 +185,33 @@ def run_lock(run_dir: str | Path):
                     f"{run_dir} is in use by another process (it holds {path}); wait for it to end"
                 ) from None
         yield
+
+
+def run_is_locked(run_dir: str | Path) -> bool:
+    """Whether a process holds ``run_dir``'s lock (a run is going on), found without writing or
+    locking anything: from ``/proc/locks`` where there is one (Linux), else by a shared-lock probe of
+    an existing ``run.lock``. False when the folder has no ``run.lock``."""
+    path = Path(run_dir) / LOCK_FILE
+    try:
+        status = path.stat()
+    except OSError:
+        return False
+    try:
+        locks = Path("/proc/locks").read_text()
+    except OSError:
+        locks = None
+    if locks is not None:
+        device = f"{os.major(status.st_dev):02x}:{os.minor(status.st_dev):02x}:{status.st_ino}"
+        return any(device in line.split() for line in locks.splitlines() if "FLOCK" in line)
+    if fcntl is None:  # pragma: no cover - not POSIX
+        return False
+    with open(path) as f:
+        try:
+            fcntl.flock(f.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(f.fileno(), fcntl.LOCK_UN)
+    return False
 
 
 # --- checkpoints -------------------------------------------------------------------------------

@@ -1,0 +1,176 @@
+"""The Starlette app of ``neurocheckers serve``: a thin shell of JSON endpoints over ``session`` (the
+Play page's games) and ``folder`` (runs, game files, agent files), plus the static page.
+
+Requests name files by their path relative to the served folder (a query parameter ``path``);
+paths outside it are refused with 403, missing ones get 404, and every error is JSON
+``{"error": "..."}``. Nothing here writes into the served folder.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import FileResponse, JSONResponse
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from neurocheckers.rules.presets import PRESETS
+from neurocheckers.web import folder
+from neurocheckers.web.session import SessionError, Sessions, human_step, opponent_reply, undo
+
+STATIC = Path(__file__).resolve().parent / "static"
+"""The page's HTML, JavaScript and CSS (package data)."""
+
+
+def _error(status: int, message: str) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=status)
+
+
+async def _handle(request: Request, error: Exception) -> JSONResponse:
+    """Errors as JSON: refused paths 403, missing things 404, bad requests 400."""
+    if isinstance(error, folder.PathRefused):
+        return _error(403, str(error))
+    if isinstance(error, (folder.NotFound, KeyError)):
+        return _error(404, str(error.args[0]) if error.args else "not found")
+    if isinstance(error, OSError):
+        return _error(404, f"cannot read it: {error.strerror or error}")
+    if isinstance(error, HTTPException):
+        return _error(error.status_code, error.detail)
+    return _error(400, str(error))
+
+
+async def _body(request: Request) -> dict[str, Any]:
+    try:
+        body = await request.json()
+    except ValueError:
+        raise SessionError("the request body must be a JSON object") from None
+    if not isinstance(body, dict):
+        raise SessionError("the request body must be a JSON object")
+    return body
+
+
+def _path(request: Request) -> Path:
+    """The served-folder file named by the ``path`` query parameter."""
+    root = request.app.state.root
+    return folder.inside(root, request.query_params.get("path", ""))
+
+
+def _square(body: dict[str, Any], key: str) -> int:
+    value = body.get(key)
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise SessionError(f"{key!r} must be a square number, got {value!r}")
+    return value
+
+
+def create_app(root: str | Path) -> Starlette:
+    """The web app over the folder ``root`` (which must exist)."""
+    root = Path(root)
+    if not root.is_dir():
+        raise ValueError(f"{str(root)!r} is not a folder")
+    sessions = Sessions(root)
+
+    async def index(request: Request) -> FileResponse:
+        return FileResponse(STATIC / "index.html")
+
+    async def info(request: Request) -> JSONResponse:
+        agents = await run_in_threadpool(folder.agent_files, root)
+        return JSONResponse({"folder": str(root), "presets": list(PRESETS), "agents": agents})
+
+    async def new_game(request: Request) -> JSONResponse:
+        body = await _body(request)
+        settings = {k: body[k] for k in ("opponent", "rules", "human", "think_seconds", "seed") if k in body}
+        if not isinstance(settings.get("opponent"), str):
+            raise SessionError("'opponent' must be a player spec such as random or mcts:FILE:SIMS")
+        session = await run_in_threadpool(sessions.create, **settings)
+        return JSONResponse(await run_in_threadpool(sessions.act, session.id), status_code=201)
+
+    async def game(request: Request) -> JSONResponse:
+        return JSONResponse(await run_in_threadpool(sessions.act, request.path_params["id"]))
+
+    async def move(request: Request) -> JSONResponse:
+        body = await _body(request)
+        src, dst = _square(body, "from"), _square(body, "to")
+        view = await run_in_threadpool(sessions.act, request.path_params["id"], human_step, src, dst)
+        return JSONResponse(view)
+
+    async def reply(request: Request) -> JSONResponse:
+        return JSONResponse(await run_in_threadpool(sessions.act, request.path_params["id"], opponent_reply))
+
+    async def take_back(request: Request) -> JSONResponse:
+        return JSONResponse(await run_in_threadpool(sessions.act, request.path_params["id"], undo))
+
+    async def runs(request: Request) -> JSONResponse:
+        found = await run_in_threadpool(lambda: [folder.run_summary(root, r) for r in folder.find_runs(root)])
+        return JSONResponse({"runs": found})
+
+    async def run(request: Request) -> JSONResponse:
+        run_dir = _path(request)
+        if not folder.is_run_folder(run_dir):
+            raise folder.NotFound(f"{request.query_params.get('path')!r} is not a run folder")
+        return JSONResponse(await run_in_threadpool(folder.run_detail, root, run_dir))
+
+    async def curves(request: Request) -> JSONResponse:
+        run_dir = _path(request)
+        if not folder.is_run_folder(run_dir):
+            raise folder.NotFound(f"{request.query_params.get('path')!r} is not a run folder")
+        return JSONResponse(await run_in_threadpool(folder.run_curves, run_dir))
+
+    async def agent_file(request: Request) -> FileResponse:
+        path = _path(request)
+        if path.suffix != ".safetensors" or not path.is_file():
+            raise folder.NotFound(f"{request.query_params.get('path')!r} is not an agent file")
+        return FileResponse(path, filename=path.name, media_type="application/octet-stream")
+
+    async def game_files(request: Request) -> JSONResponse:
+        return JSONResponse({"files": await run_in_threadpool(folder.game_files, root)})
+
+    async def game_file(request: Request) -> JSONResponse:
+        games = await run_in_threadpool(folder.open_games, _path(request))
+        listing = [
+            {
+                "black": g.get("black"),
+                "white": g.get("white"),
+                "result": g.get("result"),
+                "moves": len(g["moves"]),
+            }
+            for g in games.games
+        ]
+        return JSONResponse({"rules": games.rules.name, "games": listing})
+
+    async def saved_game(request: Request) -> JSONResponse:
+        path = _path(request)
+        games = await run_in_threadpool(folder.open_games, path)
+        number = request.query_params.get("game", "1")
+        if not number.isdigit() or not 1 <= int(number) <= len(games.games):
+            raise SessionError(f"game must be in 1..{len(games.games)}, got {number!r}")
+        view = await run_in_threadpool(folder.game_view, root, games.rules, games.games[int(number) - 1])
+        return JSONResponse({"rules": games.rules.name, **view})
+
+    routes = [
+        Route("/", index),
+        Route("/api/info", info),
+        Route("/api/games", new_game, methods=["POST"]),
+        Route("/api/games/{id}", game),
+        Route("/api/games/{id}/move", move, methods=["POST"]),
+        Route("/api/games/{id}/reply", reply, methods=["POST"]),
+        Route("/api/games/{id}/undo", take_back, methods=["POST"]),
+        Route("/api/runs", runs),
+        Route("/api/run", run),
+        Route("/api/run/curves", curves),
+        Route("/api/agent-file", agent_file),
+        Route("/api/game-files", game_files),
+        Route("/api/game-file", game_file),
+        Route("/api/game-file/game", saved_game),
+        Mount("/static", StaticFiles(directory=STATIC), name="static"),
+    ]
+    app = Starlette(
+        routes=routes,
+        exception_handlers={ValueError: _handle, KeyError: _handle, OSError: _handle, HTTPException: _handle},
+    )
+    app.state.root = root
+    return app

@@ -1,0 +1,277 @@
+"""Reading the served folder: run folders and their curves, game files, agent files.
+
+Everything here only reads. Every path a request names is relative to the served folder and is
+refused (``PathRefused``) when it leads outside it, symbolic links included; ``NotFound`` when
+there is nothing there. Agent files named in player specs are found the same way.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import os
+from pathlib import Path
+from typing import Any
+
+import jax
+import numpy as np
+
+from neurocheckers.agent_file import load_agent
+from neurocheckers.analysis.games import FORMAT as GAMES_FORMAT
+from neurocheckers.analysis.games import GameFile, load_games, replay_game
+from neurocheckers.analysis.lineage import lineage
+from neurocheckers.evaluator import value_fn
+from neurocheckers.experiment.run import (
+    config_summary,
+    read_metrics,
+    read_run_config,
+    run_is_complete,
+    run_is_locked,
+)
+from neurocheckers.formats import CONFIG_FILE, LINEAGE_DIR, METRICS_FILE, STRENGTH_COLUMNS
+from neurocheckers.rules.presets import Rules
+from neurocheckers.rules.state import BLACK
+from neurocheckers.web.board import position_json
+
+CURVE_COLUMNS = (
+    "fitness_min",
+    "fitness_q25",
+    "fitness_median",
+    "fitness_q75",
+    "fitness_max",
+    "fitness_mean",
+    *(c for c in STRENGTH_COLUMNS if c != "strength_seconds"),
+    "boss_changed",
+)
+"""The ``metrics.csv`` columns the Runs page draws (fitness and strength curves, boss changes)."""
+GAME_SUFFIXES = (".json", ".pdn")
+"""Files the Games page offers (a .json file only when it is a game file)."""
+SKIPPED_FOLDERS = (LINEAGE_DIR, "__pycache__", "node_modules")
+"""Folders never searched for runs or game files (hidden ones neither)."""
+AGENT_FILE_ARGUMENT = {("greedy", 1): 0, ("alphabeta", 2): 1, ("mcts", 2): 0}
+"""Where a player spec names its agent file: (kind, argument count) -> argument index."""
+
+
+class PathRefused(ValueError):
+    """A path that leads outside the served folder."""
+
+
+class NotFound(ValueError):
+    """A path inside the served folder with nothing (of the asked kind) there."""
+
+
+def inside(root: str | Path, relative: str) -> Path:
+    """``root / relative`` resolved (links followed); ``PathRefused`` when that is outside ``root``,
+    ``NotFound`` when it does not exist."""
+    base = Path(root).resolve()
+    target = (base / relative).resolve()
+    if target != base and base not in target.parents:
+        raise PathRefused(f"{relative!r} is outside the served folder")
+    if not target.exists():
+        raise NotFound(f"nothing at {relative!r} in the served folder")
+    return target
+
+
+def relative_name(root: str | Path, path: Path) -> str:
+    """``path`` relative to ``root``, with forward slashes (how the page names it)."""
+    return path.resolve().relative_to(Path(root).resolve()).as_posix()
+
+
+def _walk(root: str | Path):
+    """``os.walk`` of ``root`` (links not followed) without hidden or skipped folders."""
+    for folder, subfolders, files in os.walk(Path(root).resolve()):
+        subfolders[:] = sorted(d for d in subfolders if not d.startswith(".") and d not in SKIPPED_FOLDERS)
+        yield Path(folder), subfolders, sorted(files)
+
+
+# --- player specs and agent files ----------------------------------------------------------------
+
+
+def spec_agent_file(spec: str) -> str | None:
+    """The agent file a player spec names (``mcts:FILE:SIMS``, ``alphabeta:D:FILE``,
+    ``greedy:FILE``), or None."""
+    kind, _, rest = spec.strip().partition(":")
+    args = rest.split(":") if rest else []
+    index = AGENT_FILE_ARGUMENT.get((kind, len(args)))
+    return None if index is None else args[index]
+
+
+def with_agent_file(spec: str, path: str | Path) -> str:
+    """``spec`` with its agent file replaced by ``path``."""
+    kind, _, rest = spec.strip().partition(":")
+    args = rest.split(":")
+    args[AGENT_FILE_ARGUMENT[(kind, len(args))]] = str(path)
+    return ":".join([kind, *args])
+
+
+def find_agent_file(root: str | Path, name: str) -> Path:
+    """The agent file ``name`` of a player spec: relative to the served folder, else to the current
+    folder (how ``match --save-games`` names them); refused outside the served folder."""
+    candidates = [Path(name)] if Path(name).is_absolute() else [Path(root) / name, Path(name)]
+    for candidate in candidates:
+        if candidate.is_file():
+            return inside(root, os.path.relpath(candidate.resolve(), Path(root).resolve()))
+    raise NotFound(f"no agent file {name!r} in the served folder")
+
+
+def agent_files(root: str | Path, limit: int = 200) -> list[str]:
+    """Agent files under ``root`` outside lineage folders (bosses are listed with their run)."""
+    found = []
+    for folder, _, files in _walk(root):
+        found += [relative_name(root, folder / f) for f in files if f.endswith(".safetensors")]
+        found = [f for f in found if not f.endswith("checkpoint.safetensors")]
+        if len(found) >= limit:
+            break
+    return found[:limit]
+
+
+# --- runs ----------------------------------------------------------------------------------------
+
+
+def is_run_folder(path: Path) -> bool:
+    return (path / CONFIG_FILE).is_file() and (path / METRICS_FILE).is_file()
+
+
+def find_runs(root: str | Path) -> list[Path]:
+    """Every run folder under ``root`` (itself included), in path order."""
+    runs = []
+    for folder, subfolders, _ in _walk(root):
+        if is_run_folder(folder):
+            runs.append(folder)
+            subfolders[:] = []  # a run folder holds no other runs
+    return runs
+
+
+def run_status(run_dir: Path, epochs: int, epochs_done: int) -> str:
+    """``running`` while a process holds the run's lock, ``finished`` once all its epochs are done
+    (by its checkpoint or, for committed runs without one, by its metrics rows), else ``interrupted``."""
+    if run_is_locked(run_dir):
+        return "running"
+    if run_is_complete(run_dir, epochs) or epochs_done >= epochs:
+        return "finished"
+    return "interrupted"
+
+
+def run_summary(root: str | Path, run_dir: Path) -> dict[str, Any]:
+    """One run folder for the Runs page's list: name, summary line, status, epochs."""
+    config, simulations = read_run_config(run_dir)
+    epochs_done = len(read_metrics(run_dir))
+    return {
+        "path": relative_name(root, run_dir),
+        "name": config.name,
+        "rules": config.rules,
+        "summary": config_summary(config, simulations),
+        "status": run_status(run_dir, config.epochs, epochs_done),
+        "epochs_done": epochs_done,
+        "epochs": config.epochs,
+    }
+
+
+def run_detail(root: str | Path, run_dir: Path) -> dict[str, Any]:
+    """A run's summary, its whole config and its boss lineage (with whether each file is there)."""
+    config, simulations = read_run_config(run_dir)
+    try:
+        bosses = lineage(run_dir)
+    except ValueError:  # no lineage.csv
+        bosses = []
+    entries = [
+        {
+            "boss_id": b.boss_id,
+            "epoch": b.epoch,
+            "points": None if math.isnan(b.points) else b.points,
+            "file": relative_name(root, b.path) if b.path.is_file() else None,
+            "simulations": simulations,
+        }
+        for b in bosses
+    ]
+    detail = run_summary(root, run_dir)
+    detail.update(config=config.to_dict(), simulations_used=simulations, lineage=entries)
+    return detail
+
+
+def _number(text: str | None) -> float | None:
+    try:
+        value = float(text) if text not in (None, "") else None
+    except ValueError:
+        return None
+    return None if value is None or not math.isfinite(value) else value
+
+
+def run_curves(run_dir: Path) -> dict[str, Any]:
+    """The run's finished epochs and its ``CURVE_COLUMNS`` (None where a row has no value)."""
+    rows = read_metrics(run_dir)
+    curves = {c: [_number(r.get(c)) for r in rows] for c in CURVE_COLUMNS}
+    return {"epoch": [int(r["epoch"]) for r in rows], "columns": curves}
+
+
+# --- game files ----------------------------------------------------------------------------------
+
+
+def _is_game_file(path: Path) -> bool:
+    if path.suffix == ".json":
+        with open(path, "rb") as f:
+            return GAMES_FORMAT.encode() in f.read(512)
+    return path.suffix in GAME_SUFFIXES
+
+
+def game_files(root: str | Path) -> list[str]:
+    """The game files under ``root`` (``match --save-games``, ``play --save``, PDN)."""
+    return [
+        relative_name(root, folder / f)
+        for folder, _, files in _walk(root)
+        for f in files
+        if Path(f).suffix in GAME_SUFFIXES and _is_game_file(folder / f)
+    ]
+
+
+def open_games(path: Path) -> GameFile:
+    """The games of a game file: the one place the web app reads game files."""
+    return load_games(path)
+
+
+@functools.cache
+def _values_of_positions(spec):
+    return jax.jit(jax.vmap(value_fn(spec), in_axes=(None, 0, None)))
+
+
+def _black_chances(rules: Rules, agent_path: Path, states: list) -> list[float]:
+    """The agent's chance that Black wins, position by position (the result once a game is over)."""
+    agent = load_agent(agent_path, rules)
+    stacked = jax.tree.map(lambda *xs: np.stack(xs), *states)
+    values = np.asarray(_values_of_positions(agent.spec)(agent.params, stacked, jax.random.key(0)))
+    chances = []
+    for state, v in zip(states, values, strict=True):
+        if bool(state.terminated):
+            chances.append(0.5 + 0.5 * int(state.result))
+        else:
+            chances.append(float(v) if int(state.color) == BLACK else 1.0 - float(v))
+    return chances
+
+
+def game_view(root: str | Path, rules: Rules, game: dict[str, Any]) -> dict[str, Any]:
+    """One saved game for the Games page: its positions move by move, the moves, and the agent's
+    evaluation of each position when a player spec names an agent file found in the served folder."""
+    states, moves = replay_game(rules, game)
+    evaluation, note = None, "no player names an agent file: material only"
+    for name in (game.get("black", ""), game.get("white", "")):
+        file = spec_agent_file(str(name))
+        if file is None:
+            continue
+        try:
+            path = find_agent_file(root, file)
+            evaluation = {
+                "agent": relative_name(root, path),
+                "black_chance": _black_chances(rules, path, states),
+            }
+            break
+        except ValueError as error:  # not in the folder, or not an agent of these rules
+            note = f"no evaluation: {error}"
+    return {
+        "black": game.get("black"),
+        "white": game.get("white"),
+        "result": game.get("result"),
+        "moves": [m.notation for m in moves],
+        "positions": [position_json(rules, s) for s in states],
+        "evaluation": evaluation,
+        "note": None if evaluation else note,
+    }

@@ -1,0 +1,304 @@
+"""Games a person plays against any player in the browser (the Play page), held in memory.
+
+A ``GameSession`` keeps every ply played (the position before it and the action), so the move list,
+undo and the position all come from that history. The person plays one step at a time (from-square
+to to-square; a multi-jump is several steps by the same side, as the engine plays it); the opponent
+plays its whole turn in ``opponent_reply``. ``mcts:FILE:SIMS`` opponents think with the anytime
+search of ``neurocheckers play`` (``play.prepare_agent`` / ``play.agent_turn``) for the session's
+thinking time; other players (``alphabeta:D``, ``alphabeta:D:FILE``, ``random``, ...) play their
+policy from ``players.parse_player`` (thinking time does not apply to them).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import itertools
+import math
+import threading
+from pathlib import Path
+from typing import Any
+
+import jax
+
+from neurocheckers.agent_file import Agent, load_agent
+from neurocheckers.evaluator import value_fn
+from neurocheckers.play import agent_turn, parse_color, prepare_agent
+from neurocheckers.players import parse_player
+from neurocheckers.policies import Player
+from neurocheckers.rules.engine import init
+from neurocheckers.rules.notation import Move, action_squares, apply_move, legal_actions, legal_moves
+from neurocheckers.rules.presets import Rules, get_rules
+from neurocheckers.rules.state import BLACK, State
+from neurocheckers.search.mcts import MCTSConfig
+from neurocheckers.web.board import material, position_json, side_name
+from neurocheckers.web.folder import find_agent_file, relative_name, spec_agent_file, with_agent_file
+
+MAX_THINK_SECONDS = 60.0
+"""The longest thinking time a game may ask for."""
+
+
+class SessionError(ValueError):
+    """A request the game cannot follow (an illegal move, not your turn, a bad setting); the game is
+    unchanged."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Ply:
+    """One action played: the positions before and after it, the action, its squares and who
+    played it."""
+
+    before: State
+    after: State
+    action: int
+    src: int
+    dst: int
+    capture: bool
+    by_human: bool
+
+
+@dataclasses.dataclass(frozen=True)
+class Opponent:
+    """The player the person faces: its spec (agent file resolved), policy, and for an MCTS agent
+    the loaded agent and the simulation count its anytime search starts from."""
+
+    spec: str
+    player: Player
+    agent: Agent | None
+    mcts_simulations: int | None
+
+
+@dataclasses.dataclass
+class GameSession:
+    """One game in progress: settings, the plies played, and the opponent's last evaluation."""
+
+    id: str
+    rules: Rules
+    human: int
+    opponent: Opponent
+    think_seconds: float
+    seed: int
+    start: State
+    plies: list[Ply]
+    evaluation: dict[str, Any] | None = None
+    lock: threading.Lock = dataclasses.field(default_factory=threading.Lock, repr=False)
+
+    @property
+    def state(self) -> State:
+        """The position now."""
+        return self.plies[-1].after if self.plies else self.start
+
+
+def make_opponent(root: str | Path, spec: str, rules: Rules) -> Opponent:
+    """The opponent of ``spec`` for ``rules``, its agent file looked up in the served folder
+    ``root``; ``SessionError`` naming what is wrong."""
+    spec = spec.strip()
+    file = spec_agent_file(spec)
+    agent = None
+    if file is not None:  # a file outside the served folder is refused (PathRefused), not a bad spec
+        path = find_agent_file(root, file)
+        spec = with_agent_file(spec, path)
+    try:
+        if file is not None:
+            agent = load_agent(path, rules)
+        player = parse_player(spec, rules)
+    except ValueError as error:
+        raise SessionError(str(error)) from None
+    shown = spec if file is None else with_agent_file(spec, relative_name(root, path))
+    sims = int(spec.rsplit(":", 1)[1]) if spec.startswith("mcts:") and agent is not None else None
+    return Opponent(shown, player, agent, sims)
+
+
+_IDS = itertools.count(1)
+_PREPARED: set[tuple[str, float]] = set()
+"""(opponent spec, thinking time) pairs whose searches ``prepare_agent`` compiled in this process."""
+
+
+def new_session(
+    root: str | Path, opponent: str, rules: str = "simple6", human: str = "black", think_seconds: float = 1.0,
+    seed: int = 0,
+) -> GameSession:  # fmt: skip
+    """A new game against ``opponent`` (a player spec) with the person playing ``human``; an MCTS
+    agent's searches are compiled here for ``think_seconds`` (``play.prepare_agent``)."""
+    try:
+        preset = get_rules(rules)
+        color = parse_color(human)
+    except ValueError as error:
+        raise SessionError(str(error)) from None
+    if not (isinstance(think_seconds, (int, float)) and math.isfinite(think_seconds)):
+        raise SessionError(f"think time must be a number of seconds, got {think_seconds!r}")
+    if not 0 < think_seconds <= MAX_THINK_SECONDS:
+        raise SessionError(f"think time must be in (0, {MAX_THINK_SECONDS:g}] seconds, got {think_seconds}")
+    player = make_opponent(root, opponent, preset)
+    if player.mcts_simulations is not None and (player.spec, think_seconds) not in _PREPARED:
+        prepare_agent(
+            player.agent, preset, think_seconds, MCTSConfig(num_simulations=player.mcts_simulations)
+        )
+        _PREPARED.add((player.spec, think_seconds))
+    start = jax.device_get(init(preset))
+    return GameSession(f"g{next(_IDS)}", preset, color, player, float(think_seconds), seed, start, [])
+
+
+def _turns(session: GameSession) -> list[dict[str, Any]]:
+    """The move list: whole turns in standard notation (a multi-jump is one), who played each, and
+    whether it is still going on (a multi-jump the person has not finished)."""
+    turns: list[dict[str, Any]] = []
+    for ply in session.plies:
+        if not int(ply.before.continuing) or not turns:
+            side = side_name(int(ply.before.color)).lower()
+            turns.append({"side": side, "path": [ply.src], "capture": False, "by_human": ply.by_human})
+        turn = turns[-1]
+        turn["path"].append(ply.dst)
+        turn["capture"] = turn["capture"] or ply.capture
+    for turn in turns:
+        turn["notation"] = ("x" if turn.pop("capture") else "-").join(map(str, turn["path"]))
+    if turns and int(session.state.continuing):
+        turns[-1]["notation"] += "..."
+    return turns
+
+
+def session_view(session: GameSession) -> dict[str, Any]:
+    """Everything the Play page shows: the position, the legal steps and whole moves (square paths),
+    the move list, whose turn it is, the end and why, and the opponent's evaluation."""
+    state = session.state
+    rules = session.rules
+    over = bool(state.terminated)
+    steps = [list(action_squares(rules, state, a)[:2]) for a in legal_actions(state)]
+    human_to_move = not over and int(state.color) == session.human
+    return {
+        "id": session.id,
+        "rules": rules.name,
+        "human": side_name(session.human).lower(),
+        "opponent": session.opponent.spec,
+        "think_seconds": session.think_seconds,
+        "position": position_json(rules, state),
+        "steps": steps,
+        "moves": [list(m.path) for m in legal_moves(rules, state)],
+        "turns": _turns(session),
+        "human_to_move": human_to_move,
+        "opponent_to_move": not over and not human_to_move,
+        "can_undo": any(p.by_human for p in session.plies),
+        "evaluation": session.evaluation,
+    }
+
+
+def _play(session: GameSession, action: int, by_human: bool) -> None:
+    state = session.state
+    src, dst, capture = action_squares(session.rules, state, action)
+    after = apply_move(session.rules, state, Move((action,), (src, dst), capture))
+    session.plies.append(Ply(state, after, action, src, dst, capture, by_human))
+
+
+def human_step(session: GameSession, src: int, dst: int) -> None:
+    """Play the person's step ``src`` -> ``dst`` (one jump of a multi-jump); ``SessionError``, with
+    the game unchanged, when it is not the person's turn or the step is not legal."""
+    state = session.state
+    if bool(state.terminated):
+        raise SessionError("the game is over; start a new one or undo")
+    if int(state.color) != session.human:
+        raise SessionError("it is not your turn: the opponent is to move")
+    found = [a for a in legal_actions(state) if action_squares(session.rules, state, a)[:2] == (src, dst)]
+    if not found:
+        targets = sorted(
+            d
+            for s, d, _ in (action_squares(session.rules, state, a) for a in legal_actions(state))
+            if s == src
+        )
+        options = (
+            f"legal from {src}: {', '.join(map(str, targets))}" if targets else f"no legal move from {src}"
+        )
+        raise SessionError(f"illegal move {src}-{dst}: {options}")
+    _play(session, found[0], True)
+
+
+@functools.cache
+def _jitted_policy(policy):
+    return jax.jit(policy)
+
+
+def _evaluation(session: GameSession, state: State, win_chance: float | None, detail: str) -> dict[str, Any]:
+    """The opponent's view of ``state`` before its move: its search's (or network's) chance of
+    winning, else the material lead; ``text`` says it in words."""
+    ply = int(state.ply)
+    if win_chance is None and session.opponent.agent is not None:
+        agent = session.opponent.agent
+        win_chance = float(value_fn(agent.spec)(agent.params, state, jax.random.key(0)))
+        detail = "its network's estimate"
+    if win_chance is not None:
+        return {
+            "ply": ply,
+            "win_chance": win_chance,
+            "text": f"the opponent's win chance: {win_chance:.0%} ({detail})",
+        }
+    lead = material(state)["black_lead"] * (1 if int(state.color) == BLACK else -1) + 0.0  # no -0
+    return {"ply": ply, "material_lead": lead, "text": f"material for the opponent: {lead:+g}"}
+
+
+def opponent_reply(session: GameSession) -> None:
+    """The opponent plays its whole turn (every jump of a multi-jump); ``SessionError`` when it is
+    not its turn."""
+    state = session.state
+    if bool(state.terminated) or int(state.color) == session.human:
+        raise SessionError("it is not the opponent's turn")
+    key = jax.random.fold_in(jax.random.key(session.seed), int(state.ply))
+    opponent = session.opponent
+    if opponent.mcts_simulations is not None:
+        config = MCTSConfig(num_simulations=opponent.mcts_simulations)
+        turn = agent_turn(opponent.agent, session.rules, state, key, session.think_seconds, config)
+        detail = f"MCTS, {turn.simulations} simulations in {turn.seconds:.2f} s"
+        session.evaluation = _evaluation(session, state, turn.win_chance, detail)
+        for action in turn.move.actions:
+            _play(session, action, False)
+        return
+    session.evaluation = None if opponent.player.name == "random" else _evaluation(session, state, None, "")
+    policy = _jitted_policy(opponent.player.policy)
+    while True:
+        current = session.state
+        action = int(policy(opponent.player.params, current, jax.random.fold_in(key, len(session.plies))))
+        _play(session, action, False)
+        after = session.state
+        if bool(after.terminated) or not int(after.continuing):
+            return
+
+
+def undo(session: GameSession) -> None:
+    """Take back the person's last move (or the jumps of an unfinished one) and everything after it;
+    ``SessionError`` when the person has not moved yet."""
+    starts = [i for i, p in enumerate(session.plies) if p.by_human and not int(p.before.continuing)]
+    if not starts:
+        raise SessionError("nothing to undo: you have not moved yet")
+    del session.plies[starts[-1] :]
+    session.evaluation = None
+
+
+class Sessions:
+    """The server's games by id (the oldest dropped beyond ``limit``), each used under its lock."""
+
+    def __init__(self, root: str | Path, limit: int = 64):
+        self.root = Path(root)
+        self.limit = limit
+        self.games: dict[str, GameSession] = {}
+        self._lock = threading.Lock()
+
+    def create(self, **settings: Any) -> GameSession:
+        session = new_session(self.root, **settings)
+        with self._lock:
+            self.games[session.id] = session
+            while len(self.games) > self.limit:
+                self.games.pop(next(iter(self.games)))
+        return session
+
+    def get(self, game_id: str) -> GameSession:
+        with self._lock:
+            session = self.games.get(game_id)
+        if session is None:
+            raise KeyError(f"no game {game_id!r} (the server keeps games in memory only)")
+        return session
+
+    def act(self, game_id: str, action: Any = None, *args: Any) -> dict[str, Any]:
+        """``action(session, *args)`` (when given) under the game's lock, then the game's view."""
+        session = self.get(game_id)
+        with session.lock:
+            if action is not None:
+                action(session, *args)
+            return session_view(session)

@@ -1,0 +1,96 @@
+"""Screenshots of the web app's three pages into docs/: ``neurocheckers serve results/`` driven by
+Chromium (the system's, through Playwright), as a person would use it.
+
+    python scripts/web_screenshots.py            # writes docs/web_play.png, web_games.png, web_runs.png
+
+Plays a few moves against the committed final boss (MCTS, 16 simulations and up), opens the
+committed saved games and the pilot strength run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+from playwright.sync_api import sync_playwright
+
+REPO = Path(__file__).resolve().parents[1]
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+        "--disable-sync", "--no-first-run"]  # fmt: skip
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _wait_until_up(url: str, server: subprocess.Popen, seconds: float = 120) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise SystemExit(f"serve ended with status {server.returncode}")
+        try:
+            urllib.request.urlopen(url + "/api/info", timeout=2)
+            return
+        except OSError:
+            time.sleep(0.3)
+    raise SystemExit(f"serve did not answer at {url} within {seconds} s")
+
+
+def _play_page(page, url: str, out: Path) -> None:
+    page.goto(f"{url}/#play")
+    page.select_option("#rules", "simple6")
+    page.fill("#opponent", "mcts:base_final_boss.safetensors:16")
+    page.fill("#think", "0.3")
+    page.click("#new-game-button")
+    ready = "['human', 'over'].includes(document.getElementById('play-board').dataset.state)"
+    for _ in range(4):  # four moves of the person, each answered by the agent
+        page.wait_for_function(ready, timeout=300_000)
+        page.locator("#play-board g.movable").last.click()
+        page.locator("#play-board g.target").first.click()
+    page.wait_for_function(ready, timeout=60_000)
+    page.locator("#play-board g.movable").last.click()  # show a piece's legal moves
+    page.screenshot(path=out / "web_play.png")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--folder", default="results", help="The folder to serve (default: results).")
+    parser.add_argument("--out", default=str(REPO / "docs"), help="Where to write the PNGs.")
+    args = parser.parse_args()
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}"
+    command = [sys.executable, "-m", "neurocheckers", "serve", args.folder, "--port", str(port)]
+    server = subprocess.Popen(command, cwd=REPO)
+    try:
+        _wait_until_up(url, server)
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=shutil.which("chromium"), args=ARGS)
+            page = browser.new_page(viewport={"width": 1280, "height": 800})
+            _play_page(page, url, out)
+            page.goto(f"{url}/#games?file=games/final_boss_vs_alphabeta3.json")
+            page.wait_for_selector("#games-board svg")
+            for _ in range(12):
+                page.keyboard.press("ArrowRight")
+            page.screenshot(path=out / "web_games.png")
+            page.goto(f"{url}/#runs?run=strength/pilot_combined")
+            page.wait_for_selector("#strength-chart path.series")
+            page.screenshot(path=out / "web_runs.png", full_page=True)
+            browser.close()
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    print("wrote " + ", ".join(str(out / f"web_{p}.png") for p in ("play", "games", "runs")))
+
+
+if __name__ == "__main__":
+    main()

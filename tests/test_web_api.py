@@ -1,0 +1,192 @@
+"""The web app's JSON API through Starlette's TestClient, and its library functions directly: legal
+moves, a move, an illegal move (4xx, game unchanged), undo, a multi-jump step by step, the end
+reasons, runs and their status, saved games, and paths outside the served folder refused."""
+
+from __future__ import annotations
+
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+
+with warnings.catch_warnings():  # Starlette >= 1.0 prefers httpx2 to httpx; both work
+    warnings.simplefilter("ignore")
+    from starlette.testclient import TestClient
+
+from neurocheckers.cli import main
+from neurocheckers.experiment.run import run_is_locked, run_lock
+from neurocheckers.rules import AMERICAN6, SIMPLE6
+from neurocheckers.rules.notation import parse_fen
+from neurocheckers.web import session as play
+from neurocheckers.web.app import create_app
+from neurocheckers.web.board import end_reason
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from web_folder import EPOCHS_WRITTEN, GAME_MOVES, make_served_folder  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory) -> Path:
+    return make_served_folder(tmp_path_factory.mktemp("served"))
+
+
+@pytest.fixture(scope="module")
+def client(served) -> TestClient:
+    return TestClient(create_app(served))
+
+
+def _new(client, **settings) -> dict:
+    response = client.post("/api/games", json={"opponent": "random", "rules": "american6", **settings})
+    assert response.status_code == 201, response.text
+    return response.json()
+
+
+def test_a_move_an_illegal_move_and_undo(client):
+    game = _new(client)
+    assert game["human_to_move"] and game["position"]["to_move"] == "black"
+    assert sorted(game["steps"]) == [[4, 7], [5, 7], [5, 8], [6, 8], [6, 9]]  # American6's opening
+    assert sorted(game["moves"]) == sorted(game["steps"])  # no jumps yet: whole moves are single steps
+    url = f"/api/games/{game['id']}"
+    refused = client.post(f"{url}/move", json={"from": 4, "to": 9})
+    assert refused.status_code == 400
+    assert refused.json()["error"] == "illegal move 4-9: legal from 4: 7"
+    assert client.get(url).json() == game  # unchanged
+    assert client.post(f"{url}/move", json={"from": "4", "to": 7}).status_code == 400
+    assert client.post(f"{url}/reply").status_code == 400  # not the opponent's turn
+    moved = client.post(f"{url}/move", json={"from": 4, "to": 7}).json()
+    assert moved["opponent_to_move"] and [t["notation"] for t in moved["turns"]] == ["4-7"]
+    early = client.post(f"{url}/move", json={"from": 7, "to": 10}).json()
+    assert early["error"].startswith("it is not your turn")
+    replied = client.post(f"{url}/reply").json()
+    assert replied["human_to_move"] and len(replied["turns"]) == 2 and not replied["turns"][1]["by_human"]
+    assert replied["position"]["fen"] != moved["position"]["fen"]
+    assert replied["evaluation"] is None  # random has none
+    undone = client.post(f"{url}/undo").json()
+    assert undone["turns"] == [] and undone["position"] == game["position"] and not undone["can_undo"]
+    assert client.post(f"{url}/undo").json() == {"error": "nothing to undo: you have not moved yet"}
+
+
+def test_the_opponent_opens_when_the_person_plays_white_and_reports_an_evaluation(client):
+    game = _new(client, human="white", opponent="alphabeta:2", rules="simple6")
+    assert game["opponent_to_move"] and game["steps"] != []
+    replied = client.post(f"/api/games/{game['id']}/reply").json()
+    assert replied["human_to_move"] and replied["turns"][0]["side"] == "black"
+    assert replied["evaluation"]["material_lead"] == 0 and "material" in replied["evaluation"]["text"]
+
+
+def test_an_agent_file_opponent_is_found_in_the_served_folder(client, served):
+    game = _new(client, opponent="alphabeta:1:agent.safetensors", rules="simple6", human="white")
+    assert game["opponent"] == "alphabeta:1:agent.safetensors"
+    replied = client.post(f"/api/games/{game['id']}/reply").json()
+    assert 0 <= replied["evaluation"]["win_chance"] <= 1 and "network" in replied["evaluation"]["text"]
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        ({"opponent": "mcts:../outside.safetensors:2"}, "outside the served folder"),
+        ({"opponent": "mcts:missing.safetensors:2"}, "no agent file 'missing.safetensors'"),
+        ({"opponent": "alphabeta:1:agent.safetensors", "rules": "american6"}, "agent plays 'simple6'"),
+        ({"opponent": "minimax:3"}, "bad player spec 'minimax:3'"),
+        ({"opponent": "random", "human": "red"}, "black or white, got 'red'"),
+        ({"opponent": "random", "think_seconds": 0}, "think time must be in"),
+        ({"opponent": "random", "rules": "chess"}, "unknown rules preset 'chess'"),
+        ({}, "'opponent' must be a player spec"),
+    ],
+)
+def test_bad_game_settings_are_refused_with_a_message(client, served, settings, message):
+    (served.parent / "outside.safetensors").write_bytes((served / "agent.safetensors").read_bytes())
+    response = client.post("/api/games", json=settings)
+    assert response.status_code in (400, 403, 404) and message in response.json()["error"]
+
+
+def test_a_multi_jump_is_played_step_by_step_and_undone_whole(served):
+    session = play.new_session(served, "random", "american6", "black", 0.1)
+    session.start = parse_fen(AMERICAN6, "B:W5,11:B1")
+    assert play.session_view(session)["moves"] == [[1, 8, 13]]
+    with pytest.raises(play.SessionError, match="illegal move 1-13"):
+        play.human_step(session, 1, 13)
+    play.human_step(session, 1, 8)
+    view = play.session_view(session)
+    assert view["human_to_move"] and view["position"]["continuing"] == 8 and view["steps"] == [[8, 13]]
+    assert view["turns"][0]["notation"] == "1x8..."
+    play.human_step(session, 8, 13)
+    view = play.session_view(session)
+    assert view["turns"][0]["notation"] == "1x8x13" and view["position"]["over"]
+    assert view["position"]["reason"] == "Black wins: White has no pieces left"
+    play.undo(session)
+    assert play.session_view(session)["position"]["fen"] == "B:W5,11:B1"
+
+
+def test_end_reasons():
+    assert end_reason(SIMPLE6, parse_fen(SIMPLE6, "B:W13:B4")) is None
+    assert end_reason(AMERICAN6, parse_fen(AMERICAN6, "B:W8:B")) == "White wins: Black has no pieces left"
+    assert end_reason(AMERICAN6, parse_fen(AMERICAN6, "B:W18:B15")) == "White wins: Black has no legal move"
+    stuck = "draw: Black has no legal move (a stuck side draws in simple6)"
+    assert end_reason(SIMPLE6, parse_fen(SIMPLE6, "B:W18:B15")) == stuck
+    limit = "draw: the 60-ply limit of simple6 was reached"
+    assert end_reason(SIMPLE6, parse_fen(SIMPLE6, "B:W13:B4", ply=60)) == limit
+    quiet = parse_fen(AMERICAN6, "B:W13:B4", plies_without_capture=50)
+    assert end_reason(AMERICAN6, quiet) == "draw: 50 plies in a row without a capture"
+
+
+def test_runs_their_status_curves_and_lineage(client, served):
+    runs = client.get("/api/runs").json()["runs"]
+    assert len(runs) == 1 and runs[0]["path"].startswith("runs/tiny_seed0_")
+    assert runs[0]["status"] == "interrupted" and runs[0]["epochs_done"] == EPOCHS_WRITTEN
+    path = runs[0]["path"]
+    curves = client.get("/api/run/curves", params={"path": path}).json()
+    assert curves["epoch"] == list(range(EPOCHS_WRITTEN))
+    assert curves["columns"]["fitness_median"] == [2.0 + 0.3 * e for e in range(EPOCHS_WRITTEN)]
+    assert curves["columns"]["strength_material"] == [None] * EPOCHS_WRITTEN
+    detail = client.get("/api/run", params={"path": path}).json()
+    assert detail["config"]["population"] == 4 and detail["epochs"] > EPOCHS_WRITTEN
+    boss = detail["lineage"][-1]
+    assert (boss["boss_id"], boss["epoch"], boss["points"]) == (1, 2, 3.5)
+    download = client.get("/api/agent-file", params={"path": boss["file"]})
+    assert download.status_code == 200 and download.content == (served / boss["file"]).read_bytes()
+    run_dir = served / path
+    assert not run_is_locked(run_dir)
+    with run_lock(run_dir):
+        assert run_is_locked(run_dir)
+        assert client.get("/api/runs").json()["runs"][0]["status"] == "running"
+    assert client.get("/api/runs").json()["runs"][0]["status"] == "interrupted"
+
+
+def test_a_saved_game_with_the_agents_evaluation(client):
+    assert client.get("/api/game-files").json()["files"] == ["games/sample.json"]
+    listing = client.get("/api/game-file", params={"path": "games/sample.json"}).json()
+    assert listing["rules"] == "simple6" and listing["games"][0]["moves"] == GAME_MOVES
+    view = client.get("/api/game-file/game", params={"path": "games/sample.json", "game": "1"}).json()
+    assert len(view["moves"]) == GAME_MOVES and len(view["positions"]) == GAME_MOVES + 1
+    assert view["positions"][0]["material"] == {"black": 6, "white": 6, "black_lead": 0}
+    chances = view["evaluation"]["black_chance"]
+    assert view["evaluation"]["agent"] == "agent.safetensors" and len(chances) == GAME_MOVES + 1
+    assert all(0 <= c <= 1 for c in chances)
+    bad = client.get("/api/game-file/game", params={"path": "games/sample.json", "game": "2"})
+    assert bad.status_code == 400 and bad.json()["error"] == "game must be in 1..1, got '2'"
+
+
+def test_paths_outside_the_folder_are_refused(client, served, tmp_path):
+    (tmp_path / "secret.safetensors").write_bytes(b"x")
+    (served / "link.safetensors").symlink_to(tmp_path / "secret.safetensors")
+    for url, path in [
+        ("/api/agent-file", "../secret.safetensors"),
+        ("/api/agent-file", str(tmp_path / "secret.safetensors")),
+        ("/api/agent-file", "link.safetensors"),
+        ("/api/run", ".."),
+        ("/api/game-file", "../../etc/passwd"),
+    ]:
+        response = client.get(url, params={"path": path})
+        assert response.status_code == 403, (url, path)
+        assert "outside the served folder" in response.json()["error"]
+    missing = client.get("/api/run", params={"path": "runs/nothing"})
+    assert missing.status_code == 404
+    assert missing.json()["error"] == "nothing at 'runs/nothing' in the served folder"
+    assert client.get("/api/games/nope").status_code == 404
+
+
+def test_serve_refuses_a_missing_folder(capsys, tmp_path):
+    assert main(["serve", str(tmp_path / "nothing")]) == 2
+    assert "FOLDER must be a folder" in capsys.readouterr().err
