@@ -109,7 +109,7 @@ def material_for(player: int) -> Callable[[Any], float]:
     (-1, 1)."""
 
     def value(state) -> float:
-        board = str(state)
+        board = "".join(line[1:9] for line in str(state).splitlines()[:8])  # without the labels
         black = board.count("o") + KING_VALUE * board.count("8")
         white = board.count("+") + KING_VALUE * board.count("*")
         return (black - white if player == 0 else white - black) * _MATERIAL_SCALE
