@@ -76,6 +76,8 @@ def perft(
     epilog=_example(
         "neurocheckers match alphabeta:3 random --rules american8 --games 200",
         "neurocheckers match mcts:runs/agent.safetensors:16 alphabeta:3 --save-games runs/games.json",
+        "neurocheckers match alphabeta:3 openspiel:mcts:100 --rules american8 --games 20 --openings 10"
+        " --save-games runs/games.pdn",
     )
 )
 def match(
@@ -84,7 +86,8 @@ def match(
         typer.Argument(
             metavar="A",
             help="Player A: random | greedy:FILE | greedy-material | alphabeta:D | alphabeta:D:FILE"
-            " | mcts:FILE:SIMS | mcts-rollout:SIMS (D at most 14, SIMS at most 65536).",
+            " | mcts:FILE:SIMS | mcts-rollout:SIMS (D at most 14, SIMS at most 65536); on american8 also"
+            " OpenSpiel's bots openspiel:mcts:N | openspiel:alphabeta:D (pip install -e '.[engines]').",
         ),
     ],
     player_b: Annotated[str, typer.Argument(metavar="B", help="Player B, same forms as A.")],
@@ -120,11 +123,22 @@ def match(
     ] = None,
     save_games: Annotated[
         str | None,
-        typer.Option(metavar="PATH", help="Save some games in notation to this JSON file (for 'show')."),
+        typer.Option(
+            metavar="PATH",
+            help="Save some games in notation (for 'show'): standard PDN when PATH ends in .pdn, else JSON.",
+        ),
     ] = None,
     save_count: Annotated[
         int, typer.Option(metavar="N", help="Games --save-games keeps: the first ones (colours alternate).")
     ] = 16,
+    openings: Annotated[
+        int | None,
+        typer.Option(
+            metavar="N",
+            help="Start from the first N committed openings: games 2i and 2i+1 from opening i (mod N),"
+            " with the colours swapped.",
+        ),
+    ] = None,
 ) -> None:
     """Play a match of A against B and print the score.
 
@@ -137,32 +151,36 @@ def match(
         raise UserError(f"--opening-plies must be >= 0, got {opening_plies}")
     if save_count < 1:
         raise UserError(f"--save-count must be >= 1, got {save_count}")
-    from neurocheckers.players import parse_player
+    from neurocheckers.engines import parse_any_player
+    from neurocheckers.rules.openings import load_openings, opening_states
 
     try:
-        a = parse_player(player_a, preset)
-        b = parse_player(player_b, preset)
+        a = parse_any_player(player_a, preset)
+        b = parse_any_player(player_b, preset)
+        starts = opening_states(preset, load_openings(preset, openings)) if openings is not None else None
     except ValueError as e:
         raise UserError(str(e)) from None
     keep = save_count if save_games is not None else 0
     plot_path = _plot_path(plot) if plot else None
-    records = _play_match(preset, a, b, games, seed, batch, max_plies, opening_plies, keep, as_json)
-    _report_match(preset, a, b, records, seed, as_json, plot_path, save_games)
+    records = _play_match(preset, a, b, games, seed, batch, max_plies, opening_plies, keep, as_json, starts)
+    _report_match(preset, a, b, records, seed, as_json, plot_path, save_games, starts)
 
 
 def _play_match(rules, a, b, games: int, seed: int, batch: int, max_plies: int | None, opening_plies: int,
-                keep_actions: int, quiet: bool):  # fmt: skip
-    """``arena.run_match`` under a transient progress bar (none when ``quiet``)."""
+                keep_actions: int, quiet: bool, openings=None):  # fmt: skip
+    """``engines.play_any_match`` (``arena.run_match`` for our players) under a transient progress
+    bar (none when ``quiet``)."""
     from rich.progress import Progress
 
-    from neurocheckers.arena import MemoryLimitError, run_match
+    from neurocheckers.arena import MemoryLimitError
+    from neurocheckers.engines import play_any_match
 
     with Progress(transient=True, disable=quiet) as progress:
         task = progress.add_task(f"{a.name} vs {b.name}", total=games)
         try:
-            return run_match(
-                rules, a.policy, a.params, b.policy, b.params, games, seed, batch, max_plies, opening_plies,
-                keep_actions, on_progress=lambda done, _: progress.update(task, completed=done),
+            return play_any_match(
+                rules, a, b, games, seed, batch, max_plies, opening_plies, keep_actions,
+                on_progress=lambda done, _: progress.update(task, completed=done), openings=openings,
             )  # fmt: skip
         except MemoryLimitError as e:
             hint = f"lower --batch (now {min(batch, games)}) or the players' search sizes"
@@ -184,7 +202,8 @@ def _plot_path(text: str):
     return path
 
 
-def _report_match(rules, a, b, records, seed: int, as_json: bool, plot, save_games: str | None):
+def _report_match(rules, a, b, records, seed: int, as_json: bool, plot, save_games: str | None,
+                  openings=None):  # fmt: skip
     """Print the summary of a played match (a table or JSON), and write its games file and plot."""
     import json
 
@@ -193,7 +212,7 @@ def _report_match(rules, a, b, records, seed: int, as_json: bool, plot, save_gam
     summary = summarize(records.score, records.length, records.material_diff, records.finished)
     summary.update(player_a=a.name, player_b=b.name, rules=rules.name, seed=seed)
     if save_games is not None:
-        summary["games_file"] = _save_match_games(rules, a, b, records, save_games)
+        summary["games_file"] = _save_match_games(rules, a, b, records, save_games, openings)
     if as_json:
         print(json.dumps(summary, indent=2))
     else:
@@ -213,16 +232,23 @@ def _report_match(rules, a, b, records, seed: int, as_json: bool, plot, save_gam
             print(f"histogram: {path}")
 
 
-def _save_match_games(rules, a, b, records, path: str) -> str:
-    """Write the games whose actions ``records`` kept (the first ones) in notation; returns the path."""
-    from neurocheckers.analysis.games import games_from_actions, save_games
+def _save_match_games(rules, a, b, records, path: str, openings=None) -> str:
+    """Write the games whose actions ``records`` kept (the first ones) in notation, from their paired
+    ``openings`` when given (PDN for a ``.pdn`` path, else JSON); returns the path."""
+    import numpy as np
 
-    a_black = records.a_is_black[: len(records.actions)]
+    from neurocheckers.analysis.games import games_from_actions
+    from neurocheckers.analysis.pdn_games import save_game_file
+    from neurocheckers.arena import paired_opening_starts
+
+    kept = len(records.actions)
+    a_black = records.a_is_black[:kept]
     names_black = [a.name if x else b.name for x in a_black]
     names_white = [b.name if x else a.name for x in a_black]
+    starts = None if openings is None else paired_opening_starts(openings, np.arange(kept))
     try:
-        played = games_from_actions(rules, records.actions, names_black, names_white)
-        return str(save_games(path, rules, played))
+        played = games_from_actions(rules, records.actions, names_black, names_white, starts)
+        return str(save_game_file(path, rules, played, event=f"neurocheckers match {a.name} vs {b.name}"))
     except OSError as e:
         raise UserError(f"cannot write --save-games {path!r}: {e.strerror or e}") from None
 
@@ -593,7 +619,8 @@ def play(
     ] = "black",
     seed: Annotated[int, typer.Option(metavar="SEED", help="Random seed of the agent's search.")] = 0,
     save: Annotated[
-        str | None, typer.Option(metavar="PATH", help="Write the game to this JSON game file.")
+        str | None,
+        typer.Option(metavar="PATH", help="Write the game to this file (PDN if it ends in .pdn, else JSON)."),
     ] = None,
 ) -> None:
     """Play against an agent in the terminal.
@@ -620,10 +647,10 @@ def play(
         raise UserError(str(e)) from None
     game = play_game(loaded, loaded.rules, seconds, color, seed=seed, names=("human", Path(agent).name))
     if save is not None:
-        from neurocheckers.analysis.games import save_games
+        from neurocheckers.analysis.pdn_games import save_game_file
 
         try:
-            print(f"game saved to {save_games(save, loaded.rules, [game])}")
+            print(f"game saved to {save_game_file(save, loaded.rules, [game])}")
         except OSError as e:
             raise UserError(f"cannot write --save {save!r}: {e.strerror or e}") from None
 
@@ -637,15 +664,18 @@ def play(
 def show(
     games_file: Annotated[
         str,
-        typer.Argument(metavar="GAMES_FILE", help="A game file (from match --save-games or play --save)."),
+        typer.Argument(
+            metavar="GAMES_FILE",
+            help="A game file (from match --save-games or play --save): JSON, or PDN when it ends in .pdn.",
+        ),
     ],
     game: Annotated[int, typer.Option(metavar="N", help="Which game of the file, counting from 1.")] = 1,
     out: Annotated[
         str | None,
         typer.Option(
             metavar="PATH",
-            help="GIF to write (default: beside GAMES_FILE, its name without .json plus -gameN.gif:"
-            " games.json gives games-game1.gif).",
+            help="GIF to write (default: beside GAMES_FILE, its name without .json or .pdn plus"
+            " -gameN.gif: games.json gives games-game1.gif).",
         ),
     ] = None,
     svg_dir: Annotated[
@@ -659,7 +689,7 @@ def show(
     import math
     from pathlib import Path
 
-    from neurocheckers.analysis.games import load_games
+    from neurocheckers.analysis.pdn_games import load_game_file
 
     if not (fps > 0 and math.isfinite(fps)):
         raise UserError(f"--fps must be a positive number, got {fps}")
@@ -668,7 +698,7 @@ def show(
     if svg_dir is not None and Path(svg_dir).exists() and not Path(svg_dir).is_dir():
         raise UserError(f"--svg-dir {svg_dir!r} is a file, not a folder")
     try:
-        loaded = load_games(games_file)
+        loaded = load_game_file(games_file)
     except ValueError as e:
         raise UserError(str(e)) from None
     if not 1 <= game <= len(loaded.games):
@@ -839,7 +869,8 @@ def gauntlet(
         typer.Argument(
             metavar="PLAYER",
             help="The player to rate: an agent file (played with the search it was trained with:"
-            " mcts:FILE:SIMS or alphabeta:D:FILE) or any player spec, e.g. mcts:FILE:64, alphabeta:3:FILE.",
+            " mcts:FILE:SIMS or alphabeta:D:FILE) or any player spec, e.g. mcts:FILE:64, alphabeta:3:FILE,"
+            " openspiel:mcts:100 (american8).",
         ),
     ],
     rules: Preset = "simple6",

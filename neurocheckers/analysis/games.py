@@ -9,12 +9,15 @@ A file looks like::
 
 Each move is a whole turn (a multi-jump is one move, ``1x10x19``); ``result`` is ``"1-0"`` (Black
 won), ``"0-1"`` (White won), ``"1/2-1/2"`` (draw) or ``"*"`` (unfinished, e.g. stopped at a ply cap);
-``plies`` counts engine actions (each jump of a multi-jump is one). Games may carry extra keys, which
+``plies`` counts engine actions (each jump of a multi-jump is one). A game from a set-up position
+whose draw counters were running has ``start_ply`` and ``start_quiet`` (``State.ply`` and
+``State.plies_without_capture`` at the start; 0 when absent). Games may carry extra keys, which
 are kept as they are. ``load_games`` replays every game and refuses a file whose moves are illegal or
 whose result disagrees with the moves.
 
 Writers: ``games_from_actions`` turns the arena's per-game actions into game dicts and ``save_games``
-writes them (``match --save-games`` and lineage replays); ``show`` draws a saved game.
+writes them (``match --save-games`` and lineage replays); ``show`` draws a saved game. The same
+games as PDN, and one loader for either format, are in ``analysis.pdn_games``.
 """
 
 from __future__ import annotations
@@ -68,9 +71,10 @@ def result_text(state: State) -> str:
 
 @functools.cache
 def _replay_fn(rules: Rules):
-    """A jitted ``actions [N, L] -> (states before each ply [N, L], legal [N, L], final states [N])``."""
+    """A jitted ``(starts [N], actions [N, L]) -> (states before each ply [N, L], legal [N, L],
+    final states [N])``."""
 
-    def one_game(actions: jax.Array):
+    def one_game(start: State, actions: jax.Array):
         def body(state: State, action: jax.Array):
             legal = state.legal_action_mask[jax.numpy.maximum(action, 0)] & ~state.terminated
             after = step(rules, state, jax.numpy.maximum(action, 0))
@@ -78,7 +82,7 @@ def _replay_fn(rules: Rules):
             after = jax.tree.map(lambda a, b: jax.numpy.where(action >= 0, a, b), after, state)
             return after, (state, legal)
 
-        final, (before, legal) = jax.lax.scan(body, init(rules), actions)
+        final, (before, legal) = jax.lax.scan(body, start, actions)
         return before, legal, final
 
     return jax.jit(jax.vmap(one_game))
@@ -98,14 +102,19 @@ def games_from_actions(
     actions: np.ndarray | jax.Array,
     black_names: str | Sequence[str],
     white_names: str | Sequence[str],
+    starts: State | None = None,
 ) -> list[dict[str, Any]]:
-    """Game dicts (the file format's ``games`` entries) of games played from the initial position.
+    """Game dicts (the file format's ``games`` entries) of games played from the initial position,
+    or from ``starts`` ([N] states, e.g. a paired-openings match's ``arena.paired_opening_starts``).
 
     ``actions``: [N, L] int, each game's actions ply by ply (random opening plies included), -1 after
     its end (as ``GameRecords.actions`` of ``arena.play_match(..., record_actions=True)``).
     ``black_names`` / ``white_names``: one name for all games, or [N] names (who had Black / White).
-    A game still going on after its last action gets the result ``"*"``. Raises ``ValueError`` naming
-    the game and ply of an action that is illegal or follows the end of its game.
+    A game still going on after its last action gets the result ``"*"``. A game from a start whose
+    draw counters are not zero also records them (``start_ply``, ``start_quiet``: ``State.ply`` and
+    ``State.plies_without_capture``), so that replaying it ends it the same way. Raises
+    ``ValueError`` naming the game and ply of an action that is illegal or follows the end of its
+    game.
     """
     rules = get_rules(rules)
     actions = np.asarray(actions)
@@ -117,8 +126,10 @@ def games_from_actions(
     if count == 0:
         return []
     actions = actions.astype(np.int32)
-    before, legal, final = jax.device_get(_replay_fn(rules)(actions))
-    start_fen = to_fen(jax.device_get(init(rules)))
+    if starts is None:
+        starts = jax.tree.map(lambda x: np.broadcast_to(x, (count, *np.shape(x))), init(rules))
+    before, legal, final = jax.device_get(_replay_fn(rules)(starts, actions))
+    starts = jax.device_get(starts)
     games = []
     for i in range(count):
         moves: list[str] = []
@@ -147,16 +158,18 @@ def games_from_actions(
         if path:
             moves.append(("x" if capture else "-").join(map(str, path)))
         end = jax.tree.map(lambda x, i=i: x[i], final)
-        games.append(
-            {
-                "black": blacks[i],
-                "white": whites[i],
-                "start_fen": start_fen,
-                "moves": moves,
-                "result": result_text(end),
-                "plies": plies,
-            }
-        )
+        start = jax.tree.map(lambda x, i=i: x[i], starts)
+        game = {
+            "black": blacks[i],
+            "white": whites[i],
+            "start_fen": to_fen(start),
+            "moves": moves,
+            "result": result_text(end),
+            "plies": plies,
+        }
+        if int(start.ply) or int(start.plies_without_capture):
+            game.update(start_ply=int(start.ply), start_quiet=int(start.plies_without_capture))
+        games.append(game)
     return games
 
 
@@ -166,7 +179,8 @@ _MOVE = re.compile(r"^\d+([-x]\d+)+$")
 def find_move(rules: Rules, state: State, text: str) -> Move:
     """The legal move written ``text`` in ``state``, found by following its squares (one ``step``
     per action, cheaper than listing every move); falls back to ``parse_move`` for shorthand and for
-    its error, a ``ValueError`` listing the legal moves."""
+    its error, a ``ValueError`` listing the legal moves. A capture written with ``-`` (as PDN 2.0
+    allows, ``26-17``) is read as ``26x17``."""
     cleaned = text.strip().lower()
     if _MOVE.match(cleaned) and not bool(state.terminated):
         squares = [int(s) for s in re.split(r"[-x]", cleaned)]
@@ -185,14 +199,24 @@ def find_move(rules: Rules, state: State, text: str) -> Move:
             move = Move(tuple(taken), tuple(squares), capture)
             if not int(current.continuing) and move.notation == cleaned:
                 return move
-    return parse_move(rules, state, text)
+    try:
+        return parse_move(rules, state, text)
+    except ValueError as error:
+        if "-" not in cleaned or "x" in cleaned:
+            raise
+        written = error
+    try:
+        return find_move(rules, state, cleaned.replace("-", "x"))
+    except ValueError:
+        raise written from None
 
 
 def replay_game(rules: Rules, game: dict[str, Any]) -> tuple[list[State], list[Move]]:
     """Replay ``game`` (a dict of the file format): the states before and after each move
-    ([M + 1] host ``State``s) and the M ``Move``s. Raises ``ValueError`` naming the bad move."""
+    ([M + 1] host ``State``s) and the M ``Move``s. The start's draw counters are the game's
+    ``start_ply`` and ``start_quiet`` (0 when absent). Raises ``ValueError`` naming the bad move."""
     try:
-        state = parse_fen(rules, game["start_fen"])
+        state = parse_fen(rules, game["start_fen"], game.get("start_ply", 0), game.get("start_quiet", 0))
     except ValueError as error:
         raise ValueError(f"bad start_fen: {error}") from None
     states, moves = [state], []
@@ -216,6 +240,9 @@ def _check_game(rules: Rules, game: Any) -> None:
     for key, kind in (("black", str), ("white", str), ("start_fen", str), ("result", str), ("plies", int)):
         if not isinstance(game.get(key), kind) or isinstance(game.get(key), bool):
             raise ValueError(f"{key!r} must be a {kind.__name__}, got {game.get(key)!r}")
+    for key in ("start_ply", "start_quiet"):
+        if key in game and (not isinstance(game[key], int) or isinstance(game[key], bool) or game[key] < 0):
+            raise ValueError(f"{key!r} must be an integer >= 0, got {game[key]!r}")
     moves = game.get("moves")
     if not isinstance(moves, list) or not all(isinstance(m, str) for m in moves):
         raise ValueError(f"'moves' must be a list of strings, got {moves!r}"[:200])

@@ -27,9 +27,8 @@ from typing import Any
 
 import numpy as np
 
-from neurocheckers.arena import run_match
+from neurocheckers.engines import parse_any_player, play_any_match
 from neurocheckers.formats import display_name
-from neurocheckers.players import parse_player
 from neurocheckers.rules.openings import load_openings, opening_states
 from neurocheckers.rules.presets import Rules
 from neurocheckers.stats import elo_standard_errors, fit_elo, paired_interval
@@ -156,12 +155,13 @@ def pairings(player: str, config: GauntletConfig) -> list[tuple[str, str, str]]:
 
 
 def play_row(rules: Rules, kind: str, a_spec: str, b_spec: str, starts, config: GauntletConfig) -> Row:
-    """One match of ``a_spec`` against ``b_spec`` from every opening of ``starts`` with both colours."""
-    a, b = parse_player(a_spec, rules), parse_player(b_spec, rules)
+    """One match of ``a_spec`` against ``b_spec`` from every opening of ``starts`` with both colours
+    (either may be an OpenSpiel bot, ``engines``)."""
+    a, b = parse_any_player(a_spec, rules), parse_any_player(b_spec, rules)
     games = 2 * config.openings
-    records = run_match(
-        rules, a.policy, a.params, b.policy, b.params, games, seed=config.seed,
-        batch=min(config.batch, games), max_plies=config.max_plies, openings=starts,
+    records = play_any_match(
+        rules, a, b, games, seed=config.seed, batch=min(config.batch, games), max_plies=config.max_plies,
+        openings=starts,
     )  # fmt: skip
     score = np.asarray(records.score)
     mean, low, high = paired_interval(score)
@@ -211,7 +211,7 @@ def run_gauntlet(
     """Play every match of the gauntlet of ``player`` (a player spec or an agent file) and rate it.
     ``on_row(done, total, row)`` is called after each match."""
     player = player_spec(player, rules)
-    parse_player(player, rules)  # a bad spec fails before any game is played
+    parse_any_player(player, rules)  # a bad spec fails before any game is played
     starts = opening_states(rules, load_openings(rules, config.openings))
     plan = pairings(player, config)
     rows = []

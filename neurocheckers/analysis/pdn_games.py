@@ -1,0 +1,192 @@
+"""PDN game files, and one loader and one writer for either game-file format.
+
+``load_game_file`` reads a ``.pdn`` file as PDN and any other file as the JSON format of
+``analysis.games``, and returns the same ``GameFile`` either way (game dicts as described there);
+``save_game_file`` writes by the same rule. The PDN text itself is read and written by
+``rules.pdn`` (no JAX); here the moves are checked with the rules engine.
+
+Tags written: ``Event``, ``Black``, ``White``, ``Result``, ``GameType``, ``Variant`` (the preset),
+then for a game from a set-up position ``SetUp "1"`` and ``FEN``, and ``StartPly`` /
+``StartQuietPlies`` when its draw counters were running (``State.ply``,
+``State.plies_without_capture``; user-defined tags, which PDN allows and other programs ignore).
+Results are PDN's default ones, the first number Black's (the first mover's): ``1-0``, ``0-1``,
+``1/2-1/2``, ``*``.
+
+GameType (PDN 3.0, pdn.fmjd.org, "GameType tag"): ``21`` is English draughts (American checkers),
+short for ``21,B,8,8,N1,0``: Black starts, an 8x8 board, numeric notation with square 1 at the
+bottom right seen from the starting player, the bottom-left corner a playing square. The 6x6 presets
+are written ``21,B,6,6,N1,0``: the same game type and notation on a 6x6 board. PDN has no type for
+``simple6``'s rules (optional one-jump captures), so the ``Variant`` tag names the preset; a file
+without it is read as ``american8`` on 8x8 and ``american6`` on 6x6.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import jax
+
+from neurocheckers.analysis.games import GameFile, load_games, replay_game, result_text, save_games
+from neurocheckers.experiment.files import atomic_write_text
+from neurocheckers.rules.engine import init
+from neurocheckers.rules.notation import to_fen
+from neurocheckers.rules.pdn import PdnGame, read_pdn, write_pdn
+from neurocheckers.rules.presets import AMERICAN6, AMERICAN8, PRESETS, Rules, get_rules
+
+PDN_SUFFIX = ".pdn"
+"""Game files whose name ends so (any case) are PDN; others are JSON."""
+GAME_TYPES = {8: "21", 6: "21,B,6,6,N1,0"}
+"""The PDN GameType written for each board size (see the module docstring)."""
+DEFAULT_EVENT = "neurocheckers"
+"""The Event tag of a game that names none."""
+REQUIRED = ("black", "white", "start_fen", "moves", "result", "plies")
+
+
+@functools.cache
+def initial_fen(rules: Rules) -> str:
+    """The FEN of the rules' starting position."""
+    return to_fen(jax.device_get(init(rules)))
+
+
+def is_pdn(path: str | os.PathLike) -> bool:
+    return Path(path).suffix.lower() == PDN_SUFFIX
+
+
+def pdn_of_game(rules: Rules, game: dict[str, Any], event: str = DEFAULT_EVENT) -> PdnGame:
+    """The PDN of one game dict; its ``event`` key, else ``event``, is the Event tag, and the tags
+    it carries from a PDN file (``tags``) are kept after the ones written here."""
+    tags = {
+        "Event": str(game.get("event", event)),
+        "Black": game["black"],
+        "White": game["white"],
+        "Result": game["result"],
+        "GameType": GAME_TYPES[rules.board_size],
+        "Variant": rules.name,
+    }
+    if game["start_fen"] != initial_fen(rules):
+        tags.update(SetUp="1", FEN=game["start_fen"])
+    if game.get("start_ply") or game.get("start_quiet"):
+        tags.update(StartPly=str(game.get("start_ply", 0)), StartQuietPlies=str(game.get("start_quiet", 0)))
+    for name, value in game.get("tags", {}).items():
+        tags.setdefault(name, value)
+    return PdnGame(tags, tuple(game["moves"]), game["result"])
+
+
+def save_pdn(
+    path: str | os.PathLike, rules: Rules | str, games: Sequence[dict[str, Any]], event: str = DEFAULT_EVENT
+) -> Path:
+    """Write ``games`` (dicts of ``analysis.games``) as a PDN file, atomically. Returns the path."""
+    rules = get_rules(rules)
+    for index, game in enumerate(games):
+        missing = set(REQUIRED) - set(game)
+        if missing:
+            raise ValueError(f"game {index + 1} lacks {', '.join(sorted(missing))}")
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(path, write_pdn([pdn_of_game(rules, game, event) for game in games]))
+    return path
+
+
+def rules_of_tags(tags: dict[str, str]) -> Rules:
+    """The preset of a PDN game: its ``Variant`` tag when that names a preset, else its
+    ``GameType`` (American checkers, type 21, on 8x8 or 6x6; none means 8x8). ``ValueError`` for
+    another game type or board."""
+    if tags.get("Variant", "").strip() in PRESETS:
+        return PRESETS[tags["Variant"].strip()]
+    game_type = tags.get("GameType", "21").strip()
+    parts = [p.strip() for p in game_type.split(",")]
+    if parts[0] != "21":
+        raise ValueError(f"GameType {game_type!r} is not American checkers (21), the only type read")
+    if len(parts) < 4 or parts[2:4] == ["8", "8"]:
+        return AMERICAN8
+    if parts[2:4] == ["6", "6"]:
+        return AMERICAN6
+    raise ValueError(f"GameType {game_type!r}: only 8x8 and 6x6 boards are read")
+
+
+def _counter(tags: dict[str, str], name: str) -> int:
+    text = tags.get(name, "0").strip()
+    if not text.isdigit():
+        raise ValueError(f"tag {name} must be an integer >= 0, got {text!r}")
+    return int(text)
+
+
+def game_of_pdn(rules: Rules, pdn: PdnGame) -> dict[str, Any]:
+    """The game dict of a PDN game under ``rules``, its moves replayed and written in full
+    (``9x27`` becomes ``9x18x27``). The result is the moves' own when they end the game, else the
+    file's (a game resigned or adjudicated). ``ValueError`` naming the bad move, or a result the
+    moves contradict."""
+    tags = pdn.tags
+    game: dict[str, Any] = {
+        "black": tags.get("Black", "?"),
+        "white": tags.get("White", "?"),
+        "start_fen": tags.get("FEN", "").strip() or initial_fen(rules),
+        "moves": list(pdn.moves),
+    }
+    for key, tag in (("start_ply", "StartPly"), ("start_quiet", "StartQuietPlies")):
+        if tag in tags:
+            game[key] = _counter(tags, tag)
+    states, moves = replay_game(rules, game)
+    replayed = result_text(states[-1])
+    if "*" not in (replayed, pdn.result) and replayed != pdn.result:
+        raise ValueError(f"the result is {pdn.result}, but the moves end in {replayed}")
+    game.update(
+        moves=[m.notation for m in moves],
+        result=pdn.result if replayed == "*" else replayed,
+        plies=sum(len(m.actions) for m in moves),
+        event=tags.get("Event", "?"),
+        tags=dict(tags),
+    )
+    return game
+
+
+def load_pdn(path: str | os.PathLike, rules: Rules | str | None = None) -> GameFile:
+    """Read a PDN file, replaying every game to check it, under ``rules`` (default: each game's
+    tags, see ``rules_of_tags``; all games must agree). Raises a one-line ``ValueError`` naming the
+    file, the game (counting from 1) and the problem, e.g. an illegal move and the legal ones."""
+    where = os.fspath(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8-sig", errors="replace")
+    except FileNotFoundError:
+        raise ValueError(f"{where}: no such game file") from None
+    except OSError as error:
+        raise ValueError(f"{where}: cannot be read ({error.strerror or error})") from None
+    try:
+        parsed = read_pdn(text)
+    except ValueError as error:
+        raise ValueError(f"{where}: {error}") from None
+    if not parsed:
+        raise ValueError(f"{where}: no games in this PDN file")
+    fixed = get_rules(rules) if rules is not None else None
+    chosen: Rules | None = fixed
+    games = []
+    for number, pdn in enumerate(parsed, start=1):
+        try:
+            own = fixed or rules_of_tags(pdn.tags)
+            if chosen is not None and own != chosen:
+                raise ValueError(f"its rules are {own.name}, an earlier game's {chosen.name}")
+            chosen = own
+            games.append(game_of_pdn(own, pdn))
+        except ValueError as error:
+            raise ValueError(f"{where}: game {number}: {error}") from None
+    return GameFile(rules=chosen, games=tuple(games))
+
+
+def save_game_file(
+    path: str | os.PathLike, rules: Rules | str, games: Sequence[dict[str, Any]], event: str = DEFAULT_EVENT
+) -> Path:
+    """Write ``games`` as PDN when ``path`` ends in ``.pdn`` (``event`` is their Event tag), else as
+    the JSON game file of ``analysis.games.save_games``. Returns the path."""
+    if is_pdn(path):
+        return save_pdn(path, rules, games, event)
+    return save_games(path, rules, games)
+
+
+def load_game_file(path: str | os.PathLike) -> GameFile:
+    """The games of a game file of either format: PDN when ``path`` ends in ``.pdn``, else the JSON
+    of ``analysis.games``. Raises a one-line ``ValueError`` naming the file and the problem."""
+    return load_pdn(path) if is_pdn(path) else load_games(path)

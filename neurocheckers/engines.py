@@ -1,0 +1,368 @@
+"""External engines as opponents: OpenSpiel's own checkers bots against any of our players.
+
+Specs (``american8`` only, OpenSpiel's ``checkers`` being English draughts on 8x8):
+
+- ``openspiel:mcts:N``: OpenSpiel's ``MCTSBot`` (Python), UCT constant ``UCT_C``, ``N``
+  simulations a move, each leaf rated by one uniformly random playout
+  (``RandomRolloutEvaluator``), solved subtrees backed up;
+- ``openspiel:alphabeta:D``: OpenSpiel's ``minimax.alpha_beta_search`` to depth ``D`` in OpenSpiel
+  actions (each jump of a multi-jump is one), the unfinished leaves rated by material (men 1, kings
+  1.5, scaled below a win's value).
+
+Our arena is jitted JAX and these bots are Python, so ``run_engine_match`` plays its games on the
+host, all games of a chunk ply by ply together: our players' moves come from one jitted, batched
+call of their policy a ply, the bots' one game at a time. Every game runs in both engines at once;
+each move is mapped between our actions and OpenSpiel's (``rules.openspiel_actions``) and must be
+legal in both, and both must end the game together (OpenSpiel's draw after 40 actions without a
+capture is ``american8``'s). The match is laid out as ``arena.run_match``'s: game ``i`` has A as
+Black when ``i`` is even, paired openings start games ``2i`` and ``2i + 1`` from opening ``i``
+(OpenSpiel cannot be set up from a position, so it replays moves found to reach the opening), and
+the result is the same ``GameRecords``. ``play_any_match`` picks this loop or ``run_match``.
+
+OpenSpiel is an optional dependency: ``pip install -e ".[engines]"``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import importlib
+from collections.abc import Callable
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from neurocheckers.arena import GameRecords, game_keys, paired_opening_starts, run_match
+from neurocheckers.players import parse_player
+from neurocheckers.policies import Player
+from neurocheckers.rules.engine import init_batch, material_balance, piece_counts, random_action, step
+from neurocheckers.rules.openspiel_actions import legal_moves_of, openspiel_action_to_ours, position_of
+from neurocheckers.rules.outcome import KING_VALUE, points_for
+from neurocheckers.rules.playout import default_max_plies
+from neurocheckers.rules.presets import Rules
+from neurocheckers.rules.state import BLACK, State
+
+PREFIX = "openspiel:"
+ENGINE_SPECS = "openspiel:mcts:N | openspiel:alphabeta:D"
+"""The external-engine player specs (``american8`` only)."""
+INSTALL_HINT = 'pip install -e ".[engines]"'
+UCT_C = 2.0
+"""UCT exploration constant of ``openspiel:mcts`` (OpenSpiel's own examples use 2)."""
+MAX_SIMULATIONS = 100_000
+MAX_DEPTH = 12
+_MATERIAL_SCALE = 1.0 / (12 * KING_VALUE + 1.0)  # material below a win's value (1) in alpha-beta
+
+
+@dataclasses.dataclass(frozen=True)
+class EngineBot:
+    """An OpenSpiel bot named by a spec."""
+
+    name: str
+    """The spec, e.g. ``openspiel:mcts:100``."""
+    kind: str
+    """``mcts`` or ``alphabeta``."""
+    strength: int
+    """Simulations a move (``mcts``) or depth in actions (``alphabeta``)."""
+
+
+def is_engine_spec(spec: str) -> bool:
+    return spec.strip().startswith(PREFIX)
+
+
+def openspiel_modules() -> tuple[Any, Any, Any]:
+    """``(pyspiel, mcts, minimax)`` of OpenSpiel; ``ValueError`` saying how to install it."""
+    try:
+        return (
+            importlib.import_module("pyspiel"),
+            importlib.import_module("open_spiel.python.algorithms.mcts"),
+            importlib.import_module("open_spiel.python.algorithms.minimax"),
+        )
+    except ImportError:
+        raise ValueError(f"OpenSpiel players need OpenSpiel: {INSTALL_HINT}") from None
+
+
+def parse_engine(spec: str, rules: Rules) -> EngineBot:
+    """The bot of an ``openspiel:...`` spec; ``ValueError`` (one line) for a bad spec, rules other than
+    ``american8``, or OpenSpiel not installed."""
+    parts = spec.strip().split(":")
+    limits = {"mcts": ("simulation count", MAX_SIMULATIONS), "alphabeta": ("depth", MAX_DEPTH)}
+    if len(parts) != 3 or parts[1] not in limits:
+        raise ValueError(f"bad player spec {spec!r}; expected one of: {ENGINE_SPECS}")
+    what, maximum = limits[parts[1]]
+    if not (parts[2].isdigit() and 1 <= int(parts[2]) <= maximum):
+        raise ValueError(f"bad player spec {spec!r}: the {what} must be an integer in 1..{maximum}")
+    if rules.name != "american8":
+        raise ValueError(f"{spec!r} plays OpenSpiel's checkers, american8 only; got --rules {rules.name}")
+    openspiel_modules()
+    return EngineBot(spec.strip(), parts[1], int(parts[2]))
+
+
+def parse_any_player(spec: str, rules: Rules) -> Player | EngineBot:
+    """An OpenSpiel bot for an ``openspiel:`` spec, else our player (``players.parse_player``)."""
+    return parse_engine(spec, rules) if is_engine_spec(spec) else parse_player(spec, rules)
+
+
+def material_for(player: int) -> Callable[[Any], float]:
+    """An OpenSpiel state's material balance for OpenSpiel ``player`` (0 is our Black), scaled into
+    (-1, 1)."""
+
+    def value(state) -> float:
+        board = "".join(line[1:9] for line in str(state).splitlines()[:8])  # without the labels
+        black = board.count("o") + KING_VALUE * board.count("8")
+        white = board.count("+") + KING_VALUE * board.count("*")
+        return (black - white if player == 0 else white - black) * _MATERIAL_SCALE
+
+    return value
+
+
+def make_bot(bot: EngineBot, game: Any, seed: int | list[int]) -> Callable[[Any], int]:
+    """``state -> OpenSpiel action`` of ``bot`` in ``game``, its randomness from ``seed`` (a
+    ``numpy.random.RandomState`` seed: an int or a list of ints)."""
+    _, mcts, minimax = openspiel_modules()
+    if bot.kind == "mcts":
+        rng = np.random.RandomState(seed)
+        evaluator = mcts.RandomRolloutEvaluator(1, rng)
+        return mcts.MCTSBot(game, UCT_C, bot.strength, evaluator, random_state=rng).step
+
+    def alphabeta(state) -> int:
+        value = material_for(state.current_player())
+        return minimax.alpha_beta_search(game, state, value_function=value, maximum_depth=bot.strength)[1]
+
+    return alphabeta
+
+
+def opening_path(game: Any, start: State) -> list[int]:
+    """OpenSpiel actions from the initial position to ``start`` (a host ``State``) in exactly
+    ``start.ply`` actions, found by depth-first search; ``ValueError`` when there are none."""
+    target = {
+        "black_men": {s + 1 for s in range(32) if int(start.black_men) >> s & 1},
+        "black_kings": {s + 1 for s in range(32) if int(start.black_kings) >> s & 1},
+        "white_men": {s + 1 for s in range(32) if int(start.white_men) >> s & 1},
+        "white_kings": {s + 1 for s in range(32) if int(start.white_kings) >> s & 1},
+        "black_to_move": int(start.color) == BLACK,
+    }
+
+    def search(state, depth: int) -> list[int] | None:
+        if depth == 0:
+            return [] if position_of(state) == target else None
+        for action in [] if state.is_terminal() else state.legal_actions():
+            child = state.clone()
+            child.apply_action(action)
+            rest = search(child, depth - 1)
+            if rest is not None:
+                return [int(action)] + rest
+        return None
+
+    path = search(game.new_initial_state(), int(start.ply))
+    if path is None:
+        raise ValueError(f"no sequence of {int(start.ply)} actions reaches the opening position")
+    return path
+
+
+@functools.cache
+def _batched(policy: Callable) -> Callable:
+    return jax.jit(jax.vmap(policy, in_axes=(None, 0, 0)))
+
+
+@functools.cache
+def _batched_engine(rules: Rules) -> tuple[Callable, Callable]:
+    batch_step = jax.jit(jax.vmap(functools.partial(step, rules)))
+    batch_random = jax.jit(jax.vmap(functools.partial(random_action, rules)))
+    return batch_step, batch_random
+
+
+def _opening_states(game: Any, openings: State, game_ids: np.ndarray) -> list[Any]:
+    """OpenSpiel states at each game's paired opening (``arena.paired_opening_starts``)."""
+    host = jax.device_get(openings)
+    count = jax.tree.leaves(host)[0].shape[0]
+    paths: dict[int, list[int]] = {}
+    states = []
+    for game_id in game_ids:
+        index = int(game_id) // 2 % count
+        if index not in paths:
+            start = jax.tree.map(lambda x, index=index: x[index], host)
+            try:
+                paths[index] = opening_path(game, start)
+            except ValueError as error:
+                raise ValueError(f"opening {index + 1}: {error}") from None
+        state = game.new_initial_state()
+        for action in paths[index]:
+            state.apply_action(action)
+        states.append(state)
+    return states
+
+
+def _apply_to_openspiel(os_states: list, host: State, actions: np.ndarray, live: np.ndarray, ply: int,
+                        game_ids: np.ndarray) -> None:  # fmt: skip
+    """Play each live game's action in OpenSpiel too; ``RuntimeError`` unless both engines allow it."""
+    for i in np.flatnonzero(live):
+        legal = legal_moves_of(os_states[i])
+        action = int(actions[i])
+        ours = bool(host.legal_action_mask[i, action])
+        if action not in legal or not ours:
+            raise RuntimeError(
+                f"game {int(game_ids[i])}, ply {ply}: action {action} is legal in our engine: {ours},"
+                f" in OpenSpiel: {action in legal}"
+            )
+        os_states[i].apply_action(legal[action])
+
+
+def _check_ends(os_states: list, final: State, game_ids: np.ndarray) -> None:
+    """``RuntimeError`` unless both engines ended each game together, with the same result."""
+    for i, os_state in enumerate(os_states):
+        ours = bool(final.terminated[i])
+        theirs = os_state.is_terminal()
+        same = ours == theirs and (not ours or int(np.sign(os_state.returns()[0])) == int(final.result[i]))
+        if not same:
+            raise RuntimeError(f"game {int(game_ids[i])}: our engine and OpenSpiel end it differently")
+
+
+def _engine_records(rules: Rules, final: State, a_is_black: np.ndarray, length, played) -> GameRecords:
+    """Host ``GameRecords`` of finished engine games (no positions), as ``arena.run_match`` gives."""
+    count = len(a_is_black)
+    result = np.where(final.terminated, final.result, 0).astype(np.int32)
+    sign = np.where(a_is_black, 1.0, -1.0).astype(np.float32)
+    return GameRecords(
+        score=np.asarray(points_for(result, a_is_black)),
+        result=result,
+        a_is_black=a_is_black,
+        length=length,
+        finished=np.asarray(final.terminated),
+        pieces=np.asarray(piece_counts(final)),
+        material_diff=sign * np.asarray(material_balance(final)),
+        positions=np.zeros((count, 0, 2 * rules.num_squares), np.float32),
+        a_to_move=np.zeros((count, 0), bool),
+        recorded=np.zeros((count, 0), bool),
+        actions=played,
+    )
+
+
+def play_engine_games(
+    rules: Rules,
+    a: Player | EngineBot,
+    b: Player | EngineBot,
+    game_ids: np.ndarray,
+    seed: int = 0,
+    max_plies: int | None = None,
+    opening_plies: int = 0,
+    openings: State | None = None,
+    on_game_end: Callable[[int], None] | None = None,
+) -> GameRecords:
+    """Match games ``game_ids`` of A against B (each an OpenSpiel bot or our player), all played ply by
+    ply together in our engine and in OpenSpiel (see the module docstring). Host ``GameRecords``
+    with every game's actions ([N, max_plies], -1 after its end). ``on_game_end(finished)`` is
+    called whenever more games have ended."""
+    pyspiel, _, _ = openspiel_modules()
+    game = pyspiel.load_game("checkers")
+    max_plies = default_max_plies(rules) if max_plies is None else max_plies
+    game_ids = np.asarray(game_ids, np.int32)
+    count, ids = len(game_ids), jnp.asarray(game_ids)
+    a_is_black = game_ids % 2 == 0
+    if openings is None:
+        states, os_states = init_batch(rules, count), [game.new_initial_state() for _ in range(count)]
+    else:
+        states, os_states = paired_opening_starts(openings, ids), _opening_states(game, openings, game_ids)
+    players = {True: a, False: b}
+    bots = {
+        side: [make_bot(p, game, [seed, int(g), int(side)]) for g in game_ids]
+        for side, p in players.items()
+        if isinstance(p, EngineBot)
+    }
+    batch_step, batch_random = _batched_engine(rules)
+    key = jax.random.key(seed)
+    played = np.full((count, max_plies), -1, np.int32)
+    length = np.zeros(count, np.int32)
+    for ply in range(max_plies):
+        host = jax.device_get(states)
+        live = ~np.asarray(host.terminated)
+        if on_game_end is not None and ply:
+            on_game_end(int(count - live.sum()))
+        if not live.any():
+            break
+        a_to_move = (np.asarray(host.color) == BLACK) == a_is_black
+        keys = game_keys(jax.random.fold_in(key, ply), ids)
+        actions = np.asarray(batch_random(keys, states)).copy()  # the random opening plies
+        for side, player in players.items():
+            need = live & (a_to_move == side) & (ply >= opening_plies)
+            if not need.any():
+                continue
+            if isinstance(player, EngineBot):
+                for i in np.flatnonzero(need):
+                    actions[i] = openspiel_action_to_ours(bots[side][i](os_states[i]))
+            else:
+                side_keys = keys if side else jax.vmap(jax.random.fold_in, in_axes=(0, None))(keys, 1)
+                chosen = np.asarray(_batched(player.policy)(player.params, states, side_keys))
+                actions[need] = chosen[need]
+        _apply_to_openspiel(os_states, host, actions, live, ply, game_ids)
+        played[:, ply] = np.where(live, actions, -1)
+        length += live
+        states = batch_step(states, jnp.asarray(actions, jnp.int32))
+    final = jax.device_get(states)
+    _check_ends(os_states, final, game_ids)
+    return _engine_records(rules, final, a_is_black, length, played)
+
+
+def run_engine_match(
+    rules: Rules,
+    a: Player | EngineBot,
+    b: Player | EngineBot,
+    games: int,
+    seed: int = 0,
+    batch: int = 2048,
+    max_plies: int | None = None,
+    opening_plies: int = 0,
+    keep_actions: int = 0,
+    on_progress: Callable[[int, int], None] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+    openings: State | None = None,
+) -> GameRecords:
+    """``arena.run_match`` with OpenSpiel bots: ``games`` games of A against B, ``batch`` at a time
+    (``play_engine_games``), A Black in the even games, paired openings from ``openings``. Host
+    ``GameRecords`` [N] with the actions of the first ``keep_actions`` games; ``on_progress(done,
+    games)`` as games end, ``should_stop()`` asked before each batch."""
+    for name, value in (("games", games), ("batch", batch), ("max_plies", max_plies or 1)):
+        if value < 1:
+            raise ValueError(f"{name} must be >= 1, got {value}")
+    parts: list[GameRecords] = []
+    done = 0
+    while done < games and not (should_stop is not None and should_stop()):
+        ids = np.arange(done, min(done + batch, games))
+        ended = None if on_progress is None else lambda n, done=done: on_progress(done + n, games)
+        parts.append(
+            play_engine_games(rules, a, b, ids, seed, max_plies, opening_plies, openings, on_game_end=ended)
+        )
+        done += len(ids)
+        if on_progress is not None:
+            on_progress(done, games)
+    if not parts:
+        raise ValueError("the match was stopped before its first game")
+    joined = jax.tree.map(lambda *xs: np.concatenate(xs), *parts)
+    return joined.replace(actions=joined.actions[:keep_actions])
+
+
+def play_any_match(
+    rules: Rules,
+    a: Player | EngineBot,
+    b: Player | EngineBot,
+    games: int,
+    seed: int = 0,
+    batch: int = 2048,
+    max_plies: int | None = None,
+    opening_plies: int = 0,
+    keep_actions: int = 0,
+    on_progress: Callable[[int, int], None] | None = None,
+    openings: State | None = None,
+) -> GameRecords:
+    """A match of A against B: ``arena.run_match`` when both are our players, else
+    ``run_engine_match``; the same arguments and records either way."""
+    if isinstance(a, Player) and isinstance(b, Player):
+        return run_match(
+            rules, a.policy, a.params, b.policy, b.params, games, seed, batch, max_plies, opening_plies,
+            keep_actions, on_progress=on_progress, openings=openings,
+        )  # fmt: skip
+    return run_engine_match(
+        rules, a, b, games, seed, batch, max_plies, opening_plies, keep_actions, on_progress,
+        openings=openings,
+    )  # fmt: skip

@@ -1,0 +1,108 @@
+"""Tests of OpenSpiel's bots as opponents (``engines``): specs, the host-side match loop (every move
+legal in both engines, colours balanced, paired openings), ``match`` and the gauntlet's rows."""
+
+from __future__ import annotations
+
+import importlib
+
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+pytest.importorskip("pyspiel")
+
+from neurocheckers import engines  # noqa: E402
+from neurocheckers.analysis.games import RESULTS, games_from_actions  # noqa: E402
+from neurocheckers.analysis.gauntlet import GauntletConfig, play_row  # noqa: E402
+from neurocheckers.arena import paired_opening_starts  # noqa: E402
+from neurocheckers.cli import main  # noqa: E402
+from neurocheckers.policies import Player  # noqa: E402
+from neurocheckers.rules import AMERICAN6, AMERICAN8, SIMPLE6  # noqa: E402
+from neurocheckers.rules.notation import parse_fen  # noqa: E402
+from neurocheckers.rules.openings import load_openings, opening_states  # noqa: E402
+from neurocheckers.rules.openspiel_actions import position_of  # noqa: E402
+
+
+def test_specs_and_their_errors(monkeypatch):
+    bot = engines.parse_any_player("openspiel:mcts:100", AMERICAN8)
+    assert bot == engines.EngineBot("openspiel:mcts:100", "mcts", 100)
+    assert isinstance(engines.parse_any_player("random", AMERICAN8), Player)
+    for preset in (SIMPLE6, AMERICAN6):
+        with pytest.raises(ValueError, match=f"american8 only; got --rules {preset.name}"):
+            engines.parse_engine("openspiel:alphabeta:2", preset)
+    for bad in ("openspiel:mcts:0", "openspiel:alphabeta:x", "openspiel:gnu:3", "openspiel:mcts"):
+        with pytest.raises(ValueError, match="bad player spec"):
+            engines.parse_engine(bad, AMERICAN8)
+    real = importlib.import_module
+
+    def without_openspiel(name, *args):
+        if name == "pyspiel":
+            raise ImportError(name)
+        return real(name, *args)
+
+    monkeypatch.setattr(importlib, "import_module", without_openspiel)
+    with pytest.raises(ValueError, match=r'OpenSpiel players need OpenSpiel: pip install -e "\.\[engines\]"'):
+        engines.parse_engine("openspiel:mcts:10", AMERICAN8)
+
+
+def test_material_counts_the_pieces_of_each_side():
+    pyspiel, _, _ = engines.openspiel_modules()
+    state = pyspiel.load_game("checkers").new_initial_state()
+    captures = 0
+    while not state.is_terminal() and captures < 3:
+        position = position_of(state)
+        black = len(position["black_men"]) + 1.5 * len(position["black_kings"])
+        white = len(position["white_men"]) + 1.5 * len(position["white_kings"])
+        value = engines.material_for(0)(state)
+        assert value == -engines.material_for(1)(state) == pytest.approx((black - white) / 19.0)
+        action = state.legal_actions()[-1]
+        captures += action % 2
+        state.apply_action(action)
+    assert captures == 3
+
+
+def test_opening_path_reaches_the_opening():
+    pyspiel, _, _ = engines.openspiel_modules()
+    game = pyspiel.load_game("checkers")
+    fen, ply, quiet = load_openings(AMERICAN8, 1)[0]
+    path = engines.opening_path(game, parse_fen(AMERICAN8, fen, ply, quiet))
+    assert len(path) == ply == 4
+    with pytest.raises(ValueError, match="no sequence of 4 actions"):
+        engines.opening_path(game, parse_fen(AMERICAN8, "B:W21-32:B1-12", 4, 0))
+
+
+def test_a_tiny_match_against_openspiel_is_legal_and_balanced():
+    openings = opening_states(AMERICAN8, load_openings(AMERICAN8, 2))
+    a = engines.parse_any_player("random", AMERICAN8)
+    b = engines.parse_any_player("openspiel:alphabeta:1", AMERICAN8)
+    seen = []
+    records = engines.play_any_match(
+        AMERICAN8, a, b, 4, seed=1, keep_actions=4, openings=openings, on_progress=lambda d, n: seen.append(d)
+    )
+    assert records.a_is_black.tolist() == [True, False, True, False] and seen[-1] == 4
+    assert np.all(records.finished) and records.actions.shape[0] == 4
+    assert np.array_equal(
+        records.score, np.where(records.a_is_black, 0.5 + 0.5 * records.result, 0.5 - 0.5 * records.result)
+    )
+    # Replaying the recorded actions in our engine from the paired openings gives the same results.
+    starts = paired_opening_starts(openings, jnp.arange(4))
+    played = games_from_actions(AMERICAN8, records.actions, "a", "b", starts)
+    assert played[0]["start_fen"] == played[1]["start_fen"] != played[2]["start_fen"]
+    assert [g["result"] for g in played] == [RESULTS[int(r)] for r in records.result]
+    # OpenSpiel's MCTS plays too, as A (Black in game 0).
+    mcts = engines.play_any_match(AMERICAN8, engines.parse_any_player("openspiel:mcts:4", AMERICAN8), a, 1)
+    assert mcts.a_is_black.tolist() == [True] and bool(mcts.finished[0])
+
+
+def test_match_and_gauntlet_rows_accept_openspiel(capsys):
+    assert main(["match", "random", "openspiel:mcts:10", "--rules", "simple6", "--games", "2"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "american8 only" in err
+    args = ["match", "openspiel:alphabeta:1", "random", "--rules", "american8", "--games", "2", "--json"]
+    args += ["--max-plies", "30"]
+    assert main(args) == 0
+    assert '"player_a": "openspiel:alphabeta:1"' in capsys.readouterr().out
+    starts = opening_states(AMERICAN8, load_openings(AMERICAN8, 1))
+    config = GauntletConfig(openings=1, max_plies=30)
+    row = play_row(AMERICAN8, "ladder", "openspiel:alphabeta:1", "random", starts, config)
+    assert row.games == 2 and row.wins + row.draws + row.losses == 2 and row.unfinished <= 2
