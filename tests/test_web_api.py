@@ -14,6 +14,7 @@ with warnings.catch_warnings():  # Starlette >= 1.0 prefers httpx2 to httpx; bot
     warnings.simplefilter("ignore")
     from starlette.testclient import TestClient
 
+from neurocheckers.analysis.pdn_games import load_game_file, save_game_file
 from neurocheckers.cli import main
 from neurocheckers.experiment.run import run_is_locked, run_lock
 from neurocheckers.rules import AMERICAN6, SIMPLE6
@@ -166,6 +167,19 @@ def test_a_saved_game_with_the_agents_evaluation(client):
     assert all(0 <= c <= 1 for c in chances)
     bad = client.get("/api/game-file/game", params={"path": "games/sample.json", "game": "2"})
     assert bad.status_code == 400 and bad.json()["error"] == "game must be in 1..1, got '2'"
+
+
+def test_the_games_page_reads_pdn_files(client, served):
+    """A PDN file is opened through the same loader as the JSON game files, with the same replay."""
+    json_game = load_game_file(served / "games" / "sample.json")
+    save_game_file(served / "games" / "sample.pdn", json_game.rules, json_game.games)
+    assert client.get("/api/game-files").json()["files"] == ["games/sample.json", "games/sample.pdn"]
+    views = [
+        client.get("/api/game-file/game", params={"path": f"games/sample.{suffix}", "game": "1"}).json()
+        for suffix in ("json", "pdn")
+    ]
+    assert views[0]["moves"] == views[1]["moves"] and views[0]["positions"] == views[1]["positions"]
+    (served / "games" / "sample.pdn").unlink()
 
 
 def test_paths_outside_the_folder_are_refused(client, served, tmp_path):

@@ -18,8 +18,9 @@ import numpy as np
 
 from neurocheckers.agent_file import load_agent
 from neurocheckers.analysis.games import FORMAT as GAMES_FORMAT
-from neurocheckers.analysis.games import GameFile, load_games, replay_game
+from neurocheckers.analysis.games import GameFile, replay_game
 from neurocheckers.analysis.lineage import lineage
+from neurocheckers.analysis.pdn_games import load_game_file
 from neurocheckers.evaluator import value_fn
 from neurocheckers.experiment.run import (
     config_summary,
@@ -226,7 +227,7 @@ def game_files(root: str | Path) -> list[str]:
 
 def open_games(path: Path) -> GameFile:
     """The games of a game file: the one place the web app reads game files."""
-    return load_games(path)
+    return load_game_file(path)
 
 
 @functools.cache
