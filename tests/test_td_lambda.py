@@ -1,7 +1,7 @@
 """The TD(lambda) self-play learner: its targets against hand-computed ones, the targets of real
 self-play games (multi-jumps included), updates that lower the TD error, and its config keys.
 
-One tiny learner's self-play (2 x 4 MLP, 8 games on american6, 2 simulations a move) is compiled
+One tiny learner's self-play (2 x 4 MLP, 8 games on american6, alpha-beta depth 1) is compiled
 once for the file; the run-folder tests are in tests/test_learner_runs.py.
 """
 
@@ -38,8 +38,8 @@ SETTINGS = TDSettings(
     rules="american6",
     layers=2,
     width=4,
-    search="mcts",
-    simulations=2,
+    search="alphabeta",
+    depth=1,
     selfplay_games=8,
     opening_plies=2,
     max_plies=60,
@@ -49,7 +49,7 @@ SETTINGS = TDSettings(
     exploration="softmax",
     exploration_rate=0.05,
 )
-"""Softmax exploration over MCTS root values here; the run tests use epsilon over alpha-beta."""
+"""Softmax exploration over alpha-beta root scores here; the run tests use epsilon over MCTS."""
 
 
 def test_targets_equal_a_hand_computed_example():
