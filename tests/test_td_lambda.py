@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from pathlib import Path
 
 import jax
 import jax.numpy as jnp
@@ -138,6 +139,13 @@ def test_learner_config_keys_are_validated_with_clear_errors():
     settings = learner_setup(config).settings
     assert isinstance(settings, TDSettings) and settings.lambda_ == 0.3 and settings.exploration_rate == 2
     assert learner_setup(config).spec == EvaluatorSpec.for_rules(learner_rules(settings), 5, 32)
+
+
+def test_the_learner_experiments_load():
+    folder = Path(__file__).resolve().parents[1] / "experiments" / "learners"
+    for rules in ("simple6", "american6"):
+        config = load_config(folder / f"td_lambda_{rules}.toml")
+        assert (config.strategy, config.rules, config.name) == ("td_lambda", rules, f"td_lambda_{rules}")
 
 
 def test_every_learner_strategy_is_registered():

@@ -113,11 +113,10 @@ def epoch(settings: TDSettings, state: LearnerState, key: jax.Array) -> tuple[Le
     rate = jnp.float32(settings.exploration_rate)
     batch = selfplay(settings, state.params, play_key, rate)
     obs, targets, weights, values = training_data(settings, state.params, batch)
-    spec = learner_spec(settings)
-    loss_before = weighted_mse(spec, state.params, obs, targets, weights)
-    new_state, _ = regress(settings, state, obs, targets, weights, fit_key, settings.updates_per_epoch)
-    loss_after = weighted_mse(spec, new_state.params, obs, targets, weights)
     count = jnp.maximum(jnp.sum(weights), 1.0)
+    loss_before = jnp.sum(jnp.square(targets - values) * weights) / count
+    new_state, _ = regress(settings, state, obs, targets, weights, fit_key, settings.updates_per_epoch)
+    loss_after = weighted_mse(learner_spec(settings), new_state.params, obs, targets, weights)
     metrics = dict(
         loss=loss_after,
         learner_loss_before=loss_before,
