@@ -639,8 +639,8 @@ def learner_summary(config: ExperimentConfig) -> str:
 
 
 def learner_status(row: dict[str, Any]) -> str:
-    """The progress bar's status of a learner epoch's metrics row."""
-    return (
-        f"snapshot #{int(row['boss_id'])} loss {float(row['loss']):.4f} "
-        f"td error {float(row['td_error']):.3f} {float(row['wall_seconds']):.2f} s/epoch"
-    )
+    """The progress bar's status of a learner epoch's metrics row (loss and TD error when it has them)."""
+    parts = [f"snapshot #{int(row['boss_id'])}"]
+    shown = [name for name in ("loss", "td_error") if name in row]
+    parts += [f"{name.replace('_', ' ')} {float(row[name]):.4f}" for name in shown]
+    return " ".join([*parts, f"{float(row['wall_seconds']):.2f} s/epoch"])
