@@ -446,9 +446,14 @@ class Learner:
     """How the run loop drives one self-play learner (a module of ``neurocheckers.learners``)."""
 
     init: Callable[[Any, jax.Array], Any]
-    """``init(settings, key) -> state``: pure; the state has ``params`` (the network) and ``epoch``."""
+    """``init(settings, key) -> state``: pure; the state is a pytree of plain arrays (no typed PRNG
+    keys: it is checkpointed leaf by leaf) with ``params`` (the network, in ``evaluator`` layout: the
+    snapshots and exported agents) and ``epoch`` ([] int32, epochs completed)."""
     epoch: Callable[[Any, Any, jax.Array], tuple[Any, dict[str, Any]]]
-    """``epoch(settings, state, key) -> (state, metrics)``: pure; metrics name ``metrics.csv`` columns."""
+    """``epoch(settings, state, key) -> (state, metrics)``: pure (the same key gives the same result,
+    so a resumed run repeats the metrics) and ``epoch + 1``; metrics are scalars named after
+    ``metrics.csv`` columns (others are dropped): ``plies`` at least, and ``loss``/``td_error`` for the
+    progress bar."""
     settings: type
     """Its frozen settings dataclass: every field is the experiment config key of the same name."""
 
@@ -608,7 +613,7 @@ def _run_learner_epoch(
     last_id, last_epoch = _last_snapshot(run_dir)
     row = {"epoch": epoch, **metrics, "boss_changed": snapshot, "boss_id": last_id + snapshot}
     row["boss_age"] = epoch - last_epoch
-    row["plies_per_second"] = float(metrics["plies"]) / max(wall, 1e-9)
+    row["plies_per_second"] = float(metrics.get("plies", np.nan)) / max(wall, 1e-9)
     row["wall_seconds"] = wall
     if is_probe_epoch(epoch, config.strength_every, total):
         row.update(strength_probe(setup, state.params))
