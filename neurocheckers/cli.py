@@ -362,9 +362,17 @@ def _evolve_with_progress(run_dir: str, total: int) -> None:
     """``experiment.run.run`` up to ``total`` epochs under a progress bar of epochs."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from neurocheckers.experiment.run import RunError, read_metrics, read_run_config, run
+    from neurocheckers.experiment.run import (
+        LEARNERS,
+        RunError,
+        learner_status,
+        read_metrics,
+        read_run_config,
+        run,
+    )
 
     games = read_run_config(run_dir)[0].games_per_epoch
+    learner = read_run_config(run_dir)[0].strategy in LEARNERS
     columns = (
         TextColumn("epoch"),
         MofNCompleteColumn(),
@@ -378,6 +386,9 @@ def _evolve_with_progress(run_dir: str, total: int) -> None:
         progress.update(task, completed=min(done, total))
 
         def on_epoch(row):
+            if learner:
+                progress.update(task, completed=int(row["epoch"]) + 1, status=learner_status(row))
+                return
             status = (  # points per game, as in the fitness plot
                 f"boss #{int(row['boss_id'])} mean {float(row['fitness_mean']) / games:.2f} "
                 f"best {float(row['best_points']) / games:.2f} pts/game "

@@ -30,6 +30,16 @@ STRENGTH_COLUMNS = (
 depth, and the boss with its training search against random (scores with their 95% intervals), and
 the probe's seconds (not in ``wall_seconds``)."""
 
+LEARNER_COLUMNS = (
+    "loss",
+    "td_error",
+    "epsilon",
+    "value_mean",
+)
+"""The self-play learners' columns (empty in evolution runs): the training loss after the epoch's
+updates, the mean absolute TD error before them, the exploration rate (epsilon, or the softmax
+temperature) and the network's mean value of the positions it trained on."""
+
 METRIC_COLUMNS = (
     "epoch",
     "fitness_min",
@@ -55,6 +65,7 @@ METRIC_COLUMNS = (
     "hall_of_fame_score",
     "benchmark_score",
     *STRENGTH_COLUMNS,
+    *LEARNER_COLUMNS,
     "plies_per_second",
     "wall_seconds",
 )
@@ -62,6 +73,9 @@ METRIC_COLUMNS = (
 against the boss. The selection columns (the confirmation match's score and lower 95% bound, mean
 points per game against the hall of fame and the benchmark opponent) are empty when that setting is
 off; the strength columns (``STRENGTH_COLUMNS``) are empty except on the epochs that rate the boss.
+A self-play learner's run (``LEARNER_COLUMNS``) leaves the fitness and selection columns empty; its
+boss is the latest network snapshot (``boss_changed`` on the epochs that took one), ``learner_loss_*``
+its loss before and after the updates, ``wins``/``losses`` the games Black/White won.
 Files written before a column existed lack it; readers use ``row.get``."""
 TIMING_COLUMNS = ("plies_per_second", "wall_seconds", "strength_seconds")
 """The columns that differ between two runs of the same config and seed."""

@@ -124,6 +124,11 @@ def fitness_figure(
     """
     runs = _read_runs(run_dirs)
     names = list(labels) if labels else _labels([r[0] for r in runs], [r[2] for r in runs])
+    learners = [is_learner_run(rows) for _, rows, _, _ in runs]
+    if all(learners):
+        return learning_figure(runs, names, smooth)
+    if any(learners):
+        raise ValueError("self-play learner runs have no fitness: plot them apart from evolution runs")
     single = len(runs) == 1
     longest = max(len(r[1]) for r in runs)
     window = smooth if smooth is not None else (1 if single else max(1, longest // 50))
@@ -151,6 +156,39 @@ def fitness_figure(
         ax.set_title(f"Fitness over epochs ({len(runs)} runs)")
     handles = _style_handles(single) + ([] if single else _run_handles(runs, names))
     fig.legend(handles=_row_major(handles, 3), loc="outside lower center", ncol=3, fontsize=8)
+    return fig
+
+
+def is_learner_run(rows: list[dict[str, str]]) -> bool:
+    """Whether metrics rows come from a self-play learner (a loss, no fitness)."""
+    return bool(rows[0].get("loss")) and not rows[0].get("fitness_mean")
+
+
+def learning_figure(runs, names: list[str], smooth: int | None = None) -> Figure:
+    """The training curves of self-play learner runs (``_read_runs`` tuples): the mean absolute TD
+    error before each epoch's updates (solid) and the loss after them (dotted), and below the
+    network snapshots saved so far (the run's lineage)."""
+    single = len(runs) == 1
+    longest = max(len(r[1]) for r in runs)
+    window = smooth if smooth is not None else (1 if single else max(1, longest // 50))
+    fig = Figure(figsize=(10, 7.0), layout="constrained")
+    ax, ax_snap = fig.subplots(2, 1, sharex=True, gridspec_kw={"height_ratios": (3, 1.2)})
+    for i, (_, rows, _, _) in enumerate(runs):
+        color, epoch = f"C{i % 10}", _column(rows, "epoch")
+        ax.plot(epoch, rolling_mean(_column(rows, "td_error"), window), color=color, lw=1.3, label=names[i])
+        ax.plot(epoch, rolling_mean(_column(rows, "loss"), window), color=color, ls=":", lw=1.1)
+        ax_snap.step(epoch, np.cumsum(_column(rows, "boss_changed") > 0), where="post", color=color, lw=1.3)
+    smoothing = f", rolling mean over {window} epochs" if window > 1 else ""
+    ax.set_ylabel(f"TD error (solid), loss (dotted){smoothing}")
+    ax.set_ylim(bottom=0)
+    ax_snap.set_ylabel("snapshots saved")
+    ax_snap.set_xlabel("epoch")
+    for a in (ax, ax_snap):
+        a.grid(alpha=0.3)
+    _, _, config, _ = runs[0]
+    title = f"{names[0]}: {config.rules}, {config.layers}x{config.width} MLP, {config.strategy}"
+    ax.set_title(title if single else f"Self-play learning ({len(runs)} runs)")
+    ax.legend(fontsize=8)
     return fig
 
 

@@ -17,7 +17,10 @@ from neurocheckers.search.limits import MAX_ALPHABETA_DEPTH, MAX_SIMULATIONS
 if typing.TYPE_CHECKING:
     from neurocheckers.evolution.settings import EvolutionSettings
 
-STRATEGIES = ("boss_ga", "SimpleGA", "Open_ES", "SNES", "CMA_ES")
+LEARNERS = ("td_lambda",)
+"""Strategies that learn one network by self-play (``neurocheckers.learners``) instead of evolving."""
+STRATEGIES = ("boss_ga", "SimpleGA", "Open_ES", "SNES", "CMA_ES", *LEARNERS)
+EXPLORATIONS = ("epsilon", "softmax")
 LOSSES = ("mae", "mse")
 SEARCHES = ("mcts", "alphabeta")
 FITNESS = ("boss", "fixed")
@@ -58,7 +61,7 @@ class ExperimentConfig:
     loss: str = "mae"
     """Supervised loss: mae (the study's mean difference) or mse."""
     strategy: str = "boss_ga"
-    """boss_ga (the study's algorithm) or an evosax strategy: SimpleGA, Open_ES, SNES, CMA_ES."""
+    """boss_ga (the study), an evosax strategy (SimpleGA, Open_ES, SNES, CMA_ES) or a learner: td_lambda."""
     promotion_threshold: float = 0.75
     """Fraction of games_per_epoch points the best member needs to become the boss."""
     opening_plies: int = 0
@@ -99,6 +102,29 @@ class ExperimentConfig:
     """Rate the boss every N epochs (and at the last): alpha-beta 2 vs material, search vs random (0: off)."""
     budget_minutes: float = 0.0
     """Stop after this many minutes of training wall time (epochs only, summed over resumes; 0: off)."""
+
+    # --- self-play learners (strategy = "td_lambda"); population, games_per_epoch, mutation and
+    # selection keys do not apply to them, learning_rate, search, depth, simulations, opening_plies
+    # and max_plies do ------------------------------------------------------------------------------
+    lambda_: float = 0.7
+    """TD(lambda)'s lambda: 0 bootstraps from the next position's value, 1 learns the game's result."""
+    selfplay_games: int = 256
+    """Learners: self-play games played at once per epoch."""
+    exploration: str = "epsilon"
+    """Learners: epsilon (a random move with probability exploration_rate) or softmax (over root values)."""
+    exploration_rate: float = 0.1
+    """Learners: the chance of a random move (epsilon), or the softmax temperature."""
+    updates_per_epoch: int = 32
+    """Learners: Adam steps per epoch, each on a minibatch of the epoch's positions."""
+    batch_size: int = 256
+    """Learners: positions per minibatch, drawn uniformly with replacement."""
+    bootstrap_positions: int = 0
+    """Learners: random positions regressed on their material value before self-play (0: off)."""
+    bootstrap_steps: int = 200
+    """Learners: Adam steps of that material bootstrap."""
+    snapshot_every: int = 10
+    """Learners: save the network to lineage/ every N epochs (and after the last)."""
+    # --- end of the self-play learners' keys ------------------------------------------------------
 
     def __post_init__(self) -> None:
         validate(self)
@@ -201,6 +227,45 @@ def validate(config: ExperimentConfig) -> None:
     )
     need(bool(c.name) and "/" not in c.name, f"name must be a non-empty word without '/', got {c.name!r}")
     validate_selection(c)
+    validate_learner(c)
+
+
+def validate_learner(c: ExperimentConfig) -> None:
+    """Raise ``ConfigError`` for impossible self-play learner settings, and for evolution-only
+    settings a learner run cannot honour."""
+
+    def need(condition: bool, message: str) -> None:
+        if not condition:
+            raise ConfigError(message)
+
+    need(0 <= c.lambda_ <= 1, f"lambda_ must be in [0, 1], got {c.lambda_}")
+    need(1 <= c.selfplay_games < 2**31, f"selfplay_games must be >= 1, got {c.selfplay_games}")
+    need(
+        c.exploration in EXPLORATIONS,
+        f"exploration must be one of {', '.join(EXPLORATIONS)}, got {c.exploration!r}",
+    )
+    need(c.exploration_rate >= 0, f"exploration_rate must be >= 0, got {c.exploration_rate}")
+    need(
+        c.exploration != "epsilon" or c.exploration_rate <= 1,
+        f"exploration_rate (epsilon's probability) must be <= 1, got {c.exploration_rate}",
+    )
+    for name in ("updates_per_epoch", "bootstrap_positions", "bootstrap_steps"):
+        need(getattr(c, name) >= 0, f"{name} must be >= 0, got {getattr(c, name)}")
+    for name in ("batch_size", "snapshot_every"):
+        need(getattr(c, name) >= 1, f"{name} must be >= 1, got {getattr(c, name)}")
+    if c.strategy not in LEARNERS:
+        return
+    need(
+        c.seconds_per_move == 0,
+        f"strategy {c.strategy!r} needs seconds_per_move = 0, got {c.seconds_per_move}",
+    )
+    for name in ("openings", "promotion_candidates", "hall_of_fame"):
+        value = getattr(c, name)
+        need(value == 0, f"{name} applies to evolution, not to strategy {c.strategy!r}; got {name} = {value}")
+    need(
+        not c.benchmark_opponent,
+        f"benchmark_opponent applies to evolution, not to strategy {c.strategy!r}",
+    )
 
 
 def validate_selection(c: ExperimentConfig) -> None:

@@ -15,6 +15,7 @@ import contextlib
 import csv
 import dataclasses
 import datetime
+import functools
 import io
 import json
 import os
@@ -30,8 +31,17 @@ from safetensors import SafetensorError, safe_open
 from safetensors.numpy import save
 
 from neurocheckers.agent_file import save_agent
-from neurocheckers.arena import MemoryLimitError, check_memory
-from neurocheckers.evolution.boss_ga import EvoState, Setup, epoch_key, evolve_epoch, init, make_setup
+from neurocheckers.arena import MemoryLimitError, PopulationSearch, check_memory
+from neurocheckers.evaluator import EvaluatorSpec
+from neurocheckers.evolution.boss_ga import (
+    EvoState,
+    Setup,
+    epoch_key,
+    evolve_epoch,
+    init,
+    make_setup,
+    population_search,
+)
 from neurocheckers.experiment.config import ConfigError, ExperimentConfig, make_config
 from neurocheckers.experiment.files import atomic_write_bytes, atomic_write_text
 from neurocheckers.experiment.strength import is_probe_epoch, strength_probe
@@ -42,8 +52,11 @@ from neurocheckers.formats import (
     LINEAGE_FILE,
     METRIC_COLUMNS,
     METRICS_FILE,
+    read_lineage,
     read_metrics,
 )
+from neurocheckers.learners import td_lambda
+from neurocheckers.rules.presets import Rules, get_rules
 
 try:
     import fcntl
@@ -113,7 +126,9 @@ def create_run(config: ExperimentConfig, out: str | Path = "runs", check_memory:
     if root.exists() and not root.is_dir():
         raise RunError(f"{root} is a file, not a folder to put run folders in")
     simulations = _calibrated_simulations(config)
-    if check_memory:
+    if check_memory and config.strategy in LEARNERS:
+        check_learner_fits(config)
+    elif check_memory:
         check_fits(make_setup(config.evolution_settings(simulations)))
     root.mkdir(parents=True, exist_ok=True)
     path = root / run_folder_name(config)
@@ -219,6 +234,11 @@ def run_is_locked(run_dir: str | Path) -> bool:
 
 def save_checkpoint(run_dir: Path, config: ExperimentConfig, setup: Setup, state: EvoState) -> None:
     """Write the whole evolution state atomically (a temporary file, fsync, then rename)."""
+    write_checkpoint(run_dir, config, setup.settings.simulations, state)
+
+
+def write_checkpoint(run_dir: Path, config: ExperimentConfig, simulations: int, state: Any) -> None:
+    """Write any run state (a pytree with an ``epoch`` field) atomically, as safetensors."""
     leaves = [np.asarray(x) for x in jax.tree.leaves(jax.device_get(state))]
     tensors = {f"leaf_{i:04d}": np.array(x, order="C") for i, x in enumerate(leaves)}  # keeps 0-d
     metadata = {
@@ -226,15 +246,20 @@ def save_checkpoint(run_dir: Path, config: ExperimentConfig, setup: Setup, state
         "format_version": CHECKPOINT_VERSION,
         "epoch": str(int(state.epoch)),
         "config": json.dumps(config.to_dict(), sort_keys=True),
-        "simulations": str(setup.settings.simulations),
+        "simulations": str(simulations),
     }
     atomic_write_bytes(run_dir / CHECKPOINT, save(tensors, metadata=metadata))
 
 
 def load_checkpoint(run_dir: Path, config: ExperimentConfig, setup: Setup) -> EvoState:
     """The state saved in ``run_dir``; ``RunError`` if it is corrupt or from another config."""
+    return read_checkpoint(run_dir, config, jax.eval_shape(lambda: init(setup, jax.random.key(0))))
+
+
+def read_checkpoint(run_dir: Path, config: ExperimentConfig, template: Any) -> Any:
+    """The state saved in ``run_dir``, shaped like ``template`` (a pytree of arrays or shapes);
+    ``RunError`` if it is corrupt or from another config."""
     path = run_dir / CHECKPOINT
-    template = jax.eval_shape(lambda: init(setup, jax.random.key(0)))
     treedef = jax.tree.structure(template)
     expected = jax.tree.leaves(template)
     try:
@@ -349,6 +374,8 @@ def run(
     total = epochs if epochs is not None else config.epochs
     if run_is_complete(run_dir, total):
         return run_dir
+    if config.strategy in LEARNERS:
+        return run_learner(run_dir, config, simulations, total, on_epoch, stop_after)
     setup = make_setup(config.evolution_settings(simulations))
     with run_lock(run_dir):
         check_fits(setup)  # before anything is written
@@ -447,6 +474,8 @@ def _run_epoch(
 
 
 def config_summary(config: ExperimentConfig, simulations: int) -> str:
+    if config.strategy in LEARNERS:
+        return learner_summary(config)
     d = dataclasses.asdict(config)
     search = f"{simulations} simulations/move"
     if config.search == "alphabeta":
@@ -456,3 +485,219 @@ def config_summary(config: ExperimentConfig, simulations: int) -> str:
         f"{d['name']}: {d['rules']}, {d['layers']}x{d['width']} MLP{material}, P={d['population']}, "
         f"G={d['games_per_epoch']}, {search}, strategy {d['strategy']}, seed {d['seed']}"
     )
+
+
+# --- self-play learners ------------------------------------------------------------------------
+# A learner run uses the same folder, metrics.csv, checkpoints, resume and lineage as an evolution
+# run. Its "boss" is a snapshot of its one network, saved every ``snapshot_every`` epochs (and after
+# the last), so lineage, compare, plot, export and gauntlet read it unchanged.
+
+
+@dataclasses.dataclass(frozen=True)
+class Learner:
+    """How the run loop drives one self-play learner (a module of ``neurocheckers.learners``)."""
+
+    init: Callable[[Any, jax.Array], Any]
+    """``init(settings, key) -> state``: pure; the state is a pytree of plain arrays (no typed PRNG
+    keys: it is checkpointed leaf by leaf) with ``params`` (the network, in ``evaluator`` layout: the
+    snapshots and exported agents) and ``epoch`` ([] int32, epochs completed)."""
+    epoch: Callable[[Any, Any, jax.Array], tuple[Any, dict[str, Any]]]
+    """``epoch(settings, state, key) -> (state, metrics)``: pure (the same key gives the same result,
+    so a resumed run repeats the metrics) and ``epoch + 1``; metrics are scalars named after
+    ``metrics.csv`` columns (others are dropped): ``plies`` at least, and ``loss``/``td_error`` for the
+    progress bar."""
+    settings: type
+    """Its frozen settings dataclass: every field is the experiment config key of the same name."""
+
+
+LEARNERS: dict[str, Learner] = {
+    "td_lambda": Learner(td_lambda.init, td_lambda.epoch, td_lambda.TDSettings),
+}
+"""The learners by ``strategy`` name (each also listed in ``config.LEARNERS``)."""
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class LearnerSetup:
+    """The static pieces of a learner run (hashes by identity).
+
+    Fields:
+      learner: the learner's functions.
+      settings: its settings, built from the config.
+      rules: the rules preset.
+      spec: the network's shape.
+      search: how the network plays (``MCTSConfig`` or ``AlphaBetaConfig``), for the strength probe.
+    """
+
+    learner: Learner
+    settings: Any
+    rules: Rules
+    spec: EvaluatorSpec
+    search: PopulationSearch
+
+
+@functools.cache
+def learner_setup(config: ExperimentConfig) -> LearnerSetup:
+    """The ``LearnerSetup`` of a learner config (cached: one compiled epoch per config)."""
+    learner = LEARNERS[config.strategy]
+    fields = dataclasses.fields(learner.settings)
+    settings = learner.settings(**{f.name: getattr(config, f.name) for f in fields})
+    rules = get_rules(config.rules)
+    spec = EvaluatorSpec.for_rules(rules, config.layers, config.width, config.material_input)
+    return LearnerSetup(learner, settings, rules, spec, population_search(config.evolution_settings()))
+
+
+@functools.cache
+def _jitted(function: Callable) -> Callable:
+    """``function(settings, ...)`` jitted with the settings static (a jitted one is inlined)."""
+    return jax.jit(function, static_argnums=0)
+
+
+def _learner_template(setup: LearnerSetup) -> Any:
+    return jax.eval_shape(lambda: _jitted(setup.learner.init)(setup.settings, jax.random.key(0)))
+
+
+def check_learner_fits(config: ExperimentConfig) -> None:
+    """Compile one learner epoch (the run reuses it) and raise ``RunError`` when it needs more memory
+    than this machine has."""
+    setup = learner_setup(config)
+    key = jax.eval_shape(lambda: epoch_key(0, 0))
+    compiled = _jitted(setup.learner.epoch).lower(setup.settings, _learner_template(setup), key).compile()
+    try:
+        check_memory(compiled, "one epoch of this config")
+    except MemoryLimitError as e:
+        raise RunError(f"{e}; lower selfplay_games, max_plies, simulations or depth") from None
+
+
+def run_learner(
+    run_dir: Path,
+    config: ExperimentConfig,
+    simulations: int,
+    total: int,
+    on_epoch: Callable[[dict[str, Any]], None] | None,
+    stop_after: int | None,
+) -> Path:
+    """``run`` for a learner config (the same folder, lock, metrics, checkpoints and resume)."""
+    setup = learner_setup(config)
+    with run_lock(run_dir):
+        check_learner_fits(config)
+        state = _start_learner(run_dir, config, setup, simulations)
+        done_here = 0
+        while int(state.epoch) < total and (stop_after is None or done_here < stop_after):
+            state = _run_learner_epoch(run_dir, config, setup, simulations, state, total, on_epoch)
+            done_here += 1
+    return run_dir
+
+
+def _start_learner(run_dir: Path, config: ExperimentConfig, setup: LearnerSetup, simulations: int) -> Any:
+    """The checkpoint's state, or a fresh one (then the folder starts afresh with snapshot 0)."""
+    if (run_dir / CHECKPOINT).exists():
+        state = read_checkpoint(run_dir, config, _learner_template(setup))
+        _truncate_run(run_dir, int(state.epoch))
+        return state
+    state = _jitted(setup.learner.init)(setup.settings, jax.random.key(config.seed))
+    _truncate_run(run_dir, 0)
+    _save_snapshot(run_dir, config, setup, simulations, state.params, 0, -1, float("nan"))
+    return state
+
+
+def _save_snapshot(
+    run_dir: Path,
+    config: ExperimentConfig,
+    setup: LearnerSetup,
+    simulations: int,
+    params: Any,
+    snapshot_id: int,
+    epoch: int,
+    points: float,
+) -> None:
+    """Save the network as lineage entry ``snapshot_id``, taken after ``epoch`` (-1: the start)."""
+    name = f"boss_{snapshot_id:04d}_epoch_{epoch:04d}.safetensors"
+    metadata = {
+        "boss_id": str(snapshot_id),
+        "epoch": str(epoch),
+        "points": str(points),
+        "strategy": config.strategy,
+        "games_per_epoch": str(config.selfplay_games),
+        "simulations": str(simulations),
+        **search_metadata(config.search, config.depth),
+    }
+    save_agent(run_dir / LINEAGE_DIR / name, setup.rules, setup.spec, jax.device_get(params), metadata)
+    with open(run_dir / LINEAGE_FILE, "a", newline="") as f:
+        _csv_writer(f).writerow((snapshot_id, epoch, points, name))
+
+
+def _last_snapshot(run_dir: Path) -> tuple[int, int]:
+    """(id, epoch) of the run's latest snapshot."""
+    last = read_lineage(run_dir)[-1]
+    return int(last["boss_id"]), int(last["epoch"])
+
+
+@jax.jit
+def _params_finite(params: Any) -> jax.Array:
+    return jnp.all(jnp.stack([jnp.all(jnp.isfinite(x)) for x in jax.tree.leaves(params)]))
+
+
+def _run_learner_epoch(
+    run_dir: Path,
+    config: ExperimentConfig,
+    setup: LearnerSetup,
+    simulations: int,
+    state: Any,
+    total: int,
+    on_epoch: Callable[[dict[str, Any]], None] | None,
+) -> Any:
+    """One learner epoch: its metrics row, a snapshot when due, a checkpoint when due."""
+    epoch = int(state.epoch)
+    start = time.perf_counter()
+    state, metrics = _jitted(setup.learner.epoch)(setup.settings, state, epoch_key(config.seed, epoch))
+    if jax.local_device_count() > 1:
+        # Self-play split across host devices returns the state replicated over them; a host copy
+        # (uncommitted, like init's) lets the next epoch reuse the same compiled program.
+        state = jax.device_get(state)
+    metrics = jax.device_get(metrics)
+    wall = time.perf_counter() - start
+    if not bool(_params_finite(state.params)):
+        raise RunError(
+            f"epoch {epoch} made the network non-finite (inf or nan); the run stops at its last checkpoint: "
+            f"lower learning_rate ({config.learning_rate})"
+        )
+    snapshot = (epoch + 1) % config.snapshot_every == 0 or epoch + 1 == total
+    last_id, last_epoch = _last_snapshot(run_dir)
+    row = {"epoch": epoch, **metrics, "boss_changed": snapshot, "boss_id": last_id + snapshot}
+    row["boss_age"] = epoch - last_epoch
+    row["plies_per_second"] = float(metrics.get("plies", np.nan)) / max(wall, 1e-9)
+    row["wall_seconds"] = wall
+    if is_probe_epoch(epoch, config.strength_every, total):
+        row.update(strength_probe(setup, state.params))
+    with open(run_dir / METRICS_FILE, "a", newline="") as f:
+        _csv_writer(f).writerow([_format(row.get(c)) for c in METRIC_COLUMNS])
+    if snapshot:
+        points = float(row.get("strength_material", float("nan")))
+        _save_snapshot(run_dir, config, setup, simulations, state.params, last_id + 1, epoch, points)
+    if (epoch + 1) % config.checkpoint_every == 0 or epoch + 1 == total:
+        write_checkpoint(run_dir, config, simulations, state)
+    if on_epoch is not None:
+        on_epoch(row)
+    return state
+
+
+def learner_summary(config: ExperimentConfig) -> str:
+    """One line describing a learner config (``config_summary``'s)."""
+    search = f"alpha-beta depth {config.depth}"
+    if config.search == "mcts":
+        search = f"{config.simulations} simulations/move"
+    material = " + material input" if config.material_input else ""
+    extra = f", lambda {config.lambda_:g}" if config.strategy == "td_lambda" else ""
+    return (
+        f"{config.name}: {config.rules}, {config.layers}x{config.width} MLP{material}, strategy "
+        f"{config.strategy}{extra}, {config.selfplay_games} self-play games/epoch, {search}, "
+        f"{config.exploration} {config.exploration_rate:g}, seed {config.seed}"
+    )
+
+
+def learner_status(row: dict[str, Any]) -> str:
+    """The progress bar's status of a learner epoch's metrics row (loss and TD error when it has them)."""
+    parts = [f"snapshot #{int(row['boss_id'])}"]
+    shown = [name for name in ("loss", "td_error") if name in row]
+    parts += [f"{name.replace('_', ' ')} {float(row[name]):.4f}" for name in shown]
+    return " ".join([*parts, f"{float(row['wall_seconds']):.2f} s/epoch"])

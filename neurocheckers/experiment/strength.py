@@ -15,11 +15,10 @@ from __future__ import annotations
 
 import functools
 import time
-from typing import Any
+from typing import Any, Protocol
 
-from neurocheckers.arena import run_match
-from neurocheckers.evaluator import value_fn
-from neurocheckers.evolution.boss_ga import Setup
+from neurocheckers.arena import PopulationSearch, run_match
+from neurocheckers.evaluator import EvaluatorSpec, value_fn
 from neurocheckers.evolution.selection import member_policy
 from neurocheckers.policies import alphabeta_player_policy, random_player_policy
 from neurocheckers.rules.openings import load_openings, opening_states
@@ -35,13 +34,21 @@ PROBE_SEED = 0
 """The seed of every probe match (tie-breaks and search noise), the same at every epoch."""
 
 
+class ProbedSetup(Protocol):
+    """What the probe needs of a run's setup (an evolution ``Setup`` or a learner's)."""
+
+    rules: Rules
+    spec: EvaluatorSpec
+    search: PopulationSearch
+
+
 @functools.cache
 def probe_openings(rules: Rules) -> State:
     """The first ``PROBE_OPENINGS`` committed openings of ``rules`` ([N] states)."""
     return opening_states(rules, load_openings(rules, PROBE_OPENINGS))
 
 
-def strength_probe(setup: Setup, boss: Any) -> dict[str, float]:
+def strength_probe(setup: ProbedSetup, boss: Any) -> dict[str, float]:
     """The strength columns of ``metrics.csv`` (``formats.STRENGTH_COLUMNS``) for ``boss``, a run's
     network params: each match's score, its 95% interval, and the seconds the probe took."""
     start = time.perf_counter()

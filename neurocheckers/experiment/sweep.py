@@ -276,7 +276,9 @@ def _describe(sweep_dir: Path, entry: SweepEntry, record: dict[str, Any]) -> dic
         "bosses_promoted": str(sum(int(r["boss_changed"]) for r in rows)) if rows else "",
         "median_seconds_per_epoch": f"{statistics.median(walls):.4g}" if walls else "",
         "final_mean_points_per_game": (
-            f"{float(last['fitness_mean']) / entry.config.games_per_epoch:.3f}" if last else ""
+            f"{float(last['fitness_mean']) / entry.config.games_per_epoch:.3f}"
+            if last.get("fitness_mean")  # a learner's rows have no fitness
+            else ""
         ),
     }
 

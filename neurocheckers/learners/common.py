@@ -1,0 +1,345 @@
+"""What the self-play learners share: their settings, their state, batched self-play games with every
+position recorded, move choice with exploration, and supervised regression of the network.
+
+Every learner trains one evaluator network (``evaluator.MLP``: the chance that the side to move wins)
+by playing itself. A self-play epoch plays ``selfplay_games`` games at once, each from the start
+position plus ``opening_plies`` uniformly random plies, the moves chosen by the configured search over
+the current network (MCTS of ``simulations`` or alpha-beta of ``depth``) with exploration. Game ``i``
+draws its randomness from the epoch key and its number alone, so the games do not depend on how the
+batch is split across host devices.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Callable
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+from flax import struct
+
+from neurocheckers.evaluator import EvaluatorSpec, encode, init_params, value, value_fn
+from neurocheckers.rules.engine import init_batch, random_action, step
+from neurocheckers.rules.presets import Rules, get_rules
+from neurocheckers.rules.state import State
+from neurocheckers.search.baselines import (
+    NETWORK_ROOT_MARGIN,
+    alphabeta_policy,
+    alphabeta_search,
+    material_value_fn,
+    value_heuristic,
+)
+from neurocheckers.search.mcts import MCTSConfig, search
+
+OPENING_SALT = 0x7FFFFFFF
+"""Folded into a game's key for its random opening plies (the searched plies fold in their number)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class LearnerSettings:
+    """What every self-play learner needs (hashable: a static jit argument). Each field is the
+    experiment config key of the same name."""
+
+    rules: str = "simple6"
+    """Rules preset name: simple6, american6 or american8."""
+    layers: int = 5
+    """Hidden ReLU layers of the network."""
+    width: int = 32
+    """Units per hidden layer."""
+    material_input: bool = False
+    """Whether the network's output unit also reads the material balance."""
+    search: str = "alphabeta"
+    """How self-play chooses moves over the network: mcts (simulations) or alphabeta (depth)."""
+    simulations: int = 16
+    """MCTS simulations per move with search = mcts."""
+    depth: int = 1
+    """Alpha-beta plies per move with search = alphabeta (1: greedy over the network)."""
+    selfplay_games: int = 256
+    """Self-play games played at once per epoch."""
+    opening_plies: int = 0
+    """Uniformly random plies from the start position before the search takes over (not trained on)."""
+    max_plies: int = 200
+    """Cap on the plies recorded per game after the opening (also the rules' own limit, if lower)."""
+    exploration: str = "epsilon"
+    """epsilon (a uniformly random move with probability ``exploration_rate``) or softmax (a move drawn
+    from a softmax over the search's root values at temperature ``exploration_rate``)."""
+    exploration_rate: float = 0.1
+    """The chance of a random move (epsilon), or the softmax temperature."""
+    learning_rate: float = 0.002
+    """Adam learning rate."""
+    updates_per_epoch: int = 32
+    """Adam steps per epoch, each on a minibatch of the epoch's positions."""
+    batch_size: int = 256
+    """Positions per minibatch (drawn uniformly, with replacement)."""
+    bootstrap_positions: int = 0
+    """Random positions regressed on their material value before self-play (0: off)."""
+    bootstrap_steps: int = 200
+    """Adam steps of that material bootstrap."""
+
+
+@struct.dataclass
+class LearnerState:
+    """Everything a learner run needs to continue.
+
+    Fields:
+      params: the network's parameters (``evaluator`` layout): the agent that is snapshotted and
+        exported.
+      opt_state: the optax optimiser's state.
+      epoch: [] int32, epochs completed.
+    """
+
+    params: Any
+    opt_state: Any
+    epoch: jax.Array
+
+
+@struct.dataclass
+class SelfPlayBatch:
+    """N self-play games after their openings, with L = ``record_length(settings)`` plies recorded.
+
+    Fields:
+      positions: [N, L + 1, 2S] float32 encoded positions (from the side to move): slot ``i`` is the
+        position before the ``i``-th ply after the opening, slot ``length`` the final position (slots
+        after it repeat it).
+      colors: [N, L + 1] int32, the side to move in each slot (``rules.state.BLACK`` or ``WHITE``).
+      actions: [N, L] int32, the action played from each slot, -1 from the end of the game on.
+      length: [N] int32, plies played after the opening.
+      finished: [N] bool, whether the game ended by the rules (else it was cut after L plies).
+      result: [N] int32, +1 Black won, -1 White won, 0 draw or cut.
+      final_value: [N] float32, the exact result for the side to move in the final position (win 1,
+        draw 1/2, loss 0); 1/2 for a cut game.
+    """
+
+    positions: jax.Array
+    colors: jax.Array
+    actions: jax.Array
+    length: jax.Array
+    finished: jax.Array
+    result: jax.Array
+    final_value: jax.Array
+
+
+def learner_rules(settings: LearnerSettings) -> Rules:
+    return get_rules(settings.rules)
+
+
+def learner_spec(settings: LearnerSettings) -> EvaluatorSpec:
+    """The network's shape."""
+    return EvaluatorSpec.for_rules(
+        learner_rules(settings), settings.layers, settings.width, settings.material_input
+    )
+
+
+def record_length(settings: LearnerSettings) -> int:
+    """L: plies recorded per game, ``max_plies`` or the rules' own cap on a game's length if lower."""
+    rules = learner_rules(settings)
+    return min(settings.max_plies, rules.max_plies) if rules.max_plies else settings.max_plies
+
+
+def optimizer(settings: LearnerSettings) -> optax.GradientTransformation:
+    return optax.adam(settings.learning_rate)
+
+
+def fresh_state(settings: LearnerSettings, params: Any) -> LearnerState:
+    """``params`` with a fresh optimiser state, at epoch 0."""
+    return LearnerState(params=params, opt_state=optimizer(settings).init(params), epoch=jnp.int32(0))
+
+
+def init_network(settings: LearnerSettings, key: jax.Array) -> Any:
+    """Fresh network parameters, regressed on the material value of ``bootstrap_positions`` random
+    positions when that is on."""
+    init_key, positions_key, fit_key = jax.random.split(key, 3)
+    params = init_params(init_key, learner_spec(settings))
+    if not settings.bootstrap_positions:
+        return params
+    obs, targets = material_positions(settings, positions_key, settings.bootstrap_positions)
+    state = fresh_state(settings, params)
+    fitted = regress(settings, state, obs, targets, jnp.ones_like(targets), fit_key, settings.bootstrap_steps)
+    return fitted[0].params
+
+
+# ---------------------------------------------------------------------------
+# Move choice
+# ---------------------------------------------------------------------------
+
+
+def choose_action(
+    settings: LearnerSettings, params: Any, state: State, key: jax.Array, rate: jax.Array
+) -> jax.Array:
+    """[] int32: the move of one game: the search's choice over ``params``, explored as
+    ``settings.exploration`` says at ``rate`` (epsilon, or the softmax temperature)."""
+    rules = learner_rules(settings)
+    evaluate = value_fn(learner_spec(settings))
+    explore_key, draw_key, search_key = jax.random.split(key, 3)
+    temperature = jnp.maximum(rate, 1e-6)
+    if settings.search == "alphabeta":
+        if settings.exploration == "softmax":
+            heuristic = value_heuristic(evaluate, params, search_key)
+            scores, legal = alphabeta_search(rules, state, settings.depth, heuristic, NETWORK_ROOT_MARGIN)
+            drawn = jax.random.categorical(draw_key, jnp.where(legal, scores / temperature, -jnp.inf))
+            return jnp.where(jnp.any(legal), drawn, 0).astype(jnp.int32)
+        best = alphabeta_policy(rules, settings.depth, evaluate)(params, state, search_key)
+    else:
+        config = MCTSConfig(num_simulations=settings.simulations)
+        out = search(rules, config, evaluate, params, state, search_key)
+        if settings.exploration == "softmax":
+            legal = out.legal_slots >= 0
+            logits = jnp.where(legal, out.child_values / temperature, -jnp.inf)
+            slot = jax.random.categorical(draw_key, logits)
+            return jnp.where(jnp.any(legal), out.legal_slots[slot], 0).astype(jnp.int32)
+        best = out.action
+    explore = jax.random.uniform(explore_key) < rate
+    return jnp.where(explore, random_action(rules, draw_key, state), best).astype(jnp.int32)
+
+
+# ---------------------------------------------------------------------------
+# Self-play
+# ---------------------------------------------------------------------------
+
+
+def random_plies(rules: Rules, states: State, keys: jax.Array, plies: jax.Array | int) -> State:
+    """``states`` ([N]) after ``plies`` uniformly random plies each (an int, or [N] per game); a
+    finished game stays put. ``keys``: [N] game keys."""
+    plies = jnp.broadcast_to(jnp.asarray(plies, jnp.int32), keys.shape)
+
+    def body(ply, states):
+        ply_keys = jax.vmap(jax.random.fold_in, in_axes=(0, None))(keys, ply)
+        actions = jax.vmap(random_action, in_axes=(None, 0, 0))(rules, ply_keys, states)
+        stepped = jax.vmap(step, in_axes=(None, 0, 0))(rules, states, actions)
+        moving = ply < plies
+        return jax.tree.map(lambda new, old: jnp.where(_games_axis(moving, new), new, old), stepped, states)
+
+    return jax.lax.fori_loop(0, jnp.max(plies), body, states)
+
+
+def _games_axis(flags: jax.Array, like: jax.Array) -> jax.Array:
+    """[N] flags broadcast against a [N, ...] array."""
+    return flags.reshape(flags.shape + (1,) * (like.ndim - 1))
+
+
+def _selfplay_shard(
+    settings: LearnerSettings, params: Any, game_ids: jax.Array, key: jax.Array, rate: jax.Array
+) -> SelfPlayBatch:
+    """The games ``game_ids`` ([n]) of a self-play batch: openings, then the searched plies."""
+    rules = learner_rules(settings)
+    length_cap = record_length(settings)
+    n = game_ids.shape[0]
+    game_keys = jax.vmap(jax.random.fold_in, in_axes=(None, 0))(key, game_ids)
+    opening_keys = jax.vmap(jax.random.fold_in, in_axes=(0, None))(game_keys, OPENING_SALT)
+    states = random_plies(rules, init_batch(rules, (n,)), opening_keys, settings.opening_plies)
+    batch_encode = jax.vmap(encode, in_axes=(None, 0))
+    choose = jax.vmap(functools.partial(choose_action, settings), in_axes=(None, 0, 0, None))
+    positions = jnp.zeros((n, length_cap + 1, 2 * rules.num_squares), jnp.float32)
+    colors = jnp.zeros((n, length_cap + 1), jnp.int32)
+    actions = jnp.full((n, length_cap), -1, jnp.int32)
+
+    def cond(carry):
+        states, ply = carry[0], carry[1]
+        return (ply < length_cap) & ~jnp.all(states.terminated)
+
+    def body(carry):
+        states, ply, length, positions, colors, actions = carry
+        ply_keys = jax.vmap(jax.random.fold_in, in_axes=(0, None))(game_keys, ply)
+        chosen = choose(params, states, ply_keys, rate)
+        live = ~states.terminated
+        positions = positions.at[:, ply].set(batch_encode(rules, states))
+        colors = colors.at[:, ply].set(states.color.astype(jnp.int32))
+        actions = actions.at[:, ply].set(jnp.where(live, chosen, -1))
+        states = jax.vmap(step, in_axes=(None, 0, 0))(rules, states, chosen)
+        return states, ply + 1, length + live.astype(jnp.int32), positions, colors, actions
+
+    carry = (states, jnp.int32(0), jnp.zeros(n, jnp.int32), positions, colors, actions)
+    states, _, length, positions, colors, actions = jax.lax.while_loop(cond, body, carry)
+    games = jnp.arange(n)
+    positions = positions.at[games, length].set(batch_encode(rules, states))
+    colors = colors.at[games, length].set(states.color.astype(jnp.int32))
+    result = jnp.where(states.terminated, states.result, 0).astype(jnp.int32)
+    final_value = jax.vmap(material_value_fn(rules), in_axes=(None, 0, None))(None, states, None)
+    final_value = jnp.where(states.terminated, final_value, 0.5)
+    return SelfPlayBatch(positions, colors, actions, length, states.terminated, result, final_value)
+
+
+def selfplay(settings: LearnerSettings, params: Any, key: jax.Array, rate: jax.Array) -> SelfPlayBatch:
+    """``settings.selfplay_games`` self-play games of the network ``params`` (``SelfPlayBatch``),
+    exploring at ``rate``; split across the host devices when there are several and they divide the
+    games (the same games either way)."""
+    n = settings.selfplay_games
+    play = functools.partial(_selfplay_shard, settings)
+    play = over_game_shards(play, n, (True, False, True, True))
+    return play(params, jnp.arange(n, dtype=jnp.int32), key, jnp.asarray(rate, jnp.float32))
+
+
+def over_game_shards(play: Callable, num_games: int, replicated: tuple[bool, ...]) -> Callable:
+    """``play`` run with one shard of the games per host device (when there are several and they
+    divide the games); ``replicated`` says which arguments every shard gets whole, the others are
+    split along their leading game axis."""
+    devices = jax.local_device_count()
+    if devices == 1 or num_games % devices:
+        return play
+    mesh = jax.sharding.Mesh(np.array(jax.local_devices()), ("games",))
+    whole, split = jax.sharding.PartitionSpec(), jax.sharding.PartitionSpec("games")
+    return jax.shard_map(
+        play,
+        mesh=mesh,
+        in_specs=tuple(whole if r else split for r in replicated),
+        out_specs=split,
+        check_vma=False,
+    )
+
+
+# ---------------------------------------------------------------------------
+# Regression
+# ---------------------------------------------------------------------------
+
+
+def material_positions(settings: LearnerSettings, key: jax.Array, count: int) -> tuple[jax.Array, jax.Array]:
+    """(obs [count, 2S], targets [count]): positions after a uniformly random number of random plies
+    (0 .. L - 1) from the start, and their material value for the side to move,
+    ``sigmoid(0.5 x material)`` (the exact result on a finished game)."""
+    rules = learner_rules(settings)
+    plies_key, play_key = jax.random.split(key)
+    plies = jax.random.randint(plies_key, (count,), 0, record_length(settings))
+    states = random_plies(rules, init_batch(rules, (count,)), jax.random.split(play_key, count), plies)
+    targets = jax.vmap(material_value_fn(rules), in_axes=(None, 0, None))(None, states, None)
+    return jax.vmap(encode, in_axes=(None, 0))(rules, states), targets
+
+
+def weighted_mse(spec: EvaluatorSpec, params: Any, obs: jax.Array, targets: jax.Array, weights: jax.Array):
+    """[] the weighted mean squared error of the network's values on ``obs`` [..., 2S]."""
+    errors = jnp.square(value(spec, params, obs) - targets)
+    return jnp.sum(errors * weights) / jnp.maximum(jnp.sum(weights), 1.0)
+
+
+def regress(
+    settings: LearnerSettings,
+    state: LearnerState,
+    obs: jax.Array,
+    targets: jax.Array,
+    weights: jax.Array,
+    key: jax.Array,
+    steps: int,
+) -> tuple[LearnerState, jax.Array]:
+    """(state after ``steps`` Adam steps, [steps] minibatch losses): each step fits the network's
+    values to ``targets`` on ``settings.batch_size`` of the M positions ``obs`` [M, 2S], drawn with
+    replacement in proportion to ``weights`` [M] (0 leaves a position out). The epoch is unchanged."""
+    spec = learner_spec(settings)
+    opt = optimizer(settings)
+    total = jnp.sum(weights)
+    chance = jnp.where(total > 0, weights / jnp.maximum(total, 1e-12), 1.0 / weights.shape[0])
+    picks = jax.random.choice(key, weights.shape[0], (steps, settings.batch_size), p=chance)
+
+    def loss_fn(params, picked):
+        return weighted_mse(spec, params, obs[picked], targets[picked], jnp.ones(picked.shape))
+
+    def one_step(carry, picked):
+        params, opt_state = carry
+        loss, grads = jax.value_and_grad(loss_fn)(params, picked)
+        updates, opt_state = opt.update(grads, opt_state, params)
+        return (optax.apply_updates(params, updates), opt_state), loss
+
+    (params, opt_state), losses = jax.lax.scan(one_step, (state.params, state.opt_state), picks)
+    return state.replace(params=params, opt_state=opt_state), losses

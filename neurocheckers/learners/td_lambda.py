@@ -1,0 +1,133 @@
+"""TD(lambda) self-play learning of the evaluator network, as pure functions over ``LearnerState``.
+
+One epoch (``epoch``): ``selfplay_games`` self-play games of the current network (``common.selfplay``),
+the TD(lambda) target of every position the search moved from, then ``updates_per_epoch`` Adam steps
+regressing the network's values on those targets (minibatches of ``batch_size`` positions).
+
+Targets (``td_lambda_targets``) follow the recursion of the TD(lambda) study, going back from the end
+of each game: the final position gets its exact result (a game cut by ``max_plies`` bootstraps from
+the network's value there instead), and
+
+    target(p_i) = lambda * target(p_{i+1}) + (1 - lambda) * v(p_{i+1}),
+
+where every value is the chance that the side to move wins: when the side to move changes between
+``p_i`` and ``p_{i+1}`` (it does not inside a multi-jump) both terms are taken as ``1 - x``. So
+lambda = 0 is one-step TD (the next position's value), lambda = 1 the game's result (Monte Carlo).
+The targets are computed once per epoch with the network that played the games (the offline
+lambda-return).
+
+``init(settings, key)`` and ``epoch(settings, state, key)`` are pure and jitted with the settings
+static (the evosax / PureJaxRL style).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+
+import jax
+import jax.numpy as jnp
+
+from neurocheckers.evaluator import value
+from neurocheckers.learners.common import (
+    LearnerSettings,
+    LearnerState,
+    SelfPlayBatch,
+    fresh_state,
+    init_network,
+    learner_spec,
+    record_length,
+    regress,
+    selfplay,
+    weighted_mse,
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class TDSettings(LearnerSettings):
+    """The settings of a TD(lambda) learner: the shared ``LearnerSettings`` and lambda."""
+
+    lambda_: float = 0.7
+    """TD(lambda)'s lambda: 0 bootstraps from the next position's value, 1 uses the game's result."""
+
+
+def td_lambda_targets(values: jax.Array, flips: jax.Array, length: jax.Array, lambda_: float) -> jax.Array:
+    """[N, L + 1] TD(lambda) targets of N games' positions.
+
+    ``values`` [N, L + 1]: each position's value for its side to move, slot ``length`` holding the
+    final position's value (its exact result, or the bootstrap of a cut game); ``flips`` [N, L]:
+    whether the side to move changes from slot ``i`` to ``i + 1``; ``length`` [N]: plies played.
+    Slot ``length`` gets its own value, slots before it the recursion of the module docstring; slots
+    after it are meaningless."""
+    slots = jnp.arange(values.shape[1])
+    padded_flips = jnp.concatenate([flips, jnp.zeros_like(flips[:, :1])], axis=1)
+
+    def back(carry, x):
+        next_target, next_value = carry
+        value_i, flip_i, slot = x
+        # The successor's numbers seen by p_i's side to move.
+        next_target = jnp.where(flip_i, 1.0 - next_target, next_target)
+        next_value = jnp.where(flip_i, 1.0 - next_value, next_value)
+        target = lambda_ * next_target + (1.0 - lambda_) * next_value
+        target = jnp.where(slot >= length, value_i, target)
+        return (target, value_i), target
+
+    start = (values[:, -1], values[:, -1])
+    _, targets = jax.lax.scan(back, start, (values.T, padded_flips.T, slots), reverse=True)
+    return targets.T
+
+
+def training_data(
+    settings: TDSettings, params, batch: SelfPlayBatch
+) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array]:
+    """(obs [M, 2S], targets [M], weights [M], values [M]) of a self-play batch, M = N x L: every
+    position the search moved from (weight 1; the others 0), its TD(lambda) target and its value
+    under ``params`` (the network that played)."""
+    spec = learner_spec(settings)
+    n, slots = batch.colors.shape
+    values = value(spec, params, batch.positions)  # [N, L + 1]
+    games = jnp.arange(n)
+    final = jnp.where(batch.finished, batch.final_value, values[games, batch.length])
+    values = values.at[games, batch.length].set(final)
+    flips = batch.colors[:, 1:] != batch.colors[:, :-1]
+    targets = td_lambda_targets(values, flips, batch.length, settings.lambda_)
+    weights = (jnp.arange(slots - 1) < batch.length[:, None]).astype(jnp.float32)
+    length = record_length(settings)
+    obs = batch.positions[:, :length].reshape(n * length, -1)
+    return obs, targets[:, :length].reshape(-1), weights.reshape(-1), values[:, :length].reshape(-1)
+
+
+@functools.partial(jax.jit, static_argnums=0)
+def init(settings: TDSettings, key: jax.Array) -> LearnerState:
+    """A fresh network (bootstrapped on material when ``bootstrap_positions`` > 0) at epoch 0."""
+    return fresh_state(settings, init_network(settings, key))
+
+
+@functools.partial(jax.jit, static_argnums=0)
+def epoch(settings: TDSettings, state: LearnerState, key: jax.Array) -> tuple[LearnerState, dict]:
+    """One epoch: self-play games, TD(lambda) targets, Adam updates. Metrics: ``td_error`` (mean
+    |target - value| before the updates), ``loss`` (the mean squared TD error after them) and
+    ``learner_loss_before``/``learner_loss_after`` (before and after), ``epsilon`` (the exploration
+    rate), ``value_mean``, and the games' counts (``wins``/``losses``: games Black / White won)."""
+    play_key, fit_key = jax.random.split(key)
+    rate = jnp.float32(settings.exploration_rate)
+    batch = selfplay(settings, state.params, play_key, rate)
+    obs, targets, weights, values = training_data(settings, state.params, batch)
+    count = jnp.maximum(jnp.sum(weights), 1.0)
+    loss_before = jnp.sum(jnp.square(targets - values) * weights) / count
+    new_state, _ = regress(settings, state, obs, targets, weights, fit_key, settings.updates_per_epoch)
+    loss_after = weighted_mse(learner_spec(settings), new_state.params, obs, targets, weights)
+    metrics = dict(
+        loss=loss_after,
+        learner_loss_before=loss_before,
+        learner_loss_after=loss_after,
+        td_error=jnp.sum(jnp.abs(targets - values) * weights) / count,
+        epsilon=rate,
+        value_mean=jnp.sum(values * weights) / count,
+        games=jnp.int32(settings.selfplay_games),
+        plies=jnp.sum(batch.length),
+        wins=jnp.sum(batch.result == 1),
+        draws=jnp.sum(batch.result == 0),
+        losses=jnp.sum(batch.result == -1),
+    )
+    return new_state.replace(epoch=state.epoch + 1), metrics

@@ -1,0 +1,114 @@
+"""A self-play learner in the run machinery: its run folder (metrics, snapshots as the lineage,
+strength columns), an interrupted run resumed to identical metrics, and its agent exported, read by
+NumPy alone, played in a match, rated by the gauntlet's choice of search, plotted and replayed.
+
+One tiny TD(lambda) config (2 x 4 MLP, 4 self-play games, MCTS of 2 simulations with epsilon
+exploration, a material bootstrap) is compiled once for the file; its network and search are those
+of tests/test_strength_probe.py, so the strength probe's compiled matches are shared.
+"""
+
+from __future__ import annotations
+
+import csv
+
+import numpy as np
+import pytest
+
+from neurocheckers.agent_file import load_agent
+from neurocheckers.analysis.gauntlet import player_spec
+from neurocheckers.analysis.lineage import boss_in_charge, lineage
+from neurocheckers.cli import main
+from neurocheckers.evaluator import value
+from neurocheckers.experiment.config import load_config
+from neurocheckers.experiment.run import CHECKPOINT, create_run, learner_setup, run
+from neurocheckers.formats import LEARNER_COLUMNS, STRENGTH_COLUMNS, TIMING_COLUMNS, read_metrics
+from neurocheckers.numpy_agent import NumpyAgent, encode_fen
+from neurocheckers.players import parse_player
+
+LEARNER_RUN = [
+    "name=tinytd",
+    "strategy=td_lambda",
+    "rules=simple6",
+    "layers=2",
+    "width=4",
+    "search=mcts",
+    "simulations=2",
+    "selfplay_games=4",
+    "max_plies=40",
+    "updates_per_epoch=2",
+    "batch_size=8",
+    "bootstrap_positions=32",
+    "bootstrap_steps=4",
+    "epochs=4",
+    "snapshot_every=2",
+    "checkpoint_every=2",
+    "strength_every=3",
+]
+
+
+@pytest.fixture(scope="module")
+def config():
+    return load_config(None, LEARNER_RUN)
+
+
+@pytest.fixture(scope="module")
+def learner_run(tmp_path_factory, config):
+    return run(create_run(config, tmp_path_factory.mktemp("runs")))
+
+
+def _stable_rows(run_dir):
+    return [{k: v for k, v in row.items() if k not in TIMING_COLUMNS} for row in read_metrics(run_dir)]
+
+
+def _lineage(run_dir):
+    with open(run_dir / "lineage.csv", newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def test_learner_run_folder_has_metrics_snapshots_and_strength(learner_run):
+    rows = read_metrics(learner_run)
+    assert [int(r["epoch"]) for r in rows] == [0, 1, 2, 3]
+    assert all(r[c] for r in rows for c in (*LEARNER_COLUMNS, "plies", "games", "learner_loss_after"))
+    assert all(r["fitness_mean"] == "" for r in rows)
+    assert [bool(r["strength_material"]) for r in rows] == [True, False, False, True]
+    assert all(0 <= float(rows[0][c]) <= 1 for c in STRENGTH_COLUMNS if c != "strength_seconds")
+    lineage = _lineage(learner_run)
+    assert [int(r["epoch"]) for r in lineage] == [-1, 1, 3]
+    assert len(lineage) == 1 + sum(int(r["boss_changed"]) for r in rows)
+    assert [int(r["boss_id"]) for r in rows] == [0, 1, 1, 2]
+    assert all((learner_run / "lineage" / r["file"]).exists() for r in lineage)
+
+
+def test_interrupted_learner_run_resumes_to_identical_metrics(learner_run, config, tmp_path):
+    run_dir = create_run(config, tmp_path)
+    run(run_dir, stop_after=3)  # checkpoint after epoch 1; epoch 2's row and snapshot come after it
+    assert len(read_metrics(run_dir)) == 3
+    (run_dir / (CHECKPOINT + ".tmp")).write_bytes(b"\x00partial")  # a kill during the next write
+    run(run_dir)
+    assert _stable_rows(run_dir) == _stable_rows(learner_run)
+    assert _lineage(run_dir) == _lineage(learner_run)
+
+
+def test_exported_learner_agent_loads_with_numpy_plays_and_keeps_its_search(learner_run, config, tmp_path):
+    agent_file = tmp_path / "agent.safetensors"
+    assert main(["export", str(learner_run), "--out", str(agent_file)]) == 0
+    agent = NumpyAgent.load(agent_file)
+    fen = "B:W13,14,15,16,17,18:B1,2,3,4,5,6"
+    setup = learner_setup(config)
+    player = parse_player(f"greedy:{agent_file}", setup.rules)
+    expected = value(setup.spec, player.params, encode_fen(fen, 6))
+    np.testing.assert_allclose(agent.value_of_fen(fen), float(expected), rtol=1e-5)
+    # The gauntlet plays a bare agent file with the search it was trained with.
+    assert player_spec(str(agent_file), setup.rules) == f"mcts:{agent_file}:2"
+    assert main(["match", f"greedy:{agent_file}", "random", "--games", "2"]) == 0
+
+
+def test_plot_and_lineage_work_on_a_learner_run(learner_run, tmp_path, capsys):
+    assert main(["plot", str(learner_run), "--out", str(tmp_path / "fitness.png")]) == 0
+    out = capsys.readouterr().out
+    assert (tmp_path / "fitness.png").stat().st_size > 0 and str(tmp_path / "strength.png") in out
+    entries = lineage(learner_run)
+    assert [e.epoch for e in entries] == [-1, 1, 3]
+    assert boss_in_charge(entries, 2).boss_id == 1  # the snapshot taken after epoch 1
+    for entry in entries:
+        assert load_agent(entry.path, "simple6").metadata["search"] == "mcts"
