@@ -581,9 +581,12 @@ def run_learner(
     with run_lock(run_dir):
         check_learner_fits(config)
         state = _start_learner(run_dir, config, setup, simulations)
+        budget = Budget(config.budget_minutes * 60.0, training_seconds(run_dir))
         done_here = 0
-        while int(state.epoch) < total and (stop_after is None or done_here < stop_after):
-            state = _run_learner_epoch(run_dir, config, setup, simulations, state, total, on_epoch)
+        while (
+            int(state.epoch) < total and not budget.spent() and (stop_after is None or done_here < stop_after)
+        ):
+            state = _run_learner_epoch(run_dir, config, setup, simulations, state, total, on_epoch, budget)
             done_here += 1
     return run_dir
 
@@ -645,8 +648,10 @@ def _run_learner_epoch(
     state: Any,
     total: int,
     on_epoch: Callable[[dict[str, Any]], None] | None,
+    budget: Budget,
 ) -> Any:
-    """One learner epoch: its metrics row, a snapshot when due, a checkpoint when due."""
+    """One learner epoch: its metrics row, a snapshot when due, a checkpoint when due. The epoch
+    that spends the wall-time ``budget`` is the run's last (snapshot, probe and checkpoint)."""
     epoch = int(state.epoch)
     start = time.perf_counter()
     state, metrics = _jitted(setup.learner.epoch)(setup.settings, state, epoch_key(config.seed, epoch))
@@ -661,20 +666,22 @@ def _run_learner_epoch(
             f"epoch {epoch} made the network non-finite (inf or nan); the run stops at its last checkpoint: "
             f"lower learning_rate ({config.learning_rate})"
         )
-    snapshot = (epoch + 1) % config.snapshot_every == 0 or epoch + 1 == total
+    budget.used += wall
+    last = epoch + 1 == total or budget.spent()
+    snapshot = (epoch + 1) % config.snapshot_every == 0 or last
     last_id, last_epoch = _last_snapshot(run_dir)
     row = {"epoch": epoch, **metrics, "boss_changed": snapshot, "boss_id": last_id + snapshot}
     row["boss_age"] = epoch - last_epoch
     row["plies_per_second"] = float(metrics.get("plies", np.nan)) / max(wall, 1e-9)
     row["wall_seconds"] = wall
-    if is_probe_epoch(epoch, config.strength_every, total):
+    if is_probe_epoch(epoch, config.strength_every, total) or (last and config.strength_every > 0):
         row.update(strength_probe(setup, state.params))
     with open(run_dir / METRICS_FILE, "a", newline="") as f:
         _csv_writer(f).writerow([_format(row.get(c)) for c in METRIC_COLUMNS])
     if snapshot:
         points = float(row.get("strength_material", float("nan")))
         _save_snapshot(run_dir, config, setup, simulations, state.params, last_id + 1, epoch, points)
-    if (epoch + 1) % config.checkpoint_every == 0 or epoch + 1 == total:
+    if (epoch + 1) % config.checkpoint_every == 0 or last:
         write_checkpoint(run_dir, config, simulations, state)
     if on_epoch is not None:
         on_epoch(row)
