@@ -50,6 +50,9 @@ def main() -> None:
     parser.add_argument("--out", default="runs/dqn.safetensors", help="Agent file to write.")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--every", type=float, default=20.0, help="Seconds between progress lines.")
+    parser.add_argument(
+        "--save-every", type=float, default=0.0, help="Also save OUT_<seconds>s.safetensors every N minutes."
+    )
     parser.add_argument("--devices", type=int, default=1, help="Host devices (the learner uses one).")
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
     args = parser.parse_args()
@@ -75,6 +78,15 @@ def main() -> None:
     state = dqn.init(settings, jax.random.key(args.seed), opponent)
     window = {"wins": 0, "draws": 0, "games_finished": 0, "plies": 0}
     last = start
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+
+    def save(path: Path) -> None:
+        metadata = {**dqn.agent_metadata(settings, state), "seed": str(args.seed)}
+        metadata["train_seconds"] = f"{time.perf_counter() - start:.0f}"
+        save_agent(path, settings.rules_preset, settings.spec, jax.device_get(state.params), metadata)
+
+    next_save = 60 * args.save_every if args.save_every > 0 else float("inf")
     try:
         while time.perf_counter() - start < 60 * args.minutes:
             key = jax.random.fold_in(jax.random.key(args.seed), int(state.epoch))
@@ -83,6 +95,9 @@ def main() -> None:
             for name in window:
                 window[name] += int(metrics[name])
             now = time.perf_counter()
+            if now - start >= next_save:
+                save(out.with_name(f"{out.stem}_{now - start:.0f}s{out.suffix}"))
+                next_save += 60 * args.save_every
             if now - last >= args.every:
                 games = max(window["games_finished"], 1)
                 print(
@@ -96,13 +111,12 @@ def main() -> None:
                 last = now
     except KeyboardInterrupt:
         print("interrupted: saving the network as it is")
-    out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    metadata = {**dqn.agent_metadata(settings, state), "seed": str(args.seed)}
-    metadata["train_seconds"] = f"{time.perf_counter() - start:.0f}"
-    save_agent(out, settings.rules_preset, settings.spec, jax.device_get(state.params), metadata)
+    save(out)
     seconds = time.perf_counter() - start
-    print(f"{int(state.epoch)} epochs, {int(state.updates)} updates in {seconds:.0f} s: {out}")
+    cpu = time.process_time()
+    print(
+        f"{int(state.epoch)} epochs, {int(state.updates)} updates in {seconds:.0f} s ({cpu:.0f} s CPU): {out}"
+    )
 
 
 if __name__ == "__main__":

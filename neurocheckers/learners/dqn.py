@@ -24,8 +24,9 @@ sigmoid can reach them. The loss is the mean squared error of Q(s, a) against y.
 
 One ``epoch`` (one jitted function, ``lax.scan`` over steps then updates) plays ``steps_per_epoch``
 learner moves in each of ``envs`` games (finished games restart at once, the learner switching
-colour), stores every transition in a replay buffer (``replay``), then takes ``updates_per_epoch``
-Adam steps on sampled batches; the target network copies the online one every
+colour; where it plays White the game opens with a random Black move, see ``new_games``), stores
+every transition in a replay buffer (``replay``), then takes ``updates_per_epoch`` Adam steps on
+sampled batches; the target network copies the online one every
 ``target_update_every`` updates. The opponent is ``random``, the learner's own network (``self``:
 greedy with the same epsilon), or any ``(policy, params)`` pair (e.g. from ``players.parse_player``).
 """
@@ -162,8 +163,7 @@ class DQNState:
       target_params: the target network's parameters.
       opt_state: Adam's state.
       buffer: ``replay.ReplayBuffer`` of ``Transition``.
-      games: State with a leading [E] axis, the games in progress (the learner to move, or just
-        restarted).
+      games: State with a leading [E] axis, the games in progress, the learner to move in each.
       learner_black: [E] bool, whether the learner plays Black in each game.
       epoch: [] int32, epochs completed.
       updates: [] int32, gradient updates taken (the target copy counts them).
@@ -248,7 +248,8 @@ def learner_policy(rules: Rules, spec: EvaluatorSpec) -> Policy:
 
 
 @functools.cache
-def _random_opponent(rules: Rules) -> Policy:
+def random_opponent(rules: Rules) -> Policy:
+    """``baselines.random_policy``, one object per rules (so it compiles once as a static argument)."""
     return random_policy(rules)
 
 
@@ -259,7 +260,7 @@ def _opponent(settings: DQNSettings, opponent: tuple[Policy, Any] | None) -> tup
     if name in OPPONENTS and opponent is not None:
         raise ValueError(f"opponent {name!r} is built by the learner; pass no (policy, params) pair")
     if name == "random":
-        return _random_opponent(settings.rules_preset), None
+        return random_opponent(settings.rules_preset), None
     if name == "self":
         return learner_policy(settings.rules_preset, settings.spec), None
     if opponent is None:
@@ -309,8 +310,12 @@ def _side_counts(games: State, learner_black: jax.Array) -> tuple[jax.Array, jax
     return own, kings, jnp.where(learner_black, white_pieces, black_pieces)
 
 
-def _reward(settings: DQNSettings, before: State, after: State, reply: State, learner_black: jax.Array):
-    """[E] r of the learner's move from ``before`` to ``after`` and the opponent's reply to ``reply``."""
+def reward(
+    settings: DQNSettings, before: State, after: State, reply: State, learner_black: jax.Array
+) -> jax.Array:
+    """[...] r of the learner's move from ``before`` to ``after`` and the opponent's reply up to ``reply``:
+    the learner's points (1 / 1/2 / 0) where ``reply`` ended the game, plus the shaping (captures and
+    crownings of the move, minus the learner's pieces the reply captured). Batches broadcast."""
     own0, kings0, opp0 = _side_counts(before, learner_black)
     own1, kings1, opp1 = _side_counts(after, learner_black)
     own2, _, _ = _side_counts(reply, learner_black)
@@ -323,13 +328,23 @@ def _reward(settings: DQNSettings, before: State, after: State, reply: State, le
     return result + shaping.astype(jnp.float32)
 
 
+def new_games(rules: Rules, learner_black: jax.Array, key: jax.Array) -> State:
+    """[E] games at their start, the learner to move: where it plays White, Black has opened with a
+    uniformly random move (the same for every opponent, which also varies the games of
+    deterministic ones)."""
+    fresh = init_batch(rules, learner_black.shape[0])
+    keys = jax.random.split(key, learner_black.shape[0])
+    openings = jax.vmap(random_action, in_axes=(None, 0, 0))(rules, keys, fresh)
+    opened = jax.vmap(step, in_axes=(None, 0, 0))(rules, fresh, openings)
+    return _select(learner_black, fresh, opened)
+
+
 def _play_step(settings: DQNSettings, opponent: Policy, carry, key: jax.Array):
-    """One learner move in every game (after the opponent's opening move in restarted games where the
-    learner is White): the transitions, then finished games restart with colours swapped."""
+    """One learner move in every game and the opponent's reply: the transitions, then finished games
+    restart (``new_games``) with colours swapped."""
     rules = settings.rules_preset
     games, learner_black, buffer, network, epsilon, opponent_params = carry
-    open_key, move_key, reply_key = jax.random.split(key, 3)
-    games, opening_plies = _opponent_moves(rules, opponent, opponent_params, games, learner_black, open_key)
+    move_key, reply_key, restart_key = jax.random.split(key, 3)
     keys = jax.random.split(move_key, learner_black.shape[0])
     policy = learner_policy(rules, settings.spec)
     actions = jax.vmap(policy, in_axes=(None, 0, 0))((network, epsilon), games, keys)
@@ -339,7 +354,7 @@ def _play_step(settings: DQNSettings, opponent: Policy, carry, key: jax.Array):
     transitions = Transition(
         afterstate=jax.vmap(encode, in_axes=(None, 0))(rules, after).astype(jnp.int8),
         same_mover=after.color == games.color,
-        reward=_reward(settings, games, after, reply, learner_black),
+        reward=reward(settings, games, after, reply, learner_black),
         done=done,
         next_state=reply,
     )
@@ -348,11 +363,11 @@ def _play_step(settings: DQNSettings, opponent: Policy, carry, key: jax.Array):
         "games_finished": jnp.sum(done, dtype=jnp.int32),
         "wins": jnp.sum(done & (points == 1.0), dtype=jnp.int32),
         "draws": jnp.sum(done & (points == 0.5), dtype=jnp.int32),
-        "plies": opening_plies + reply_plies + learner_black.shape[0],
+        # Learner moves, replies, and the opening moves of the restarted games where it is White.
+        "plies": learner_black.shape[0] + reply_plies + jnp.sum(done & learner_black, dtype=jnp.int32),
     }
-    fresh = init_batch(rules, learner_black.shape[0])
-    games = _select(done, fresh, reply)
     learner_black = jnp.where(done, ~learner_black, learner_black)
+    games = _select(done, new_games(rules, learner_black, restart_key), reply)
     buffer = replay.add(buffer, transitions)
     return (games, learner_black, buffer, network, epsilon, opponent_params), stats
 
@@ -436,16 +451,30 @@ def _metrics(stats, losses, ready, mean_targets, epsilon, buffer) -> dict[str, j
     }
 
 
+def _compiled_as(settings: DQNSettings) -> DQNSettings:
+    """``settings`` as a static jit argument: once the opponent's policy is resolved its name only
+    matters as "self", so other names share one compiled epoch per policy."""
+    return dataclasses.replace(settings, opponent="self" if settings.opponent == "self" else "policy")
+
+
 # --- the public API -------------------------------------------------------------------------------
 
 
 def init(settings: DQNSettings, key: jax.Array, opponent: tuple[Policy, Any] | None = None) -> DQNState:
     """A fresh network (online = target), an empty buffer and ``envs`` new games, the learner Black in
-    the even-numbered ones. ``opponent`` is checked against ``settings.opponent`` (see ``epoch``)."""
+    the even-numbered ones (``new_games``). ``opponent`` is checked against ``settings.opponent``
+    (see ``epoch``)."""
     _opponent(settings, opponent)
+    return _init(_compiled_as(settings), key)
+
+
+@functools.partial(jax.jit, static_argnums=0)
+def _init(settings: DQNSettings, key: jax.Array) -> DQNState:
     rules, spec = settings.rules_preset, settings.spec
-    params = init_params(key, spec)
-    games = init_batch(rules, settings.envs)
+    params_key, games_key = jax.random.split(key)
+    params = init_params(params_key, spec)
+    learner_black = jnp.arange(settings.envs) % 2 == 0
+    games = new_games(rules, learner_black, games_key)
     example = Transition(
         afterstate=jnp.zeros((spec.input_size,), jnp.int8),
         same_mover=jnp.bool_(False),
@@ -459,7 +488,7 @@ def init(settings: DQNSettings, key: jax.Array, opponent: tuple[Policy, Any] | N
         opt_state=optimizer(settings).init(params),
         buffer=replay.init(example, settings.buffer_size),
         games=games,
-        learner_black=jnp.arange(settings.envs) % 2 == 0,
+        learner_black=learner_black,
         epoch=jnp.int32(0),
         updates=jnp.int32(0),
     )
@@ -478,7 +507,7 @@ def epoch(
     ``ValueError`` when it is missing for a spec or given for random / self.
     """
     policy, params = _opponent(settings, opponent)
-    return _epoch(settings, policy, state, key, params)
+    return _epoch(_compiled_as(settings), policy, state, key, params)
 
 
 def agent_metadata(settings: DQNSettings, state: DQNState) -> dict[str, str]:
