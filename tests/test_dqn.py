@@ -192,6 +192,9 @@ def test_a_tiny_epoch_runs_with_finite_metrics(tiny_run):
     assert int(state.epoch) == 2
     assert int(state.buffer.size) == TINY.envs * TINY.steps_per_epoch * 2
     assert int(state.updates) == 4  # the buffer held a batch from the first epoch on
+    # Every game waits for the learner's move.
+    np.testing.assert_array_equal(state.games.color == 0, state.learner_black)
+    assert not bool(jnp.any(state.games.terminated))
     for m in metrics:
         assert all(np.isfinite(np.asarray(v)).all() for v in m.values())
         assert m["plies"] >= TINY.envs * TINY.steps_per_epoch
