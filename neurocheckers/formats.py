@@ -35,10 +35,12 @@ LEARNER_COLUMNS = (
     "td_error",
     "epsilon",
     "value_mean",
+    "score_vs_opponent",
 )
 """The self-play learners' columns (empty in evolution runs): the training loss after the epoch's
 updates, the mean absolute TD error before them, the exploration rate (epsilon, or the softmax
-temperature) and the network's mean value of the positions it trained on."""
+temperature) and the network's mean value of the positions it trained on; DQN adds its points per
+finished game against its opponent (``score_vs_opponent``)."""
 
 METRIC_COLUMNS = (
     "epoch",

@@ -17,7 +17,7 @@ from neurocheckers.search.limits import MAX_ALPHABETA_DEPTH, MAX_SIMULATIONS
 if typing.TYPE_CHECKING:
     from neurocheckers.evolution.settings import EvolutionSettings
 
-LEARNERS = ("td_lambda",)
+LEARNERS = ("td_lambda", "dqn")
 """Strategies that learn one network by self-play (``neurocheckers.learners``) instead of evolving."""
 STRATEGIES = ("boss_ga", "SimpleGA", "Open_ES", "SNES", "CMA_ES", *LEARNERS)
 EXPLORATIONS = ("epsilon", "softmax")
@@ -124,6 +124,32 @@ class ExperimentConfig:
     """Learners: Adam steps of that material bootstrap."""
     snapshot_every: int = 10
     """Learners: save the network to lineage/ every N epochs (and after the last)."""
+    # --- DQN (strategy = "dqn"): afterstate Q-learning; also uses layers, width, material_input,
+    # learning_rate, updates_per_epoch and batch_size ------------------------------------------------
+    envs: int = 256
+    """DQN: games played side by side; each step is one learner move in every game."""
+    buffer_size: int = 65536
+    """DQN: transitions the replay buffer keeps (at least envs)."""
+    steps_per_epoch: int = 8
+    """DQN: learner moves per game per epoch."""
+    gamma: float = 0.99
+    """DQN: discount of the bootstrapped value of the learner's next position."""
+    epsilon_start: float = 1.0
+    """DQN: the random-move chance at epoch 0, decaying linearly to epsilon_end."""
+    epsilon_end: float = 0.05
+    """DQN: the random-move chance after epsilon_decay_epochs."""
+    epsilon_decay_epochs: int = 200
+    """DQN: epochs of the linear epsilon decay."""
+    target_update_every: int = 100
+    """DQN: gradient updates between copies of the online network to the target network."""
+    capture_reward: float = 0.0
+    """DQN: reward shaping per opponent piece captured by the learner's move."""
+    crown_reward: float = 0.0
+    """DQN: reward shaping per man the learner crowns."""
+    piece_lost_penalty: float = 0.0
+    """DQN: shaping penalty per learner piece lost to the opponent's reply."""
+    opponent: str = "random"
+    """DQN: whom the learner plays: random, self, greedy-material or alphabeta:D."""
     # --- end of the self-play learners' keys ------------------------------------------------------
 
     def __post_init__(self) -> None:
@@ -253,6 +279,7 @@ def validate_learner(c: ExperimentConfig) -> None:
         need(getattr(c, name) >= 0, f"{name} must be >= 0, got {getattr(c, name)}")
     for name in ("batch_size", "snapshot_every"):
         need(getattr(c, name) >= 1, f"{name} must be >= 1, got {getattr(c, name)}")
+    validate_dqn(c)
     if c.strategy not in LEARNERS:
         return
     need(
@@ -266,6 +293,25 @@ def validate_learner(c: ExperimentConfig) -> None:
         not c.benchmark_opponent,
         f"benchmark_opponent applies to evolution, not to strategy {c.strategy!r}",
     )
+
+
+def validate_dqn(c: ExperimentConfig) -> None:
+    """Raise ``ConfigError`` for impossible DQN settings."""
+
+    def need(condition: bool, message: str) -> None:
+        if not condition:
+            raise ConfigError(message)
+
+    for name in ("envs", "steps_per_epoch", "epsilon_decay_epochs", "target_update_every"):
+        need(getattr(c, name) >= 1, f"{name} must be >= 1, got {getattr(c, name)}")
+    need(c.buffer_size >= c.envs, f"buffer_size must be >= envs ({c.envs}), got {c.buffer_size}")
+    for name in ("gamma", "epsilon_start", "epsilon_end"):
+        need(0 <= getattr(c, name) <= 1, f"{name} must be in [0, 1], got {getattr(c, name)}")
+    if c.opponent not in ("random", "self"):
+        try:
+            parse_fixed_opponent(c.opponent)
+        except ValueError as e:
+            raise ConfigError(f"opponent: {e}") from None
 
 
 def validate_selection(c: ExperimentConfig) -> None:

@@ -42,6 +42,7 @@ from neurocheckers.evolution.boss_ga import (
     make_setup,
     population_search,
 )
+from neurocheckers.evolution.selection import fixed_opponent_policy
 from neurocheckers.experiment.config import ConfigError, ExperimentConfig, make_config
 from neurocheckers.experiment.files import atomic_write_bytes, atomic_write_text
 from neurocheckers.experiment.strength import is_probe_epoch, strength_probe
@@ -55,7 +56,7 @@ from neurocheckers.formats import (
     read_lineage,
     read_metrics,
 )
-from neurocheckers.learners import td_lambda
+from neurocheckers.learners import dqn, td_lambda
 from neurocheckers.rules.presets import Rules, get_rules
 
 try:
@@ -510,8 +511,25 @@ class Learner:
     """Its frozen settings dataclass: every field is the experiment config key of the same name."""
 
 
+def dqn_opponent(settings: dqn.DQNSettings) -> tuple[Any, Any] | None:
+    """The (policy, params) DQN plays against: None for random and self-play (built in), else the
+    fixed opponent's policy."""
+    if settings.opponent in ("random", "self"):
+        return None
+    return fixed_opponent_policy(get_rules(settings.rules), settings.opponent), None
+
+
+def dqn_init(settings: dqn.DQNSettings, key: jax.Array) -> dqn.DQNState:
+    return dqn.init(settings, key, dqn_opponent(settings))
+
+
+def dqn_epoch(settings: dqn.DQNSettings, state: dqn.DQNState, key: jax.Array):
+    return dqn.epoch(settings, state, key, dqn_opponent(settings))
+
+
 LEARNERS: dict[str, Learner] = {
     "td_lambda": Learner(td_lambda.init, td_lambda.epoch, td_lambda.TDSettings),
+    "dqn": Learner(dqn_init, dqn_epoch, dqn.DQNSettings),
 }
 """The learners by ``strategy`` name (each also listed in ``config.LEARNERS``)."""
 

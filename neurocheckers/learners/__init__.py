@@ -1,4 +1,5 @@
-"""Self-play learners of the evaluator network: TD(lambda) (``td_lambda``), sharing their settings,
+"""Learners of the evaluator network from its own games: TD(lambda) self-play (``td_lambda``) and
+afterstate DQN (``dqn``, with its replay buffer in ``replay``), sharing their settings,
 state, self-play games and regression (``common``). Each learner module has ``init(settings, key)``
 and ``epoch(settings, state, key)``; ``experiment.run`` drives them like the evolution strategies."""
 
@@ -15,9 +16,14 @@ from neurocheckers.learners.common import (
     selfplay,
     weighted_mse,
 )
+from neurocheckers.learners.dqn import DQNSettings, DQNState
+from neurocheckers.learners.replay import ReplayBuffer
 from neurocheckers.learners.td_lambda import TDSettings, td_lambda_targets
 
 __all__ = [
+    "DQNSettings",
+    "DQNState",
+    "ReplayBuffer",
     "LearnerSettings",
     "LearnerState",
     "SelfPlayBatch",
