@@ -56,7 +56,12 @@ Shapes = dict[str, Any]
 
 @dataclasses.dataclass(frozen=True)
 class EvaluatorSpec:
-    """The shape of an evaluator network. Hashable, so it can be a static jit argument."""
+    """The shape of an evaluator network. Hashable, so it can be a static jit argument.
+
+    The fields of the architectures other than ``architecture`` are checked, then set back to their
+    defaults (an MLP's spec always has the default ``cnn_*`` and ``transformer_*``); ``layers`` and
+    ``width`` are kept whatever the architecture.
+    """
 
     layers: int
     """Hidden ReLU layers of the MLP (the reference study's base case is 5; its variants 3 and 7)."""
@@ -85,6 +90,12 @@ class EvaluatorSpec:
         error = _spec_error(self)
         if error:
             raise ValueError(f"EvaluatorSpec.{error}")
+        # The other architectures' settings go back to their defaults, so that two specs of the same
+        # network are equal (and share one compiled value_fn) and an agent file's spec round-trips.
+        for name in {key for keys in METADATA_KEYS.values() for key in keys} - set(
+            METADATA_KEYS[self.architecture]
+        ):
+            object.__setattr__(self, name, _FIELD_DEFAULTS[name])
 
     @classmethod
     def for_rules(
@@ -136,6 +147,9 @@ class EvaluatorSpec:
         return entries
 
 
+_FIELD_DEFAULTS = {f.name: f.default for f in dataclasses.fields(EvaluatorSpec)}
+
+
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -177,6 +191,24 @@ def parse_channels(text: str) -> tuple[int, ...]:
     if not all(part.isdigit() and int(part) >= 1 for part in parts):
         raise ValueError(f"cnn_channels must be comma-separated positive integers, got {text!r}")
     return tuple(int(part) for part in parts)
+
+
+def spec_of_settings(settings: Any, board_size: int) -> EvaluatorSpec:
+    """The spec of a config's network (an ``ExperimentConfig`` or ``EvolutionSettings``: ``layers``,
+    ``width``, ``material_input``, ``evaluator``, ``cnn_channels`` as text and the other architecture
+    fields) on a ``board_size`` board; ``ValueError`` naming a bad setting."""
+    return EvaluatorSpec(
+        settings.layers,
+        settings.width,
+        board_size,
+        settings.material_input,
+        architecture=settings.evaluator,
+        cnn_channels=parse_channels(settings.cnn_channels),
+        cnn_dense=settings.cnn_dense,
+        transformer_layers=settings.transformer_layers,
+        transformer_heads=settings.transformer_heads,
+        transformer_width=settings.transformer_width,
+    )
 
 
 # ---------------------------------------------------------------------------

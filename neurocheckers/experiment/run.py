@@ -452,7 +452,15 @@ def config_summary(config: ExperimentConfig, simulations: int) -> str:
     if config.search == "alphabeta":
         search = f"alpha-beta depth {config.depth}"
     material = " + material input" if config.material_input else ""
+    network = f"{d['layers']}x{d['width']} MLP"
+    if config.evaluator == "cnn":
+        network = f"CNN {config.cnn_channels} + dense {config.cnn_dense}"
+    elif config.evaluator == "transformer":
+        network = (
+            f"transformer {config.transformer_layers} blocks x {config.transformer_heads} heads x "
+            f"width {config.transformer_width}"
+        )
     return (
-        f"{d['name']}: {d['rules']}, {d['layers']}x{d['width']} MLP{material}, P={d['population']}, "
+        f"{d['name']}: {d['rules']}, {network}{material}, P={d['population']}, "
         f"G={d['games_per_epoch']}, {search}, strategy {d['strategy']}, seed {d['seed']}"
     )
