@@ -5,7 +5,10 @@ and string metadata: the format and its version, the rules preset, the network s
 encoding version, plus any extra ``str -> str`` entries the caller adds (lineage, run id, ...).
 A network with ``material_input`` also has ``layer_L/material_weight`` and the entry
 ``material_input = "true"``; files without the entry are plain networks, written byte for byte as
-before the entry existed.
+before the entry existed. A CNN or transformer (``architectures``) adds the entry ``architecture``
+and its settings (``cnn_channels``, ``cnn_dense``; ``transformer_layers``, ``transformer_heads``,
+``transformer_width``), and names its tensors by their parameter paths (``block_0/attention/query/kernel``);
+MLP files carry none of these and stay as they were.
 ``load_agent`` checks all of it and refuses a file that does not fit with a ``ValueError`` that
 names the problem.
 """
@@ -21,7 +24,8 @@ import jax.numpy as jnp
 import numpy as np
 from safetensors.numpy import save
 
-from neurocheckers.evaluator import INPUT_ENCODING, EvaluatorSpec, Params, param_shapes
+from neurocheckers.architectures import nest_tensors, tensor_shapes
+from neurocheckers.evaluator import INPUT_ENCODING, EvaluatorSpec, Params
 from neurocheckers.formats import RESERVED_AGENT_KEYS
 from neurocheckers.numpy_agent import FORMAT, FORMAT_VERSION, read_agent_file
 from neurocheckers.rules.presets import PRESETS, Rules, get_rules
@@ -44,8 +48,12 @@ class Agent:
     metadata: dict[str, str]
 
 
-def _tensor_name(layer: str, leaf: str) -> str:
-    return f"{layer}/{leaf}"
+def _leaf(params: Params, name: str) -> np.ndarray:
+    """The float32 array at agent-file tensor ``name`` (its keys joined by "/") of ``params``."""
+    node = params
+    for key in name.split("/"):
+        node = node[key]
+    return np.asarray(node, dtype=np.float32)
 
 
 def save_agent(
@@ -66,19 +74,15 @@ def save_agent(
             raise ValueError(f"metadata must map str to str, got {key!r}: {val!r}")
         if key in RESERVED_AGENT_KEYS:
             raise ValueError(f"metadata key {key!r} is reserved by the agent file format")
-    expected = param_shapes(spec)
     tensors: dict[str, np.ndarray] = {}
-    for layer, leaves in expected.items():
-        for leaf, shape in leaves.items():
-            try:
-                array = np.asarray(params[layer][leaf], dtype=np.float32)
-            except (KeyError, TypeError):
-                raise ValueError(f"params lack {_tensor_name(layer, leaf)} expected by {spec}") from None
-            if array.shape != shape:
-                raise ValueError(
-                    f"params {_tensor_name(layer, leaf)} has shape {array.shape}, expected {shape} for {spec}"
-                )
-            tensors[_tensor_name(layer, leaf)] = np.ascontiguousarray(array)
+    for name, shape in tensor_shapes(spec).items():
+        try:
+            array = _leaf(params, name)
+        except (KeyError, TypeError, IndexError):
+            raise ValueError(f"params lack {name} expected by {spec}") from None
+        if array.shape != shape:
+            raise ValueError(f"params {name} has shape {array.shape}, expected {shape} for {spec}")
+        tensors[name] = np.ascontiguousarray(array)
     n_given = len(jax.tree.leaves(params))
     if n_given != len(tensors):
         raise ValueError(f"params have {n_given} arrays, expected {len(tensors)} for {spec}")
@@ -93,6 +97,7 @@ def save_agent(
     }
     if spec.material_input:  # only then: plain networks' files stay as they always were
         header["material_input"] = "true"
+    header.update(spec.metadata())  # the architecture: none for an MLP, whose files stay the same
     # Written with open() rather than safetensors' save_file, which makes the file private (0600):
     # agent files are meant to be shared, so they get the usual mode from the umask (e.g. 0644).
     with open(path, "wb") as f:
@@ -117,14 +122,7 @@ def load_agent(path: str | os.PathLike, rules: Rules | str | None = None) -> Age
         raise ValueError(f"{where}: agent plays {preset!r}, but {get_rules(rules).name!r} was asked for")
     if checked.board_size != file_rules.board_size:
         raise ValueError(f"{where}: board_size {checked.board_size} does not fit rules preset {preset!r}")
-    spec = EvaluatorSpec(
-        layers=checked.layers,
-        width=checked.width,
-        board_size=checked.board_size,
-        material_input=checked.material_input,
-    )
-    params = {
-        layer: {leaf: jnp.asarray(checked.tensors[_tensor_name(layer, leaf)]) for leaf in leaves}
-        for layer, leaves in param_shapes(spec).items()
-    }
+    spec = checked.spec
+    assert spec is not None  # read_agent_file always sets it
+    params = nest_tensors({name: jnp.asarray(checked.tensors[name]) for name in tensor_shapes(spec)})
     return Agent(rules=file_rules, spec=spec, params=params, metadata=metadata)

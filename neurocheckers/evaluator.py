@@ -1,4 +1,4 @@
-"""The neural evaluator: an MLP that maps a position to the chance that the side to move wins.
+"""The neural evaluator: a network that maps a position to the chance that the side to move wins.
 
 Input encoding (``encode``, version ``INPUT_ENCODING``): two vectors over the N dark squares, men
 then kings, each +1 for a piece of the side to move and -1 for an opponent piece, 0 elsewhere.
@@ -7,7 +7,11 @@ degrees (square ``i`` becomes square ``N - 1 - i``), so the side to move always 
 board" like Black. One network then serves both colours, and a position and its colour-swapped
 mirror image get the same value.
 
-Parameters are a flax pytree ``{"layer_0": {"kernel", "bias"}, ..., "layer_L": {...}}`` (the
+The network is an MLP by default, or a CNN or a transformer (``EvaluatorSpec.architecture``; their
+shapes are described in ``architectures``, which holds ``EvaluatorSpec`` without JAX). All read the
+same encoded input and return a sigmoid, so the search, the arena and the learners take any of them.
+
+An MLP's parameters are a flax pytree ``{"layer_0": {"kernel", "bias"}, ..., "layer_L": {...}}`` (the
 ``params`` collection, without the ``{"params": ...}`` wrapper); hidden layers are ``layer_0`` ..
 ``layer_{L-1}``, and ``layer_L`` is the output layer. A population is the same pytree with a leading
 ``[P]`` axis on every leaf.
@@ -20,7 +24,6 @@ zero, so a fresh network rates positions exactly as the same network without the
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -30,6 +33,14 @@ import jax
 import jax.numpy as jnp
 from jax.flatten_util import ravel_pytree
 
+from neurocheckers import architectures
+from neurocheckers.architectures import (
+    CNN_PLANES,
+    PIECE_KINDS,
+    TRANSFORMER_MLP_RATIO,
+    EvaluatorSpec,
+    board_layout,
+)
 from neurocheckers.rules.outcome import KING_VALUE
 from neurocheckers.rules.presets import Rules
 from neurocheckers.rules.state import BLACK, State
@@ -39,49 +50,6 @@ Params = Any
 
 INPUT_ENCODING = "stm-men-kings-rot180-v1"
 """Version tag of ``encode``'s layout, written into agent files."""
-
-
-@dataclasses.dataclass(frozen=True)
-class EvaluatorSpec:
-    """The shape of an evaluator network. Hashable, so it can be a static jit argument."""
-
-    layers: int
-    """Hidden ReLU layers (the reference study's base case is 5; its variants 3 and 7)."""
-    width: int
-    """Units per hidden layer."""
-    board_size: int
-    """Squares per side of the board the network reads (6 or 8)."""
-    material_input: bool = False
-    """Whether the material balance of the input also feeds the output unit, with its own weight."""
-
-    def __post_init__(self) -> None:
-        for name in ("layers", "width", "board_size"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool):
-                raise ValueError(f"EvaluatorSpec.{name} must be an int, got {value!r}")
-        if not isinstance(self.material_input, bool):
-            raise ValueError(f"EvaluatorSpec.material_input must be a bool, got {self.material_input!r}")
-        if self.layers < 1:
-            raise ValueError(f"EvaluatorSpec.layers must be >= 1, got {self.layers!r}")
-        if self.width < 1:
-            raise ValueError(f"EvaluatorSpec.width must be >= 1, got {self.width!r}")
-        if self.board_size not in (6, 8):
-            raise ValueError(f"EvaluatorSpec.board_size must be 6 or 8, got {self.board_size!r}")
-
-    @classmethod
-    def for_rules(cls, rules: Rules, layers: int, width: int, material_input: bool = False) -> EvaluatorSpec:
-        """The spec of a ``layers`` x ``width`` network for the board of ``rules``."""
-        return cls(layers=layers, width=width, board_size=rules.board_size, material_input=material_input)
-
-    @property
-    def num_squares(self) -> int:
-        """N dark squares of the board."""
-        return self.board_size * self.board_size // 2
-
-    @property
-    def input_size(self) -> int:
-        """Length of the encoded input: 2 * N (men, then kings)."""
-        return 2 * self.num_squares
 
 
 def input_material(obs: jax.Array) -> jax.Array:
@@ -128,26 +96,124 @@ class MLP(nn.Module):
         return jax.nn.sigmoid(logit[..., 0])
 
 
-def _mlp(spec: EvaluatorSpec) -> MLP:
+def _output_logit(x: jax.Array, obs: jax.Array, material_input: bool, name: str) -> jax.Array:
+    """[...] output logits from features ``x`` [..., F] (in a compact module's body): Dense(1), plus
+    the material balance of ``obs`` with its own weight when ``material_input``."""
+    if material_input:
+        return MaterialOutput(name=name)(x, input_material(obs))[..., 0]
+    return nn.Dense(1, name=name)(x)[..., 0]
+
+
+def board_planes(obs: jax.Array, board_size: int) -> jax.Array:
+    """[..., S, S, 5] planes of encoded positions ``obs`` [..., 2N] on the full board: own men, own
+    kings, opponent men, opponent kings, and the side to move's plane (1 on every dark square: the
+    input is already seen from the mover). Light squares are 0 in every plane."""
+    men, kings = jnp.split(obs, 2, axis=-1)
+    relu = jax.nn.relu
+    planes = jnp.stack([relu(men), relu(kings), relu(-men), relu(-kings), jnp.ones_like(men)], axis=-1)
+    # One zero row for the light squares, gathered in reading order.
+    padded = jnp.concatenate([planes, jnp.zeros_like(planes[..., :1, :])], axis=-2)
+    board = padded[..., jnp.asarray(board_layout(board_size)), :]
+    return board.reshape(*board.shape[:-2], board_size, board_size, CNN_PLANES)
+
+
+def piece_kinds(obs: jax.Array) -> jax.Array:
+    """int32 [..., N] token kinds of encoded positions ``obs`` [..., 2N]: 0 empty, 1 own man,
+    2 opponent man, 3 own king, 4 opponent king."""
+    men, kings = jnp.split(obs, 2, axis=-1)
+    kinds = (men > 0) * 1 + (men < 0) * 2 + (kings > 0) * 3 + (kings < 0) * 4
+    return kinds.astype(jnp.int32)
+
+
+class CNN(nn.Module):
+    """3x3 'SAME' convolutions + ReLU over the board planes (``board_planes``), the board flattened,
+    one Dense + ReLU layer, then the output unit and a sigmoid."""
+
+    board_size: int
+    channels: tuple[int, ...]
+    dense: int
+    material_input: bool = False
+
+    @nn.compact
+    def __call__(self, obs: jax.Array) -> jax.Array:
+        """obs: [..., 2N] encoded positions -> [...] win probabilities in (0, 1)."""
+        x = board_planes(obs, self.board_size)
+        for i, channels in enumerate(self.channels):
+            kernel = (architectures.CONV_KERNEL, architectures.CONV_KERNEL)
+            x = nn.relu(nn.Conv(channels, kernel, padding="SAME", name=f"conv_{i}")(x))
+        x = x.reshape(*x.shape[:-3], -1)
+        x = nn.relu(nn.Dense(self.dense, name="dense")(x))
+        return jax.nn.sigmoid(_output_logit(x, obs, self.material_input, "output"))
+
+
+class TransformerBlock(nn.Module):
+    """Pre-LayerNorm self-attention and ReLU MLP, each added back to its input."""
+
+    heads: int
+    width: int
+
+    @nn.compact
+    def __call__(self, x: jax.Array) -> jax.Array:
+        """x: [..., N, width] tokens -> [..., N, width]."""
+        attention = nn.MultiHeadDotProductAttention(
+            num_heads=self.heads, qkv_features=self.width, out_features=self.width, name="attention"
+        )
+        x = x + attention(nn.LayerNorm(name="norm_attention")(x), deterministic=True)
+        hidden = nn.relu(
+            nn.Dense(TRANSFORMER_MLP_RATIO * self.width, name="mlp_hidden")(nn.LayerNorm(name="norm_mlp")(x))
+        )
+        return x + nn.Dense(self.width, name="mlp_output")(hidden)
+
+
+class Transformer(nn.Module):
+    """One token per dark square (piece embedding + square embedding), ``layers`` blocks, a final
+    LayerNorm, a linear head averaged over the squares, then a sigmoid."""
+
+    num_squares: int
+    layers: int
+    heads: int
+    width: int
+    material_input: bool = False
+
+    @nn.compact
+    def __call__(self, obs: jax.Array) -> jax.Array:
+        """obs: [..., 2N] encoded positions -> [...] win probabilities in (0, 1)."""
+        x = nn.Embed(PIECE_KINDS, self.width, name="embed_piece")(piece_kinds(obs))
+        x = x + nn.Embed(self.num_squares, self.width, name="embed_square")(jnp.arange(self.num_squares))
+        for i in range(self.layers):
+            x = TransformerBlock(self.heads, self.width, name=f"block_{i}")(x)
+        x = nn.LayerNorm(name="norm_final")(x)
+        # The head is linear, so averaging its per-square outputs is the head of the averaged tokens.
+        return jax.nn.sigmoid(_output_logit(x.mean(axis=-2), obs, self.material_input, "output"))
+
+
+def network(spec: EvaluatorSpec) -> nn.Module:
+    """The flax module of ``spec`` (an MLP, a CNN or a transformer):
+    ``network(spec).apply({"params": params}, obs [..., 2N]) -> [...]`` win probabilities."""
+    if spec.architecture == "cnn":
+        return CNN(spec.board_size, spec.cnn_channels, spec.cnn_dense, spec.material_input)
+    if spec.architecture == "transformer":
+        return Transformer(
+            spec.num_squares,
+            spec.transformer_layers,
+            spec.transformer_heads,
+            spec.transformer_width,
+            spec.material_input,
+        )
     return MLP(layers=spec.layers, width=spec.width, material_input=spec.material_input)
 
 
 def layer_names(spec: EvaluatorSpec) -> tuple[str, ...]:
-    """Names of the layers in order, hidden layers first and the output layer last."""
-    return tuple(f"layer_{i}" for i in range(spec.layers + 1))
+    """Names of the layers (the top-level parameter keys) in order, hidden layers first and the
+    output layer last."""
+    return tuple(architectures.param_shapes(spec))
 
 
-def param_shapes(spec: EvaluatorSpec) -> dict[str, dict[str, tuple[int, ...]]]:
-    """The shape of every parameter of one member: ``{layer: {"kernel": (in, out), "bias": (out,)}}``,
-    and ``"material_weight": (1,)`` in the output layer with ``material_input``."""
-    sizes = [spec.input_size] + [spec.width] * spec.layers + [1]
-    shapes = {
-        name: {"kernel": (sizes[i], sizes[i + 1]), "bias": (sizes[i + 1],)}
-        for i, name in enumerate(layer_names(spec))
-    }
-    if spec.material_input:
-        shapes[layer_names(spec)[-1]]["material_weight"] = (1,)
-    return shapes
+def param_shapes(spec: EvaluatorSpec) -> dict[str, Any]:
+    """The shape of every parameter of one member (``architectures.param_shapes``). The MLP's:
+    ``{layer: {"kernel": (in, out), "bias": (out,)}}``, and ``"material_weight": (1,)`` in the output
+    layer with ``material_input``."""
+    return architectures.param_shapes(spec)
 
 
 # ---------------------------------------------------------------------------
@@ -191,7 +257,7 @@ def encode(rules: Rules, state: State) -> jax.Array:
 
 def init_params(key: jax.Array, spec: EvaluatorSpec) -> Params:
     """Fresh parameters of one member (flax defaults: LeCun-normal kernels, zero biases)."""
-    return _mlp(spec).init(key, jnp.zeros((spec.input_size,), jnp.float32))["params"]
+    return network(spec).init(key, jnp.zeros((spec.input_size,), jnp.float32))["params"]
 
 
 def init_population(key: jax.Array, spec: EvaluatorSpec, size: int) -> Params:
@@ -210,7 +276,7 @@ def value(spec: EvaluatorSpec, params: Params, state_or_obs: State | jax.Array) 
     obs = state_or_obs
     if isinstance(state_or_obs, State):
         obs = _encode(spec.num_squares, state_or_obs)
-    return _mlp(spec).apply({"params": params}, obs)
+    return network(spec).apply({"params": params}, obs)
 
 
 @functools.cache
@@ -230,7 +296,7 @@ def value_fn(spec: EvaluatorSpec) -> Callable[[Params, State, jax.Array], jax.Ar
 @functools.partial(jax.jit, static_argnums=0)
 def population_values(spec: EvaluatorSpec, pop_params: Params, obs: jax.Array) -> jax.Array:
     """[P, M] win probabilities of P members on their own M encoded positions ``obs`` [P, M, 2N]."""
-    return jax.vmap(lambda p, o: _mlp(spec).apply({"params": p}, o))(pop_params, obs)
+    return jax.vmap(lambda p, o: network(spec).apply({"params": p}, o))(pop_params, obs)
 
 
 def select_members(pop_params: Params, indices: jax.Array | Sequence[int]) -> Params:

@@ -93,6 +93,12 @@ RESERVED_AGENT_KEYS = (
     "width",
     "input_encoding",
     "material_input",
+    "architecture",
+    "cnn_channels",
+    "cnn_dense",
+    "transformer_layers",
+    "transformer_heads",
+    "transformer_width",
 )
 """Agent-file metadata keys written by ``save_agent`` itself; extra metadata may not use them."""
 

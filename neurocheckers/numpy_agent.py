@@ -8,6 +8,9 @@ men then kings over the dark squares, +1 own / -1 opponent, rotated 180 degrees 
 An agent written with ``material_input`` (metadata ``material_input = "true"``) adds
 ``material_weight`` x the input's material balance (men 1, kings 1.5, side to move minus opponent)
 to the output logit, as ``evaluator.MLP`` does.
+A CNN or transformer agent (metadata ``architecture``; see ``architectures``) runs through the same
+layers written out in NumPy: 3x3 'SAME' convolutions over the board planes, and pre-LayerNorm
+multi-head self-attention blocks, as flax computes them.
 This module deliberately imports nothing from JAX, so it runs wherever NumPy does.
 """
 
@@ -20,6 +23,17 @@ from collections.abc import Mapping
 import numpy as np
 from safetensors import SafetensorError, safe_open
 
+from neurocheckers.architectures import (
+    ARCHITECTURES,
+    CNN_PLANES,
+    LAYER_NORM_EPSILON,
+    METADATA_KEYS,
+    EvaluatorSpec,
+    board_layout,
+    nest_tensors,
+    parse_channels,
+    tensor_shapes,
+)
 from neurocheckers.rules.fen import read_fen
 
 FORMAT = "neurocheckers-agent"
@@ -35,31 +49,46 @@ KING_VALUE = 1.5  # a copy of ``rules.outcome.KING_VALUE`` (JAX); tests/test_mat
 
 @dataclasses.dataclass(frozen=True)
 class NumpyAgent:
-    """An MLP evaluator as NumPy arrays: ``kernels[i]`` [in, out] and ``biases[i]`` [out], and
-    ``material_weight`` [1] for a network with ``material_input`` (None without)."""
+    """An evaluator as NumPy arrays. An MLP's are ``kernels[i]`` [in, out] and ``biases[i]`` [out],
+    and ``material_weight`` [1] for a network with ``material_input`` (None without). A CNN or a
+    transformer has empty ``kernels`` and ``biases``: its ``spec`` names it and ``tensors`` holds its
+    weights by agent-file name (``material_weight`` is still its output's, or None)."""
 
     kernels: tuple[np.ndarray, ...]
     biases: tuple[np.ndarray, ...]
     board_size: int
     metadata: dict[str, str]
     material_weight: np.ndarray | None = None
+    spec: EvaluatorSpec | None = None
+    tensors: Mapping[str, np.ndarray] | None = None
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> NumpyAgent:
         """Read an agent file written by ``agent_file.save_agent`` (checked by :func:`read_agent_file`)."""
         checked = read_agent_file(path)
+        spec, tensors = checked.spec, checked.tensors
+        if spec is not None and spec.architecture != "mlp":
+            weight = tensors.get("output/material_weight")
+            return cls((), (), checked.board_size, checked.metadata, weight, spec, tensors)
         count = checked.layers + 1
-        kernels = tuple(checked.tensors[f"layer_{i}/kernel"] for i in range(count))
-        biases = tuple(checked.tensors[f"layer_{i}/bias"] for i in range(count))
-        material_weight = checked.tensors.get(f"layer_{checked.layers}/material_weight")
-        return cls(kernels, biases, checked.board_size, checked.metadata, material_weight)
+        kernels = tuple(tensors[f"layer_{i}/kernel"] for i in range(count))
+        biases = tuple(tensors[f"layer_{i}/bias"] for i in range(count))
+        material_weight = tensors.get(f"layer_{checked.layers}/material_weight")
+        return cls(kernels, biases, checked.board_size, checked.metadata, material_weight, spec, tensors)
 
     def value(self, observations: np.ndarray) -> np.ndarray:
         """[..., 2N] encoded positions -> [...] chance that the side to move wins."""
-        obs = x = np.asarray(observations, dtype=np.float32)
-        for kernel, bias in zip(self.kernels[:-1], self.biases[:-1], strict=True):
-            x = np.maximum(x @ kernel + bias, 0.0)
-        logits = x @ self.kernels[-1] + self.biases[-1]
+        obs = np.asarray(observations, dtype=np.float32)
+        if self.spec is not None and self.spec.architecture != "mlp":
+            weights = nest_tensors(self.tensors or {})
+            features = _FEATURES[self.spec.architecture](self.spec, weights, obs)
+            output = weights["output"]
+            logits = features @ output["kernel"] + output["bias"]
+        else:
+            x = obs
+            for kernel, bias in zip(self.kernels[:-1], self.biases[:-1], strict=True):
+                x = np.maximum(x @ kernel + bias, 0.0)
+            logits = x @ self.kernels[-1] + self.biases[-1]
         if self.material_weight is not None:
             men, kings = np.split(obs, 2, axis=-1)
             material = men.sum(axis=-1) + np.float32(KING_VALUE) * kings.sum(axis=-1)
@@ -82,6 +111,8 @@ class AgentFileContents:
     width: int
     tensors: dict[str, np.ndarray]
     material_input: bool = False
+    spec: EvaluatorSpec | None = None
+    """The network's spec (architecture and shape); ``layers`` and ``width`` are an MLP's."""
 
 
 def read_agent_file(path: str | os.PathLike) -> AgentFileContents:
@@ -119,33 +150,50 @@ def read_agent_file(path: str | os.PathLike) -> AgentFileContents:
     layers = _positive_int(metadata, "layers", where)
     width = _positive_int(metadata, "width", where)
     material_input = _material_input(metadata, where)
-    shape = f"MLP of {layers} hidden layers x width {width} on a {board_size}x{board_size} board"
-    if material_input:
-        shape += " with material input"
+    spec = _spec(metadata, where, EvaluatorSpec(layers, width, board_size, material_input))
+    shape = ("an " if spec.architecture == "mlp" else "a ") + spec.describe()
 
     # Input: men then kings over the N = board_size**2 / 2 dark squares; output: one logit.
-    sizes = [2 * (board_size * board_size // 2)] + [width] * layers + [1]
-    expected: dict[str, tuple[int, ...]] = {}
-    for i in range(layers + 1):
-        expected[f"layer_{i}/kernel"] = (sizes[i], sizes[i + 1])
-        expected[f"layer_{i}/bias"] = (sizes[i + 1],)
-    if material_input:
-        expected[f"layer_{layers}/material_weight"] = (1,)
+    expected = tensor_shapes(spec)
     missing = sorted(set(expected) - set(tensors))
     unexpected = sorted(set(tensors) - set(expected))
     if missing or unexpected:
-        raise ValueError(
-            f"{where}: weights do not fit an {shape}: missing {missing}, unexpected {unexpected}"
-        )
+        raise ValueError(f"{where}: weights do not fit {shape}: missing {missing}, unexpected {unexpected}")
     for name, want in expected.items():
         array = tensors[name]
         if array.shape != want:
-            raise ValueError(f"{where}: {name} has shape {array.shape}, expected {want} for an {shape}")
+            raise ValueError(f"{where}: {name} has shape {array.shape}, expected {want} for {shape}")
         if array.dtype != np.float32:
             raise ValueError(f"{where}: {name} has dtype {array.dtype}, expected float32")
         if not np.all(np.isfinite(array)):
             raise ValueError(f"{where}: {name} holds non-finite values")
-    return AgentFileContents(metadata, board_size, layers, width, tensors, material_input)
+    return AgentFileContents(metadata, board_size, layers, width, tensors, material_input, spec)
+
+
+def _spec(metadata: Mapping[str, str], path: str, mlp: EvaluatorSpec) -> EvaluatorSpec:
+    """The spec of the file's network: ``mlp`` (its MLP fields, read already) with the architecture
+    and its settings from ``metadata`` (absent: an MLP, as files from before the entry)."""
+    architecture = metadata.get("architecture", "mlp")
+    if architecture not in ARCHITECTURES:
+        raise ValueError(
+            f"{path}: metadata 'architecture' must be one of {', '.join(ARCHITECTURES)}, got {architecture!r}"
+        )
+    network: dict[str, object] = {"architecture": architecture}
+    for key in METADATA_KEYS[architecture]:
+        if key != "cnn_channels":
+            network[key] = _positive_int(metadata, key, path)
+            continue
+        try:
+            network[key] = parse_channels(metadata.get(key, ""))
+        except ValueError:
+            raise ValueError(
+                f"{path}: metadata 'cnn_channels' must be comma-separated positive integers, "
+                f"got {metadata.get(key)!r}"
+            ) from None
+    try:
+        return dataclasses.replace(mlp, **network)
+    except ValueError as error:
+        raise ValueError(f"{path}: {error}") from None
 
 
 def _material_input(metadata: Mapping[str, str], path: str) -> bool:
@@ -187,3 +235,88 @@ def encode_fen(fen: str, board_size: int) -> np.ndarray:
     if not position.black_to_move:
         men, kings = men[::-1], kings[::-1]
     return np.concatenate([men, kings])
+
+
+# ---------------------------------------------------------------------------
+# NumPy forward passes of the CNN and the transformer (``evaluator.CNN`` and ``evaluator.Transformer``)
+# ---------------------------------------------------------------------------
+
+
+def _relu(x: np.ndarray) -> np.ndarray:
+    return np.maximum(x, np.float32(0.0))
+
+
+def board_planes(obs: np.ndarray, board_size: int) -> np.ndarray:
+    """[..., S, S, 5] float32 board planes of encoded positions [..., 2N], as ``evaluator.board_planes``."""
+    men, kings = np.split(obs, 2, axis=-1)
+    planes = np.stack([_relu(men), _relu(kings), _relu(-men), _relu(-kings), np.ones_like(men)], axis=-1)
+    padded = np.concatenate([planes, np.zeros_like(planes[..., :1, :])], axis=-2)
+    board = padded[..., np.asarray(board_layout(board_size)), :]
+    return board.reshape(*board.shape[:-2], board_size, board_size, CNN_PLANES)
+
+
+def _conv_same(x: np.ndarray, kernel: np.ndarray, bias: np.ndarray) -> np.ndarray:
+    """A 'SAME' convolution (cross-correlation, as ``lax.conv``) of ``x`` [..., H, W, C] with
+    ``kernel`` [k, k, C, O] (k odd), zero-padded: [..., H, W, O]."""
+    size = kernel.shape[0]
+    pad = size // 2
+    height, width = x.shape[-3], x.shape[-2]
+    padded = np.pad(x, [(0, 0)] * (x.ndim - 3) + [(pad, pad), (pad, pad), (0, 0)])
+    out = np.broadcast_to(bias, (*x.shape[:-1], kernel.shape[-1])).astype(np.float32)
+    for row in range(size):
+        for col in range(size):
+            out = out + padded[..., row : row + height, col : col + width, :] @ kernel[row, col]
+    return out
+
+
+def _cnn_features(spec: EvaluatorSpec, weights: Mapping, obs: np.ndarray) -> np.ndarray:
+    x = board_planes(obs, spec.board_size)
+    for i in range(len(spec.cnn_channels)):
+        x = _relu(_conv_same(x, weights[f"conv_{i}"]["kernel"], weights[f"conv_{i}"]["bias"]))
+    x = x.reshape(*x.shape[:-3], -1)
+    return _relu(x @ weights["dense"]["kernel"] + weights["dense"]["bias"])
+
+
+def _layer_norm(x: np.ndarray, weights: Mapping) -> np.ndarray:
+    mean = x.mean(axis=-1, keepdims=True)
+    variance = np.square(x - mean).mean(axis=-1, keepdims=True)
+    return (x - mean) / np.sqrt(variance + np.float32(LAYER_NORM_EPSILON)) * weights["scale"] + weights[
+        "bias"
+    ]
+
+
+def _attention(x: np.ndarray, weights: Mapping) -> np.ndarray:
+    """Multi-head self-attention of tokens ``x`` [..., N, W], as flax's ``MultiHeadDotProductAttention``."""
+
+    def project(name: str) -> np.ndarray:  # [..., N, heads, head width]
+        return np.einsum("...nw,whd->...nhd", x, weights[name]["kernel"]) + weights[name]["bias"]
+
+    query, key, value = project("query"), project("key"), project("value")
+    query = query / np.sqrt(np.float32(query.shape[-1]))
+    logits = np.einsum("...qhd,...khd->...hqk", query, key)
+    attention = np.exp(logits - logits.max(axis=-1, keepdims=True))
+    attention = attention / attention.sum(axis=-1, keepdims=True)
+    mixed = np.einsum("...hqk,...khd->...qhd", attention, value)
+    return np.einsum("...qhd,hdw->...qw", mixed, weights["out"]["kernel"]) + weights["out"]["bias"]
+
+
+def piece_kinds(obs: np.ndarray) -> np.ndarray:
+    """int [..., N] token kinds (0 empty, 1 own man, 2 opponent man, 3 own king, 4 opponent king)."""
+    men, kings = np.split(obs, 2, axis=-1)
+    return (men > 0) * 1 + (men < 0) * 2 + (kings > 0) * 3 + (kings < 0) * 4
+
+
+def _transformer_features(spec: EvaluatorSpec, weights: Mapping, obs: np.ndarray) -> np.ndarray:
+    x = weights["embed_piece"]["embedding"][piece_kinds(obs)] + weights["embed_square"]["embedding"]
+    for i in range(spec.transformer_layers):
+        block = weights[f"block_{i}"]
+        x = x + _attention(_layer_norm(x, block["norm_attention"]), block["attention"])
+        hidden = _relu(
+            _layer_norm(x, block["norm_mlp"]) @ block["mlp_hidden"]["kernel"] + block["mlp_hidden"]["bias"]
+        )
+        x = x + hidden @ block["mlp_output"]["kernel"] + block["mlp_output"]["bias"]
+    return _layer_norm(x, weights["norm_final"]).mean(axis=-2)
+
+
+_FEATURES = {"cnn": _cnn_features, "transformer": _transformer_features}
+"""The features each non-MLP architecture hands its output unit, [..., F] from encoded positions."""

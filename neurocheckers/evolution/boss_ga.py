@@ -28,6 +28,7 @@ import jax
 import jax.numpy as jnp
 from flax import struct
 
+from neurocheckers.architectures import spec_of_settings
 from neurocheckers.arena import PopulationSearch, play_population, play_population_against
 from neurocheckers.evaluator import EvaluatorSpec, init_params, init_population, value
 from neurocheckers.evolution.operators import next_generation, rank_members
@@ -113,7 +114,7 @@ def uses_openings(settings: EvolutionSettings) -> bool:
 def make_setup(settings: EvolutionSettings) -> Setup:
     """The ``Setup`` of ``settings``. Cached, so equal settings share one Setup and one compiled epoch."""
     rules = get_rules(settings.rules)
-    spec = EvaluatorSpec.for_rules(rules, settings.layers, settings.width, settings.material_input)
+    spec = spec_of_settings(settings, rules.board_size)
     search = population_search(settings)
     record = min(settings.max_plies, rules.max_plies) if rules.max_plies else settings.max_plies
     strategy = es_params = None

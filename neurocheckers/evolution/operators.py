@@ -4,7 +4,9 @@ A member's parameters are a flax linen pytree ``{"params": {"Dense_0": {"kernel"
 *population* is the same pytree with a leading ``[P]`` axis on every leaf. A *layer* is one submodule
 under ``"params"`` (its kernel and bias together); layers are ordered by natural sort of their names
 (``Dense_2`` before ``Dense_10``), so everything here works for any depth. A bare ``{"Dense_0": ...}``
-(without the ``"params"`` collection) is accepted too.
+(without the ``"params"`` collection) is accepted too. Nothing assumes a Dense: a layer is every leaf
+under its top-level key, however nested (a CNN's ``conv_0``, a transformer's ``block_0`` with its
+attention, norms and MLP), so the operators work on any of the evaluator's architectures.
 
 The operators act on ONE member (or a pair) and are ``jax.vmap``-ed over the population by
 ``next_generation``. All are jittable: the chosen layer is a traced index and every layer is rebuilt

@@ -67,3 +67,17 @@ class EvolutionSettings:
     """Weight of the benchmark points in the fitness."""
     fitness: str = "boss"
     """What ranks members: boss (boss points + weighted extras) or fixed (benchmark points alone)."""
+
+    # --- The evaluator's architecture (``architectures``); layers and width above are the MLP's. ---
+    evaluator: str = "mlp"
+    """Evaluator network: mlp, cnn or transformer."""
+    cnn_channels: str = "16,32"
+    """Channels of the CNN's 3x3 convolutions, one per layer, comma-separated."""
+    cnn_dense: int = 32
+    """Units of the CNN's dense layer after the convolutions."""
+    transformer_layers: int = 2
+    """Self-attention blocks of the transformer."""
+    transformer_heads: int = 4
+    """Attention heads per transformer block."""
+    transformer_width: int = 32
+    """Width of the transformer's square tokens."""

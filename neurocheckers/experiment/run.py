@@ -31,6 +31,7 @@ from safetensors import SafetensorError, safe_open
 from safetensors.numpy import save
 
 from neurocheckers.agent_file import save_agent
+from neurocheckers.architectures import spec_of_settings
 from neurocheckers.arena import MemoryLimitError, PopulationSearch, check_memory
 from neurocheckers.evaluator import EvaluatorSpec
 from neurocheckers.evolution.boss_ga import (
@@ -482,8 +483,9 @@ def config_summary(config: ExperimentConfig, simulations: int) -> str:
     if config.search == "alphabeta":
         search = f"alpha-beta depth {config.depth}"
     material = " + material input" if config.material_input else ""
+    network = network_summary(config)
     return (
-        f"{d['name']}: {d['rules']}, {d['layers']}x{d['width']} MLP{material}, P={d['population']}, "
+        f"{d['name']}: {d['rules']}, {network}{material}, P={d['population']}, "
         f"G={d['games_per_epoch']}, {search}, strategy {d['strategy']}, seed {d['seed']}"
     )
 
@@ -560,7 +562,7 @@ def learner_setup(config: ExperimentConfig) -> LearnerSetup:
     fields = dataclasses.fields(learner.settings)
     settings = learner.settings(**{f.name: getattr(config, f.name) for f in fields})
     rules = get_rules(config.rules)
-    spec = EvaluatorSpec.for_rules(rules, config.layers, config.width, config.material_input)
+    spec = spec_of_settings(config, rules.board_size)
     return LearnerSetup(learner, settings, rules, spec, population_search(config.evolution_settings()))
 
 
@@ -706,15 +708,33 @@ def _run_learner_epoch(
     return state
 
 
+def network_summary(config: ExperimentConfig) -> str:
+    """The config's network in words, e.g. ``5x32 MLP`` (quoted with every figure)."""
+    if config.evaluator == "cnn":
+        return f"CNN {config.cnn_channels} + dense {config.cnn_dense}"
+    if config.evaluator == "transformer":
+        return (
+            f"transformer {config.transformer_layers} blocks x {config.transformer_heads} heads x "
+            f"width {config.transformer_width}"
+        )
+    return f"{config.layers}x{config.width} MLP"
+
+
 def learner_summary(config: ExperimentConfig) -> str:
     """One line describing a learner config (``config_summary``'s)."""
     search = f"alpha-beta depth {config.depth}"
     if config.search == "mcts":
         search = f"{config.simulations} simulations/move"
     material = " + material input" if config.material_input else ""
+    if config.strategy == "dqn":
+        return (
+            f"{config.name}: {config.rules}, {network_summary(config)}{material}, strategy dqn against "
+            f"{config.opponent}, {config.envs} games at once, gamma {config.gamma:g}, epsilon "
+            f"{config.epsilon_start:g}->{config.epsilon_end:g}, seed {config.seed}"
+        )
     extra = f", lambda {config.lambda_:g}" if config.strategy == "td_lambda" else ""
     return (
-        f"{config.name}: {config.rules}, {config.layers}x{config.width} MLP{material}, strategy "
+        f"{config.name}: {config.rules}, {network_summary(config)}{material}, strategy "
         f"{config.strategy}{extra}, {config.selfplay_games} self-play games/epoch, {search}, "
         f"{config.exploration} {config.exploration_rate:g}, seed {config.seed}"
     )

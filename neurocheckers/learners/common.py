@@ -22,6 +22,7 @@ import numpy as np
 import optax
 from flax import struct
 
+from neurocheckers.architectures import ArchitectureSettings, spec_of_settings
 from neurocheckers.evaluator import EvaluatorSpec, encode, init_params, value, value_fn
 from neurocheckers.rules.engine import init_batch, random_action, step
 from neurocheckers.rules.presets import Rules, get_rules
@@ -40,7 +41,7 @@ OPENING_SALT = 0x7FFFFFFF
 
 
 @dataclasses.dataclass(frozen=True)
-class LearnerSettings:
+class LearnerSettings(ArchitectureSettings):
     """What every self-play learner needs (hashable: a static jit argument). Each field is the
     experiment config key of the same name."""
 
@@ -129,9 +130,7 @@ def learner_rules(settings: LearnerSettings) -> Rules:
 
 def learner_spec(settings: LearnerSettings) -> EvaluatorSpec:
     """The network's shape."""
-    return EvaluatorSpec.for_rules(
-        learner_rules(settings), settings.layers, settings.width, settings.material_input
-    )
+    return spec_of_settings(settings, learner_rules(settings).board_size)
 
 
 def record_length(settings: LearnerSettings) -> int:

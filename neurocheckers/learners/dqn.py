@@ -43,6 +43,7 @@ import jax.numpy as jnp
 import optax
 from flax import struct
 
+from neurocheckers.architectures import ArchitectureSettings, spec_of_settings
 from neurocheckers.evaluator import EvaluatorSpec, Params, encode, init_params, value, value_fn
 from neurocheckers.learners import replay
 from neurocheckers.rules.engine import init_batch, legal_action_slots, piece_counts, random_action, step
@@ -57,7 +58,7 @@ OPPONENTS = ("random", "self")
 
 
 @dataclasses.dataclass(frozen=True)
-class DQNSettings:
+class DQNSettings(ArchitectureSettings):
     """Everything a DQN run is (hashable: a static jit argument). Defaults: the american6 pilot."""
 
     rules: str = "american6"
@@ -131,7 +132,7 @@ class DQNSettings:
     @property
     def spec(self) -> EvaluatorSpec:
         """The Q network's shape."""
-        return EvaluatorSpec.for_rules(self.rules_preset, self.layers, self.width, self.material_input)
+        return spec_of_settings(self, self.rules_preset.board_size)
 
 
 @struct.dataclass
