@@ -685,8 +685,8 @@ def show(
         str | None,
         typer.Option(
             metavar="PATH",
-            help="GIF to write (default: beside GAMES_FILE, its name without .json or .pdn plus"
-            " -gameN.gif: games.json gives games-game1.gif).",
+            help="GIF to write (default: beside GAMES_FILE, named after it: games.json or games.pdn"
+            " gives games-game1.gif).",
         ),
     ] = None,
     svg_dir: Annotated[
@@ -936,7 +936,7 @@ def serve(
         str, typer.Option(metavar="HOST", help="The address to listen on (127.0.0.1: this machine only).")
     ] = "127.0.0.1",
 ) -> None:
-    """Open the web app: play an agent, step through saved games, watch runs.
+    """Open the web app: play, replay games, watch runs.
 
     Serves FOLDER read-only (it never writes there, nor shows anything outside it); everything
     the page needs ships with the package, so it works offline. Ctrl-C stops it."""
