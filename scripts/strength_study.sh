@@ -4,6 +4,7 @@
 # runs overlaid. Writes into $OUT (default runs/strength, ignored by git); copy what you keep.
 #
 #   bash scripts/strength_study.sh [NAME...]     # names of experiments/strength/*.toml (default: all)
+#   bash scripts/strength_study.sh experiments/learners/td_lambda_simple6.toml ...   # or config paths
 #
 # Settings (environment): OUT (runs/strength), BUDGET (minutes of training wall time per run, 15),
 # OPENINGS (gauntlet openings, 100 = 200 games a row), EXTRA (more --set KEY=VALUE for every run).
@@ -23,6 +24,10 @@ fi
 mkdir -p "$OUT/runs"
 for name in "${names[@]}"; do
     config=experiments/strength/$name.toml
+    if [[ $name == *.toml ]]; then  # a config path: experiments/learners/td_lambda_simple6.toml
+        config=$name
+        name=$(basename "$name" .toml)
+    fi
     [ -f "$config" ] || { echo "strength_study.sh: no $config" >&2; exit 2; }
     sets=(--set "budget_minutes=$BUDGET" --set epochs=100000)
     for kv in $EXTRA; do sets+=(--set "$kv"); done
@@ -47,6 +52,7 @@ done
 runs=()
 labels=()
 for name in "${names[@]}"; do
+    name=$(basename "$name" .toml)
     runs+=("$(ls -d "$OUT"/runs/"$name"_seed*_* | tail -1)")
     labels+=(--label "$name")
 done

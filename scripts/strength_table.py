@@ -1,0 +1,101 @@
+"""The tables of results/strength/README.md (and results/learners/README.md) from committed runs:
+each setting's final gauntlet rows, and how soon its strength curve reached the reference setting's
+final strength.
+
+    python scripts/strength_table.py results/strength [--reference study] [--names a,b,...]
+
+Each setting is a folder holding ``gauntlet.json`` (its final network's gauntlet) and ``metrics.csv``
+(its run, with strength probes). Prints Markdown:
+
+1. per setting: the score against random with the search it was trained with, the equal-depth scores
+   against material (d = 1, 2, 3), each with its 95% interval and W/D/L, and its Elo;
+2. per setting: training minutes, epochs, the final probe (equal depth 2 over 32 paired openings),
+   and the training minutes at which the probe first reached the reference's final probe, as a
+   fraction of the reference's training time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import sys
+from pathlib import Path
+
+
+def score_cell(row: dict | None) -> str:
+    if row is None:
+        return "-"
+    return (
+        f"{row['score']:.3f} ({row['low']:.3f}-{row['high']:.3f}), "
+        f"{row['wins']}/{row['draws']}/{row['losses']}"
+    )
+
+
+def gauntlet_cells(folder: Path) -> list[str]:
+    data = json.loads((folder / "gauntlet.json").read_text())
+    rows = data["rows"]
+    player = data["player"]
+    random_row = next((r for r in rows if r["player"] == player and r["opponent"] == "random"), None)
+    equal = {int(r["opponent"].split(":")[1]): r for r in rows if r["kind"] == "equal-depth"}
+    elo = next((r for r in data["ratings"] if r["player"] == player), None)
+    elo_cell = f"{elo['elo']:+.0f} ({elo['low']:+.0f}..{elo['high']:+.0f})" if elo else "-"
+    search = player.split(":")[0] + (f" {player.split(':')[-1]}" if player.startswith("mcts") else "")
+    if player.startswith("alphabeta"):
+        search = f"alphabeta {player.split(':')[1]}"
+    return [search, score_cell(random_row), *(score_cell(equal.get(d)) for d in (1, 2, 3)), elo_cell]
+
+
+def strength_curve(folder: Path) -> list[tuple[float, int, float]]:
+    """(training minutes, epoch, probe score vs material) at each probed epoch."""
+    with open(folder / "metrics.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    minutes, curve = 0.0, []
+    for row in rows:
+        minutes += float(row["wall_seconds"] or 0.0) / 60.0
+        if row.get("strength_material"):
+            curve.append((minutes, int(row["epoch"]), float(row["strength_material"])))
+    return curve
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("folder", type=Path)
+    parser.add_argument("--reference", default="study")
+    parser.add_argument("--names", default="", help="comma-separated settings, in order (default: all)")
+    args = parser.parse_args(argv)
+    names = (
+        args.names.split(",")
+        if args.names
+        else sorted(
+            p.name
+            for p in args.folder.iterdir()
+            if (p / "gauntlet.json").exists() and (p / "metrics.csv").exists()
+        )
+    )
+    print("| setting | search | vs random | equal depth 1 | equal depth 2 | equal depth 3 | Elo |")
+    print("|---|---|---|---|---|---|---|")
+    for name in names:
+        print("| " + " | ".join([name, *gauntlet_cells(args.folder / name)]) + " |")
+    reference = strength_curve(args.folder / args.reference)
+    ref_minutes, _, ref_final = reference[-1]
+    print()
+    print(
+        f"| setting | training minutes | epochs | final probe (eq. depth 2, 64 games) | "
+        f"first probe >= {args.reference}'s final {ref_final:.3f} |"
+    )
+    print("|---|---|---|---|---|")
+    for name in names:
+        curve = strength_curve(args.folder / name)
+        minutes, epoch, final = curve[-1]
+        reached = next(((m, e) for m, e, s in curve if s >= ref_final), None)
+        when = "never"
+        if reached is not None:
+            share = reached[0] / ref_minutes
+            when = f"{reached[0]:.1f} min (epoch {reached[1]}), {share:.2f} of {args.reference}'s time"
+        print(f"| {name} | {minutes:.1f} | {epoch + 1} | {final:.3f} | {when} |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
