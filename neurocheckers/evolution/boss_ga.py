@@ -31,7 +31,7 @@ from flax import struct
 from neurocheckers.architectures import spec_of_settings
 from neurocheckers.arena import PopulationSearch, play_population, play_population_against
 from neurocheckers.evaluator import EvaluatorSpec, init_params, init_population, value
-from neurocheckers.evolution.operators import next_generation, rank_members
+from neurocheckers.evolution.operators import next_generation, rank_members, td_lambda_member_targets
 from neurocheckers.evolution.selection import (
     confirmed_pick,
     draw_openings,
@@ -164,13 +164,21 @@ def epoch_key(seed: int, epoch: int | jax.Array) -> jax.Array:
     return jax.random.fold_in(jax.random.key(seed), epoch)
 
 
-def _training_data(setup: Setup, records) -> tuple[jax.Array, jax.Array, jax.Array]:
-    """Each member's positions as the side to move [P, M, 2N], its final score in that game [P, M]
-    and a 0/1 validity mask [P, M], with M = games x recorded plies."""
+def _training_data(setup: Setup, population: Any, records) -> tuple[jax.Array, jax.Array, jax.Array]:
+    """Each member's positions as the side to move [P, M, 2N], its target in each [P, M] and a 0/1
+    validity mask [P, M], with M = games x recorded plies. The target is the member's final score in
+    that game (``supervised_target = "outcome"``, the study's), or its TD(lambda) target from its own
+    network's values of its later positions (``"td_lambda"``, with ``lambda_``)."""
     positions = records.positions  # [P, G, L, 2N]
     p, g, length, d = positions.shape
-    targets = jnp.broadcast_to(records.score[:, :, None], (p, g, length))
-    valid = (records.a_to_move & records.recorded).astype(jnp.float32)
+    valid = records.a_to_move & records.recorded
+    if setup.settings.supervised_target == "td_lambda":
+        flat = positions.reshape(p, g * length, d)
+        values = jax.vmap(functools.partial(value, setup.spec))(population, flat).reshape(p, g, length)
+        targets = td_lambda_member_targets(values, valid, records.score, setup.settings.lambda_)
+    else:
+        targets = jnp.broadcast_to(records.score[:, :, None], (p, g, length))
+    valid = valid.astype(jnp.float32)
     return positions.reshape(p, g * length, d), targets.reshape(p, g * length), valid.reshape(p, g * length)
 
 
@@ -203,7 +211,7 @@ def _breed(
     the evosax strategy told the fitness (its losses are NaN: it has no learners)."""
     c = setup.settings
     if setup.strategy is None:
-        inputs, targets, weights = _training_data(setup, records)
+        inputs, targets, weights = _training_data(setup, population, records)
         next_population, gen_metrics = next_generation(
             key,
             population,

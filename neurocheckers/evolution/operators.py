@@ -317,3 +317,31 @@ def next_generation(
         metrics["best_fitness"] = fitness[ranking[0]].astype(jnp.float32)
         metrics["elite_fitness_mean"] = jnp.mean(fitness[elite_idx].astype(jnp.float32))
     return new_pop, metrics
+
+
+def td_lambda_member_targets(
+    values: jax.Array, valid: jax.Array, score: jax.Array, lambda_: float | jax.Array
+) -> jax.Array:
+    """[..., L] TD(lambda) targets of the positions one player moved from in a game, all from that
+    player's view: going back from the end, ``t_i = lambda * t_next + (1 - lambda) * v_next``, where
+    "next" is the player's next recorded position (the end of the game, of value ``score``, after the
+    last one). ``lambda_ = 1`` gives the outcome target (the score everywhere).
+
+    Args:
+      values: [..., L] the player's network's value of each recorded position.
+      valid: [..., L] bool, which slots hold a position the player moved from.
+      score: [...] the player's final points in the game (0, 1/2 or 1).
+      lambda_: TD(lambda)'s lambda in [0, 1].
+    """
+
+    def back(carry, x):
+        next_target, next_value = carry
+        value_i, valid_i = x
+        target = lambda_ * next_target + (1.0 - lambda_) * next_value
+        carry = (jnp.where(valid_i, target, next_target), jnp.where(valid_i, value_i, next_value))
+        return carry, target
+
+    lead = jnp.moveaxis(values, -1, 0), jnp.moveaxis(valid, -1, 0)
+    start = (score.astype(values.dtype), score.astype(values.dtype))
+    _, targets = jax.lax.scan(back, start, lead, reverse=True)
+    return jnp.moveaxis(targets, 0, -1)

@@ -67,6 +67,10 @@ class EvolutionSettings:
     """Weight of the benchmark points in the fitness."""
     fitness: str = "boss"
     """What ranks members: boss (boss points + weighted extras) or fixed (benchmark points alone)."""
+    supervised_target: str = "outcome"
+    """What the supervised quarter learns: outcome (each game's result) or td_lambda (lambda_)."""
+    lambda_: float = 0.7
+    """TD(lambda)'s lambda for supervised_target = td_lambda."""
 
     # --- The evaluator's architecture (``architectures``); layers and width above are the MLP's. ---
     evaluator: str = "mlp"

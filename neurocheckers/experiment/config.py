@@ -24,6 +24,7 @@ EXPLORATIONS = ("epsilon", "softmax")
 LOSSES = ("mae", "mse")
 SEARCHES = ("mcts", "alphabeta")
 FITNESS = ("boss", "fixed")
+SUPERVISED_TARGETS = ("outcome", "td_lambda")
 
 
 class ConfigError(ValueError):
@@ -102,6 +103,8 @@ class ExperimentConfig:
     """Rate the boss every N epochs (and at the last): alpha-beta 2 vs material, search vs random (0: off)."""
     budget_minutes: float = 0.0
     """Stop after this many minutes of training wall time (epochs only, summed over resumes; 0: off)."""
+    supervised_target: str = "outcome"
+    """What the boss GA's supervised quarter learns: outcome (each game's result) or td_lambda (lambda_)."""
 
     # --- self-play learners (strategy = "td_lambda"); population, games_per_epoch, mutation and
     # selection keys do not apply to them, learning_rate, search, depth, simulations, opening_plies
@@ -362,6 +365,10 @@ def validate_selection(c: ExperimentConfig) -> None:
         except ValueError as e:
             raise ConfigError(f"benchmark_opponent: {e}") from None
     need(c.fitness in FITNESS, f"fitness must be one of {', '.join(FITNESS)}, got {c.fitness!r}")
+    need(
+        c.supervised_target in SUPERVISED_TARGETS,
+        f"supervised_target must be one of {', '.join(SUPERVISED_TARGETS)}, got {c.supervised_target!r}",
+    )
     if c.fitness == "fixed":
         need(bool(c.benchmark_opponent), 'fitness = "fixed" needs a benchmark_opponent')
         need(
