@@ -22,7 +22,8 @@ BAND_ALPHA = {"fitness_min": 0.12, "fitness_q25": 0.25}
 
 
 def _column(rows: list[dict[str, str]], name: str) -> np.ndarray:
-    return np.array([float(r[name]) for r in rows])
+    """A column as floats; empty cells (a column this run does not fill, e.g. DQN's TD error) are NaN."""
+    return np.array([float(r[name]) if r.get(name) else np.nan for r in rows])
 
 
 def rolling_mean(values: np.ndarray, window: int) -> np.ndarray:
