@@ -63,6 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("folder", type=Path)
     parser.add_argument("--reference", default="study")
     parser.add_argument("--names", default="", help="comma-separated settings, in order (default: all)")
+    parser.add_argument("--plot", type=Path, help="also draw every setting's probe against training minutes")
     args = parser.parse_args(argv)
     names = (
         args.names.split(",")
@@ -94,7 +95,40 @@ def main(argv: list[str] | None = None) -> int:
             share = reached[0] / ref_minutes
             when = f"{reached[0]:.1f} min (epoch {reached[1]}), {share:.2f} of {args.reference}'s time"
         print(f"| {name} | {minutes:.1f} | {epoch + 1} | {final:.3f} | {when} |")
+    if args.plot:
+        plot_curves(args.folder, names, args.plot)
     return 0
+
+
+def plot_curves(folder: Path, names: list[str], out: Path) -> None:
+    """The probe (network at alpha-beta 2 vs material at 2, with its interval) of every setting
+    against training minutes, on one axis."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(9, 5), layout="constrained")
+    ax = fig.subplots()
+    for i, name in enumerate(names):
+        with open(folder / name / "metrics.csv", newline="") as f:
+            rows = list(csv.DictReader(f))
+        minutes, total = [], 0.0
+        for row in rows:
+            total += float(row["wall_seconds"] or 0.0) / 60.0
+            minutes.append(total)
+        probed = [(m, r) for m, r in zip(minutes, rows, strict=True) if r.get("strength_material")]
+        x = [m for m, _ in probed]
+        y = [float(r["strength_material"]) for _, r in probed]
+        low = [float(r["strength_material_low"]) for _, r in probed]
+        high = [float(r["strength_material_high"]) for _, r in probed]
+        ax.plot(x, y, marker="o", ms=3, color=f"C{i % 10}", label=Path(name).name)
+        ax.fill_between(x, low, high, color=f"C{i % 10}", alpha=0.12)
+    ax.axhline(0.5, color="k", ls=":", lw=0.8)
+    ax.set_xlabel("training wall time (minutes, one core)")
+    ax.set_ylabel("network at alpha-beta 2 vs material at 2 (64 games, 95% interval)")
+    ax.set_ylim(0, 1)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.savefig(out, dpi=110)
+    print(f"wrote {out}")
 
 
 if __name__ == "__main__":
