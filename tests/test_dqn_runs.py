@@ -7,6 +7,7 @@ import re
 
 import numpy as np
 import pytest
+from killing import assert_killed_run_resumes_identically
 
 from neurocheckers.cli import main
 from neurocheckers.evaluator import value
@@ -92,3 +93,7 @@ def test_a_dqn_run_plots(dqn_run, tmp_path):
     """DQN fills no TD-error column; its learning curve still draws (the loss alone)."""
     assert main(["plot", str(dqn_run), "--out", str(tmp_path / "fitness.png")]) == 0
     assert (tmp_path / "fitness.png").stat().st_size > 0
+
+
+def test_a_dqn_run_killed_with_sigkill_resumes_to_identical_metrics(tmp_path):
+    assert_killed_run_resumes_identically([*DQN_RUN, "strength_every=0"], 300, tmp_path)

@@ -11,6 +11,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from killing import assert_killed_run_resumes_identically
 
 from neurocheckers.evolution.boss_ga import choose_boss, epoch_key, evolve_epoch, init, make_setup
 from neurocheckers.experiment.config import ConfigError, load_config
@@ -182,57 +183,9 @@ def test_bad_run_folders_give_clear_errors_and_change_nothing(uninterrupted_run,
         run(other)
 
 
-def _lineage_rows(run_dir):
-    with open(run_dir / "lineage.csv", newline="") as f:
-        return list(csv.DictReader(f))
-
-
 def test_evolve_command_killed_with_sigkill_resumes_to_identical_metrics(tmp_path):
     """A real ``kill -9`` of ``neurocheckers evolve`` in the middle of its run, then ``--resume``."""
-    import os
-    import signal
-    import subprocess
-    import sys
-    import time
-
-    epochs = 200  # ~10 ms each once compiled: the kill lands long before the end
-    items = [item for item in TINY if not item.startswith("epochs=")] + [f"epochs={epochs}"]
-    whole = run(create_run(load_config(None, items), tmp_path / "whole"))
-    env = dict(os.environ)
-    env.setdefault("NEUROCHECKERS_CACHE", str(jax.config.jax_compilation_cache_dir))
-    config_file = tmp_path / "tiny.toml"
-    config_file.write_text("\n".join(item.replace("=tiny", '="tiny"') for item in items) + "\n")
-    out = tmp_path / "runs"
-    args = [sys.executable, "-m", "neurocheckers", "evolve", str(config_file), "--out", str(out), "--no-plot"]
-    proc = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    deadline = time.time() + 240
-    run_dirs: list = []
-    while time.time() < deadline and proc.poll() is None:
-        run_dirs = [p for p in out.iterdir() if p.is_dir()] if out.exists() else []
-        if run_dirs and (run_dirs[0] / METRICS_FILE).exists() and len(read_metrics(run_dirs[0])) >= 3:
-            break
-        time.sleep(0.01)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
-    log = proc.stdout.read().decode()
-    assert proc.returncode == -signal.SIGKILL, (
-        f"the run was not killed mid-run (exit {proc.returncode})\n{log}"
-    )
-    assert run_dirs, log
-    run_dir = run_dirs[0]
-    killed_rows = len(read_metrics(run_dir))
-    assert 3 <= killed_rows < epochs, killed_rows
-    resumed = subprocess.run(
-        [sys.executable, "-m", "neurocheckers", "evolve", "--resume", str(run_dir), "--no-plot"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
-    assert len(read_metrics(run_dir)) == epochs
-    assert _stable_rows(run_dir) == _stable_rows(whole)
-    assert _lineage_rows(run_dir) == _lineage_rows(whole)
+    assert_killed_run_resumes_identically(TINY, 200, tmp_path)  # ~10 ms an epoch once compiled
 
 
 def test_scanned_run_and_vmapped_seeds_equal_the_epoch_loop(tiny_config):

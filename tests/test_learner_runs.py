@@ -13,6 +13,7 @@ import csv
 
 import numpy as np
 import pytest
+from killing import assert_killed_run_resumes_identically
 
 from neurocheckers.agent_file import load_agent
 from neurocheckers.analysis.gauntlet import player_spec
@@ -113,3 +114,8 @@ def test_plot_and_lineage_work_on_a_learner_run(learner_run, tmp_path, capsys):
     assert boss_in_charge(entries, 2).boss_id == 1  # the snapshot taken after epoch 1
     for entry in entries:
         assert load_agent(entry.path, "simple6").metadata["search"] == "mcts"
+
+
+def test_a_td_lambda_run_killed_with_sigkill_resumes_to_identical_metrics(tmp_path):
+    items = [i for i in LEARNER_RUN if not i.startswith(("strength_every", "bootstrap"))]
+    assert_killed_run_resumes_identically(items, 150, tmp_path)
