@@ -775,6 +775,13 @@ def lineage(
     out: Annotated[
         str | None, typer.Option(metavar="FOLDER", help="Folder for the outputs (default: RUN_DIR).")
     ] = None,
+    save_games: Annotated[
+        str | None,
+        typer.Option(
+            metavar="FILE",
+            help="Also write Table 1's games (JSON, or PDN when FILE ends in .pdn) for show and serve.",
+        ),
+    ] = None,
 ) -> None:
     """Replay a run's boss lineage: Table 1 and Elo ratings.
 
@@ -802,9 +809,18 @@ def lineage(
         folder = Path(out or run_dir)
         progress, update = _match_progress("lineage table")
         with progress:
-            rows = replay.lineage_table(run_dir, games, every, seed, simulations, opening_plies, update)
+            played: list | None = [] if save_games else None
+            rows = replay.lineage_table(
+                run_dir, games, every, seed, simulations, opening_plies, update, games_out=played
+            )
         print(replay.format_lineage_table(rows))
         print(f"table: {replay.write_rows(rows, folder / 'lineage_table.csv')}")
+        if save_games:
+            from neurocheckers.analysis.pdn_games import save_game_file
+            from neurocheckers.experiment.run import read_run_config
+
+            rules = read_run_config(run_dir)[0].rules
+            print(f"games: {save_game_file(save_games, rules, played, event='lineage Table 1')}")
         if round_robin:
             progress, update = _match_progress("round-robin")
             with progress:

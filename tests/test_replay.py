@@ -11,6 +11,7 @@ import pytest
 
 from neurocheckers.analysis import elo, matches, replay
 from neurocheckers.analysis.lineage import boss_in_charge, lineage
+from neurocheckers.analysis.pdn_games import load_game_file
 from neurocheckers.cli import main
 from neurocheckers.experiment.config import load_config
 from neurocheckers.experiment.run import RunError, create_run, run
@@ -167,9 +168,16 @@ def test_compare_refuses_other_rules(runs, tmp_path):
 def test_cli_lineage_and_compare(runs, tmp_path, capsys):
     base, other = runs
     out = tmp_path / "lin"
-    assert main(["lineage", str(base), "--games", str(GAMES), "--every", "3", "--out", str(out)]) == 0
+    saved = tmp_path / "table1.pdn"
+    args = ["lineage", str(base), "--games", str(GAMES), "--every", "3", "--out", str(out), "--save-games"]
+    assert main([*args, str(saved)]) == 0
     printed = capsys.readouterr().out
     assert f"Score (of {GAMES})" in printed and "Elo" in printed
+    # Table 1's games, readable by show and serve: every row's games, naming the bosses' files.
+    table = list(csv.DictReader((out / "lineage_table.csv").read_text().splitlines()))
+    games = load_game_file(saved).games
+    assert len(games) == GAMES * len(table)
+    assert all(g["black"].startswith("mcts:") and g["white"].startswith("mcts:") for g in games)
     for name in ("lineage_table.csv", "round_robin.png", "elo.csv"):
         assert (out / name).exists()
     target = tmp_path / "cmp.csv"

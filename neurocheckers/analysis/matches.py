@@ -56,12 +56,31 @@ def boss_player(rules, entry: LineageEntry, simulations: int) -> Player:
 
 def match_points(rules, a: Player, b: Player, key, games: int, max_plies: int, opening_plies: int) -> float:
     """A's points out of ``games`` against B (A moves first in half of them)."""
+    return match_games(rules, a, b, key, games, max_plies, opening_plies)[0]
+
+
+def match_games(
+    rules, a: Player, b: Player, key, games: int, max_plies: int, opening_plies: int, names=None
+) -> tuple[float, list[dict]]:
+    """``match_points``'s match, and its games as game-file dicts (``analysis.games``) when ``names``
+    ((A's name, B's name) for the files) is given, else no games."""
     import jax
 
-    from neurocheckers.arena import play_match
+    from neurocheckers.analysis.games import games_from_actions
+    from neurocheckers.arena import a_is_black_in_game, play_match
 
-    records = play_match(rules, a.policy, a.params, b.policy, b.params, key, games, max_plies, opening_plies)
-    return float(np.sum(jax.device_get(records.score)))
+    records = play_match(
+        rules, a.policy, a.params, b.policy, b.params, key, games, max_plies, opening_plies,
+        record_actions=names is not None,
+    )  # fmt: skip
+    records = jax.device_get(records)
+    points = float(np.sum(records.score))
+    if names is None:
+        return points, []
+    a_black = np.asarray(a_is_black_in_game(np.arange(games)))
+    black = [names[0] if is_a else names[1] for is_a in a_black]
+    white = [names[1] if is_a else names[0] for is_a in a_black]
+    return points, games_from_actions(rules, np.asarray(records.actions), black, white)
 
 
 def match_key(seed: int, *path: int):

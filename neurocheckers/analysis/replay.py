@@ -23,6 +23,7 @@ from neurocheckers.analysis.matches import (
     boss_player,
     check_games,
     check_simulations,
+    match_games,
     match_key,
     match_points,
     run_elapsed,
@@ -67,11 +68,13 @@ def lineage_table(
     simulations: int | None = None,
     opening_plies: int = 2,
     progress: Progress | None = None,
+    games_out: list[dict] | None = None,
 ) -> list[LineageRow]:
     """Table 1: the boss in charge at epochs 0, E, 2E, ..., last against the final boss.
 
     Both sides search with the run's simulation count (or ``simulations``); games are capped at the
-    run's ``max_plies``.
+    run's ``max_plies``. With ``games_out`` (a list), every game played is appended to it as a
+    game-file dict whose players name the bosses' agent files (``mcts:FILE:SIMS``).
     """
     check_games(games)
     config, sims = read_run_config(run_dir)
@@ -88,7 +91,12 @@ def lineage_table(
         if entry.boss_id not in players:
             players[entry.boss_id] = boss_player(rules, entry, sims)
         boss, key = players[entry.boss_id], match_key(seed, 0, i)
-        points = match_points(rules, boss, final, key, games, config.max_plies, opening_plies)
+        names = (
+            None if games_out is None else (f"mcts:{entry.path}:{sims}", f"mcts:{entries[-1].path}:{sims}")
+        )
+        points, played = match_games(rules, boss, final, key, games, config.max_plies, opening_plies, names)
+        if games_out is not None:
+            games_out.extend(played)
         rows.append(LineageRow(epoch, entry.boss_id, points, games, float(elapsed[epoch])))
         if progress is not None:
             progress(i + 1, len(epochs))
