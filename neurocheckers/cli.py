@@ -144,13 +144,7 @@ def match(
 
     Prints A's wins, draws, losses, unfinished games and score with a 95% confidence interval."""
     preset = _rules(rules)
-    for name, value in (("--games", games), ("--batch", batch), ("--max-plies", max_plies)):
-        if value is not None and value < 1:
-            raise UserError(f"{name} must be >= 1, got {value}")
-    if opening_plies < 0:
-        raise UserError(f"--opening-plies must be >= 0, got {opening_plies}")
-    if save_count < 1:
-        raise UserError(f"--save-count must be >= 1, got {save_count}")
+    _check_match_numbers(games, batch, max_plies, opening_plies, save_count)
     from neurocheckers.engines import parse_any_player
     from neurocheckers.rules.openings import load_openings, opening_states
 
@@ -164,6 +158,19 @@ def match(
     plot_path = _plot_path(plot) if plot else None
     records = _play_match(preset, a, b, games, seed, batch, max_plies, opening_plies, keep, as_json, starts)
     _report_match(preset, a, b, records, seed, as_json, plot_path, save_games, starts)
+
+
+def _check_match_numbers(
+    games: int, batch: int, max_plies: int | None, opening_plies: int, save_count: int
+) -> None:
+    """``UserError`` naming the first of ``match``'s counts that is out of range."""
+    for name, value in (("--games", games), ("--batch", batch), ("--max-plies", max_plies)):
+        if value is not None and value < 1:
+            raise UserError(f"{name} must be >= 1, got {value}")
+    if opening_plies < 0:
+        raise UserError(f"--opening-plies must be >= 0, got {opening_plies}")
+    if save_count < 1:
+        raise UserError(f"--save-count must be >= 1, got {save_count}")
 
 
 def _play_match(rules, a, b, games: int, seed: int, batch: int, max_plies: int | None, opening_plies: int,
@@ -816,11 +823,7 @@ def lineage(
         print(replay.format_lineage_table(rows))
         print(f"table: {replay.write_rows(rows, folder / 'lineage_table.csv')}")
         if save_games:
-            from neurocheckers.analysis.pdn_games import save_game_file
-            from neurocheckers.experiment.run import read_run_config
-
-            rules = read_run_config(run_dir)[0].rules
-            print(f"games: {save_game_file(save_games, rules, played, event='lineage Table 1')}")
+            print(f"games: {_save_lineage_games(run_dir, save_games, played)}")
         if round_robin:
             progress, update = _match_progress("round-robin")
             with progress:
@@ -833,6 +836,14 @@ def lineage(
             print("round-robin: " + ", ".join(str(f) for f in files.values()))
     except (RunError, ValueError) as e:
         raise UserError(str(e)) from None
+
+
+def _save_lineage_games(run_dir: str, path: str, games: list) -> str:
+    """Write a lineage replay's games (JSON, or PDN for a .pdn ``path``)."""
+    from neurocheckers.analysis.pdn_games import save_game_file
+    from neurocheckers.experiment.run import read_run_config
+
+    return str(save_game_file(path, read_run_config(run_dir)[0].rules, games, event="lineage Table 1"))
 
 
 @app.command(

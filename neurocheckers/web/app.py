@@ -67,12 +67,8 @@ def _square(body: dict[str, Any], key: str) -> int:
     return value
 
 
-def create_app(root: str | Path) -> Starlette:
-    """The web app over the folder ``root`` (which must exist)."""
-    root = Path(root)
-    if not root.is_dir():
-        raise ValueError(f"{str(root)!r} is not a folder")
-    sessions = Sessions(root)
+def _play_routes(root: Path, sessions: Sessions) -> list[Route]:
+    """The page and the Play page's API: game sessions held in ``sessions``."""
 
     async def index(request: Request) -> FileResponse:
         return FileResponse(STATIC / "index.html")
@@ -103,6 +99,20 @@ def create_app(root: str | Path) -> Starlette:
 
     async def take_back(request: Request) -> JSONResponse:
         return JSONResponse(await run_in_threadpool(sessions.act, request.path_params["id"], undo))
+
+    return [
+        Route("/", index),
+        Route("/api/info", info),
+        Route("/api/games", new_game, methods=["POST"]),
+        Route("/api/games/{id}", game),
+        Route("/api/games/{id}/move", move, methods=["POST"]),
+        Route("/api/games/{id}/reply", reply, methods=["POST"]),
+        Route("/api/games/{id}/undo", take_back, methods=["POST"]),
+    ]
+
+
+def _folder_routes(root: Path) -> list[Route]:
+    """The Runs and Games pages' API: read-only views of the folder ``root``."""
 
     async def runs(request: Request) -> JSONResponse:
         found = await run_in_threadpool(lambda: [folder.run_summary(root, r) for r in folder.find_runs(root)])
@@ -151,14 +161,7 @@ def create_app(root: str | Path) -> Starlette:
         view = await run_in_threadpool(folder.game_view, root, games.rules, games.games[int(number) - 1])
         return JSONResponse({"rules": games.rules.name, **view})
 
-    routes = [
-        Route("/", index),
-        Route("/api/info", info),
-        Route("/api/games", new_game, methods=["POST"]),
-        Route("/api/games/{id}", game),
-        Route("/api/games/{id}/move", move, methods=["POST"]),
-        Route("/api/games/{id}/reply", reply, methods=["POST"]),
-        Route("/api/games/{id}/undo", take_back, methods=["POST"]),
+    return [
         Route("/api/runs", runs),
         Route("/api/run", run),
         Route("/api/run/curves", curves),
@@ -166,6 +169,17 @@ def create_app(root: str | Path) -> Starlette:
         Route("/api/game-files", game_files),
         Route("/api/game-file", game_file),
         Route("/api/game-file/game", saved_game),
+    ]
+
+
+def create_app(root: str | Path) -> Starlette:
+    """The web app over the folder ``root`` (which must exist)."""
+    root = Path(root)
+    if not root.is_dir():
+        raise ValueError(f"{str(root)!r} is not a folder")
+    routes = [
+        *_play_routes(root, Sessions(root)),
+        *_folder_routes(root),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
     app = Starlette(
