@@ -419,20 +419,20 @@ def play_population(
         opening_plies,
         record,
     )
-    play = _over_member_shards(play, num_members, (False, True, False, True, True))
+    play = over_leading_shards(play, num_members, (False, True, False, True, True))
     return play(population, boss, member_ids, key, openings)
 
 
-def _over_member_shards(play: Callable, num_members: int, replicated: tuple[bool, ...]) -> Callable:
-    """``play`` run with one shard of the members per host device (when there are several and they
-    divide the members), each with its own ply loop; ``replicated`` says which arguments every shard
-    gets whole (the others are split along their leading member axis). Per-game keys come from global
-    ids, so the result is the same as on one device."""
+def over_leading_shards(play: Callable, count: int, replicated: tuple[bool, ...]) -> Callable:
+    """``play`` run with one shard of its leading axis (members, or games) per host device, when
+    there are several and they divide ``count``; ``replicated`` says which arguments every shard gets
+    whole (the others are split along their leading axis). Per-game keys come from global ids, so the
+    result is the same as on one device."""
     devices = jax.local_device_count()
-    if devices == 1 or num_members % devices:
+    if devices == 1 or count % devices:
         return play
-    mesh = jax.sharding.Mesh(np.array(jax.local_devices()), ("members",))
-    whole, split = jax.sharding.PartitionSpec(), jax.sharding.PartitionSpec("members")
+    mesh = jax.sharding.Mesh(np.array(jax.local_devices()), ("shards",))
+    whole, split = jax.sharding.PartitionSpec(), jax.sharding.PartitionSpec("shards")
     return jax.shard_map(
         play,
         mesh=mesh,
@@ -533,6 +533,6 @@ def play_population_against(
 
         return _play(rules, choose, a_is_black, game_ids, key, max_plies, opening_plies, False, starts=starts)
 
-    play = _over_member_shards(play, num_members, (False, False, True, True, True))
+    play = over_leading_shards(play, num_members, (False, False, True, True, True))
     member_ids = jnp.arange(num_members, dtype=jnp.int32)
     return play(population, member_ids, key, openings, opponent_params)

@@ -18,11 +18,11 @@ from typing import Any
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 import optax
 from flax import struct
 
 from neurocheckers.architectures import ArchitectureSettings, spec_of_settings
+from neurocheckers.arena import over_leading_shards
 from neurocheckers.evaluator import EvaluatorSpec, encode, init_params, value, value_fn
 from neurocheckers.rules.engine import init_batch, random_action, step
 from neurocheckers.rules.presets import Rules, get_rules
@@ -273,21 +273,8 @@ def selfplay(settings: LearnerSettings, params: Any, key: jax.Array, rate: jax.A
 
 
 def over_game_shards(play: Callable, num_games: int, replicated: tuple[bool, ...]) -> Callable:
-    """``play`` run with one shard of the games per host device (when there are several and they
-    divide the games); ``replicated`` says which arguments every shard gets whole, the others are
-    split along their leading game axis."""
-    devices = jax.local_device_count()
-    if devices == 1 or num_games % devices:
-        return play
-    mesh = jax.sharding.Mesh(np.array(jax.local_devices()), ("games",))
-    whole, split = jax.sharding.PartitionSpec(), jax.sharding.PartitionSpec("games")
-    return jax.shard_map(
-        play,
-        mesh=mesh,
-        in_specs=tuple(whole if r else split for r in replicated),
-        out_specs=split,
-        check_vma=False,
-    )
+    """``play`` with one shard of the games per host device (``arena.over_leading_shards``)."""
+    return over_leading_shards(play, num_games, replicated)
 
 
 # ---------------------------------------------------------------------------
