@@ -494,6 +494,7 @@ def _play_members(
         "games_per_member",
         "max_plies",
         "opening_plies",
+        "record",
     ),
 )
 def play_population_against(
@@ -507,13 +508,14 @@ def play_population_against(
     openings: State,
     max_plies: int | None = None,
     opening_plies: int = 0,
+    record: bool = False,
 ) -> GameRecords:
     """Every member of ``population`` ([P] leading axis), choosing moves with ``member_policy``, plays
     ``games_per_member`` paired-openings games (``play_population`` with ``openings``) against one
     fixed opponent (``opponent_policy`` with ``opponent_params``, e.g. a material alpha-beta).
 
     Records have shape [P, G]. Both policies run for every game at every ply and the mover's choice
-    is kept, as in ``play_match``.
+    is kept, as in ``play_match``. With ``record`` the records keep every position (for learners).
     """
     max_plies = default_max_plies(rules) if max_plies is None else max_plies
     num_members = jax.tree.leaves(population)[0].shape[0]
@@ -531,7 +533,9 @@ def play_population_against(
             actions_b = opponent(opponent_params, states, keys_b)
             return jnp.where(a_to_move, actions_a, actions_b)
 
-        return _play(rules, choose, a_is_black, game_ids, key, max_plies, opening_plies, False, starts=starts)
+        return _play(
+            rules, choose, a_is_black, game_ids, key, max_plies, opening_plies, record, starts=starts
+        )
 
     play = over_leading_shards(play, num_members, (False, False, True, True, True))
     member_ids = jnp.arange(num_members, dtype=jnp.int32)

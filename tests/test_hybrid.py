@@ -10,7 +10,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from neurocheckers.evolution.boss_ga import evolve_epoch, init, make_setup
+from neurocheckers.arena import play_population
+from neurocheckers.evolution.boss_ga import evolve_epoch, init, learner_training_data, make_setup
 from neurocheckers.evolution.operators import td_lambda_member_targets
 from neurocheckers.experiment.config import ConfigError, load_config
 
@@ -45,3 +46,47 @@ def test_a_hybrid_epoch_trains_its_learners_on_td_targets():
     assert float(metrics["learner_loss_before"]) != float(outcome_metrics["learner_loss_before"])
     with pytest.raises(ConfigError, match="supervised_target must be one of outcome, td_lambda"):
         load_config(None, [*TINY_RUN, "supervised_target=bogus"])
+
+
+def _training_setup(*keys: str):
+    return make_setup(load_config(None, [*TINY_RUN, *keys]).evolution_settings())
+
+
+def test_both_sides_train_on_the_opponents_positions_with_their_result():
+    setup = _training_setup("learner_sides=both")
+    member_only = _training_setup()
+    state = init(setup, jax.random.key(0))
+    records = play_population(
+        setup.rules, setup.spec, setup.search, state.population, state.boss, jax.random.key(1), 2,
+        max_plies=setup.record_plies, record=True,
+    )  # fmt: skip
+    _, targets, weights = learner_training_data(setup, state.population, records)
+    _, member_targets, member_weights = learner_training_data(member_only, state.population, records)
+    a_moved = np.asarray(records.a_to_move & records.recorded).reshape(targets.shape)
+    b_moved = np.asarray(~records.a_to_move & records.recorded).reshape(targets.shape)
+    score = np.repeat(np.asarray(records.score), records.a_to_move.shape[-1], axis=1)
+    assert b_moved.any() and a_moved.any()
+    np.testing.assert_array_equal(np.asarray(weights), a_moved | b_moved)
+    np.testing.assert_array_equal(np.asarray(member_weights), a_moved)
+    # Outcome targets: the member's points where it moved, its opponent's (1 - them) where that did.
+    np.testing.assert_allclose(np.asarray(targets)[a_moved], score[a_moved])
+    np.testing.assert_allclose(np.asarray(targets)[b_moved], 1.0 - score[b_moved])
+    np.testing.assert_allclose(np.asarray(member_targets)[a_moved], score[a_moved])
+
+
+def test_learners_can_train_on_the_benchmark_games_too():
+    keys = ("benchmark_opponent=greedy-material", "benchmark_games=2", "fitness=fixed")
+    setup = _training_setup(*keys, "learner_games=all", "learner_sides=both")
+    boss_only = _training_setup(*keys, "learner_sides=both")
+    state = init(setup, jax.random.key(0))
+    key = jax.random.key(1)
+    _, metrics = evolve_epoch(setup, state, key)
+    _, boss_metrics = evolve_epoch(boss_only, state, key)
+    assert np.isfinite(float(metrics["learner_loss_after"]))
+    # The same boss games plus the benchmark games: the learners see other data, so another loss.
+    assert float(metrics["learner_loss_before"]) != float(boss_metrics["learner_loss_before"])
+    assert int(metrics["games"]) == int(boss_metrics["games"])
+    with pytest.raises(ConfigError, match="learner_games must be one of boss, all, got 'every'"):
+        load_config(None, [*TINY_RUN, "learner_games=every"])
+    with pytest.raises(ConfigError, match="learner_sides must be one of member, both"):
+        load_config(None, [*TINY_RUN, "learner_sides=neither"])

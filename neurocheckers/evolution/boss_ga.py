@@ -164,20 +164,39 @@ def epoch_key(seed: int, epoch: int | jax.Array) -> jax.Array:
     return jax.random.fold_in(jax.random.key(seed), epoch)
 
 
-def _training_data(setup: Setup, population: Any, records) -> tuple[jax.Array, jax.Array, jax.Array]:
+def learner_records(setup: Setup, records: Any, extra_records: list[Any]) -> Any:
+    """The games the learner quarter trains on: those against the boss, and with ``learner_games =
+    "all"`` also those against the hall of fame and the benchmark opponent (joined along games)."""
+    if setup.settings.learner_games != "all" or not extra_records:
+        return records
+    fields = ("positions", "a_to_move", "recorded", "score")
+    joined = {f: jnp.concatenate([getattr(r, f) for r in (records, *extra_records)], axis=1) for f in fields}
+    return records.replace(**joined)
+
+
+def learner_training_data(setup: Setup, population: Any, records) -> tuple[jax.Array, jax.Array, jax.Array]:
     """Each member's positions as the side to move [P, M, 2N], its target in each [P, M] and a 0/1
-    validity mask [P, M], with M = games x recorded plies. The target is the member's final score in
-    that game (``supervised_target = "outcome"``, the study's), or its TD(lambda) target from its own
-    network's values of its later positions (``"td_lambda"``, with ``lambda_``)."""
+    validity mask [P, M], with M = games x recorded plies. The target is the mover's final score in
+    that game (``supervised_target = "outcome"``, the study's), or its TD(lambda) target from the
+    member's network's values of the mover's later positions (``"td_lambda"``, with ``lambda_``).
+    The positions are those the member moved from (``learner_sides = "member"``, the study's), or
+    also its opponents' (``"both"``), each valued from its mover's side."""
     positions = records.positions  # [P, G, L, 2N]
     p, g, length, d = positions.shape
-    valid = records.a_to_move & records.recorded
-    if setup.settings.supervised_target == "td_lambda":
+    c = setup.settings
+    member_moves = records.a_to_move & records.recorded
+    opponent_moves = ~records.a_to_move & records.recorded
+    score = records.score[:, :, None]
+    if c.supervised_target == "td_lambda":
         flat = positions.reshape(p, g * length, d)
         values = jax.vmap(functools.partial(value, setup.spec))(population, flat).reshape(p, g, length)
-        targets = td_lambda_member_targets(values, valid, records.score, setup.settings.lambda_)
+        targets = td_lambda_member_targets(values, member_moves, records.score, c.lambda_)
+        if c.learner_sides == "both":
+            theirs = td_lambda_member_targets(values, opponent_moves, 1.0 - records.score, c.lambda_)
+            targets = jnp.where(records.a_to_move, targets, theirs)
     else:
-        targets = jnp.broadcast_to(records.score[:, :, None], (p, g, length))
+        targets = jnp.broadcast_to(jnp.where(records.a_to_move, score, 1.0 - score), (p, g, length))
+    valid = member_moves | opponent_moves if c.learner_sides == "both" else member_moves
     valid = valid.astype(jnp.float32)
     return positions.reshape(p, g * length, d), targets.reshape(p, g * length), valid.reshape(p, g * length)
 
@@ -211,7 +230,7 @@ def _breed(
     the evosax strategy told the fitness (its losses are NaN: it has no learners)."""
     c = setup.settings
     if setup.strategy is None:
-        inputs, targets, weights = _training_data(setup, population, records)
+        inputs, targets, weights = learner_training_data(setup, population, records)
         next_population, gen_metrics = next_generation(
             key,
             population,
@@ -285,21 +304,25 @@ def _boss_openings(setup: Setup, keys: dict[str, jax.Array]) -> Any:
 
 def _other_opponents(
     setup: Setup, state: EvoState, population: Any, keys: dict[str, jax.Array]
-) -> tuple[dict[str, jax.Array], dict[str, jax.Array]]:
-    """(points, metrics): each member's points ([P]) against a boss drawn from the hall of fame and
-    against the benchmark opponent, for those that are on, over paired openings shared by all
-    members; the metrics are the mean points per game."""
+) -> tuple[dict[str, jax.Array], dict[str, jax.Array], list[Any]]:
+    """(points, metrics, records): each member's points ([P]) against a boss drawn from the hall of
+    fame and against the benchmark opponent, for those that are on, over paired openings shared by
+    all members; the metrics are the mean points per game; the records keep the games' positions
+    when the learners train on them (``learner_games = "all"``), else the list is empty."""
     c = setup.settings
     points: dict[str, jax.Array] = {}
     metrics: dict[str, jax.Array] = {}
+    record = c.learner_games == "all" and setup.strategy is None
+    kept: list[Any] = []
     if c.hall_of_fame:
         opponent = hall_of_fame_sample(state.hall_of_fame, keys["hall_pick"])
         openings = draw_openings(keys["hall_openings"], setup.openings, c.hall_of_fame_games // 2)
         records = play_population(
             setup.rules, setup.spec, setup.search, population, opponent, keys["hall_games"],
             c.hall_of_fame_games, max_plies=setup.record_plies, opening_plies=c.opening_plies,
-            openings=openings,
+            openings=openings, record=record,
         )  # fmt: skip
+        kept += [records] if record else []
         points["hall_of_fame"] = jnp.sum(records.score, axis=1)
         metrics["hall_of_fame_score"] = jnp.mean(records.score)
     if c.benchmark_opponent:
@@ -307,11 +330,12 @@ def _other_opponents(
         records = play_population_against(
             setup.rules, member_policy(setup.rules, setup.spec, setup.search), population,
             setup.fixed_opponent, None, keys["benchmark_games"], c.benchmark_games, openings,
-            max_plies=setup.record_plies, opening_plies=c.opening_plies,
+            max_plies=setup.record_plies, opening_plies=c.opening_plies, record=record,
         )  # fmt: skip
+        kept += [records] if record else []
         points["benchmark"] = jnp.sum(records.score, axis=1)
         metrics["benchmark_score"] = jnp.mean(records.score)
-    return points, metrics
+    return points, metrics, kept
 
 
 def _ranking_fitness(setup: Setup, boss_points: jax.Array, extra: dict[str, jax.Array]) -> jax.Array:
@@ -380,15 +404,16 @@ def evolve_epoch(setup: Setup, state: EvoState, key: jax.Array) -> tuple[EvoStat
         openings=_boss_openings(setup, keys),
     )
     boss_points = jnp.sum(records.score, axis=1)
-    extra_points, extra_metrics = _other_opponents(setup, state, population, keys)
+    extra_points, extra_metrics, extra_records = _other_opponents(setup, state, population, keys)
     fitness = _ranking_fitness(setup, boss_points, extra_points)
     ranking, chosen, promote, confirm_metrics = _promotion(
         setup, state, population, fitness, boss_points, keys
     )
     chosen_params = jax.tree.map(lambda x: x[chosen], population)
     boss = jax.tree.map(lambda new, old: jnp.where(promote, new, old), chosen_params, state.boss)
+    training_games = learner_records(setup, records, extra_records)
     next_population, es_state, losses = _breed(
-        setup, state, population, es_state, records, fitness, ranking, breed_key
+        setup, state, population, es_state, training_games, fitness, ranking, breed_key
     )
     hall = hall_of_fame_add(state.hall_of_fame, boss, promote) if c.hall_of_fame else ()
     new_state = EvoState(

@@ -71,6 +71,10 @@ class EvolutionSettings:
     """What the supervised quarter learns: outcome (each game's result) or td_lambda (lambda_)."""
     lambda_: float = 0.7
     """TD(lambda)'s lambda for supervised_target = td_lambda."""
+    learner_games: str = "boss"
+    """Games each learner trains on: boss (against the boss) or all (also hall of fame and benchmark)."""
+    learner_sides: str = "member"
+    """Positions each learner trains on: member (those it moved from) or both (its opponents' too)."""
 
     # --- The evaluator's architecture (``architectures``); layers and width above are the MLP's. ---
     evaluator: str = "mlp"

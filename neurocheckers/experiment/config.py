@@ -25,6 +25,8 @@ LOSSES = ("mae", "mse")
 SEARCHES = ("mcts", "alphabeta")
 FITNESS = ("boss", "fixed")
 SUPERVISED_TARGETS = ("outcome", "td_lambda")
+LEARNER_GAMES = ("boss", "all")
+LEARNER_SIDES = ("member", "both")
 
 
 class ConfigError(ValueError):
@@ -105,6 +107,10 @@ class ExperimentConfig:
     """Stop after this many minutes of training wall time (epochs only, summed over resumes; 0: off)."""
     supervised_target: str = "outcome"
     """What the boss GA's supervised quarter learns: outcome (each game's result) or td_lambda (lambda_)."""
+    learner_games: str = "boss"
+    """Games the learner quarter trains on: boss (the study's) or all (+ hall of fame, benchmark)."""
+    learner_sides: str = "member"
+    """Positions each learner trains on: member (those it moved from, the study's) or both."""
 
     # --- self-play learners (strategy = "td_lambda"); population, games_per_epoch, mutation and
     # selection keys do not apply to them, learning_rate, search, depth, simulations, opening_plies
@@ -368,6 +374,14 @@ def validate_selection(c: ExperimentConfig) -> None:
     need(
         c.supervised_target in SUPERVISED_TARGETS,
         f"supervised_target must be one of {', '.join(SUPERVISED_TARGETS)}, got {c.supervised_target!r}",
+    )
+    need(
+        c.learner_games in LEARNER_GAMES,
+        f"learner_games must be one of {', '.join(LEARNER_GAMES)}, got {c.learner_games!r}",
+    )
+    need(
+        c.learner_sides in LEARNER_SIDES,
+        f"learner_sides must be one of {', '.join(LEARNER_SIDES)}, got {c.learner_sides!r}",
     )
     if c.fitness == "fixed":
         need(bool(c.benchmark_opponent), 'fitness = "fixed" needs a benchmark_opponent')
