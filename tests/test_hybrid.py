@@ -90,3 +90,20 @@ def test_learners_can_train_on_the_benchmark_games_too():
         load_config(None, [*TINY_RUN, "learner_games=every"])
     with pytest.raises(ConfigError, match="learner_sides must be one of member, both"):
         load_config(None, [*TINY_RUN, "learner_sides=neither"])
+
+
+def test_pooled_learners_train_on_every_members_games():
+    keys = ("train_steps=3", "train_batch=8")
+    pooled = _training_setup(*keys, "learner_pool=true")
+    own = _training_setup(*keys)
+    state = init(pooled, jax.random.key(0))
+    key = jax.random.key(1)
+    pooled_state, metrics = evolve_epoch(pooled, state, key)
+    own_state, own_metrics = evolve_epoch(own, state, key)
+    assert np.isfinite(float(metrics["learner_loss_after"]))
+    # The first three quarters are the same; the learners (last quarter) saw other data.
+    first, last = (jax.tree.leaves(s.population)[0] for s in (pooled_state, own_state))
+    np.testing.assert_array_equal(np.asarray(first[:3]), np.asarray(last[:3]))
+    assert not np.array_equal(np.asarray(first[3:]), np.asarray(last[3:]))
+    with pytest.raises(ConfigError, match="learner_pool = true needs train_batch > 0"):
+        load_config(None, [*TINY_RUN, "learner_pool=true"])

@@ -26,6 +26,7 @@ from neurocheckers.evolution import (
     pick_partners,
     rank_members,
     train_member,
+    train_member_minibatch,
 )
 
 D = 3  # input features of the toy MLP
@@ -56,6 +57,7 @@ def APPLY(params, x):  # noqa: N802 - a plain function: hashable, so a static ji
 MUTATE_MANY = jax.jit(jax.vmap(mutate_one_layer, in_axes=(0, None, None)))
 CROSS_MANY = jax.jit(jax.vmap(crossover_layers, in_axes=(0, None, None)))
 TRAIN = jax.jit(train_member, static_argnames=("apply_fn", "steps", "loss"))
+TRAIN_MINIBATCH = jax.jit(train_member_minibatch, static_argnames=("apply_fn", "steps", "batch_size", "loss"))
 
 
 @partial(jax.jit, static_argnums=(1,))
@@ -213,6 +215,23 @@ def test_train_member_ignores_masked_rows():
     # the loss is the mean over the valid rows only
     pred = MODEL.apply(member(), x[:half])
     np.testing.assert_allclose(b1, jnp.mean((pred - t[:half]) ** 2), rtol=1e-6)
+
+
+def test_minibatch_training_learns_and_never_draws_masked_rows():
+    x, t = synthetic_data(6)
+    half = x.shape[0] // 2
+    mask = (jnp.arange(x.shape[0]) < half).astype(jnp.float32)
+    key = jax.random.key(3)
+    args = dict(learning_rate=0.02, steps=200, batch_size=16, key=key, loss="mse")
+    clean, before, after = TRAIN_MINIBATCH(APPLY, member(), x, t, mask, **args)
+    assert float(after) < 0.7 * float(before)
+    # Masked rows are never drawn: garbage there changes nothing, bit for bit.
+    garbage_x, garbage_t = x.at[half:].set(50.0), t.at[half:].set(1.0)
+    garbage, before2, after2 = TRAIN_MINIBATCH(APPLY, member(), garbage_x, garbage_t, mask, **args)
+    assert same(clean, garbage) and float(before) == float(before2) and float(after) == float(after2)
+    # With no valid row at all it stays finite (the loss is 0, nothing to learn).
+    empty, _, zero = TRAIN_MINIBATCH(APPLY, member(), x, t, jnp.zeros(t.shape), **args)
+    assert float(zero) == 0.0 and same(empty, member())
 
 
 # --- ranking --------------------------------------------------------------------------------------

@@ -243,6 +243,8 @@ def _breed(
             learning_rate=c.learning_rate,
             train_steps=c.train_steps,
             loss=c.loss,
+            batch_size=c.train_batch,
+            pooled=c.learner_pool,
         )
         losses = {name: gen_metrics[name] for name in ("learner_loss_before", "learner_loss_after")}
         return next_population, es_state, losses

@@ -195,6 +195,49 @@ def train_member(
     return new_params, loss_fn(params), loss_fn(new_params)
 
 
+def train_member_minibatch(
+    apply_fn: ApplyFn,
+    params: Params,
+    inputs: jax.Array,
+    targets: jax.Array,
+    weights: jax.Array,
+    learning_rate: float | jax.Array,
+    steps: int,
+    batch_size: int,
+    key: jax.Array,
+    loss: LossName = "mae",
+) -> tuple[Params, jax.Array, jax.Array]:
+    """Train ONE member with Adam on ``steps`` minibatches of ``batch_size`` rows drawn (with
+    replacement) from the valid rows of ``inputs`` (weight > 0, in proportion to it), for data too
+    large for full batches, such as the positions of a whole population's games.
+
+    Vmappable over members like ``train_member`` (``steps`` and ``batch_size`` are static).
+
+    Returns:
+      (new_params, loss_before [], loss_after []): the losses on the first minibatch, before and
+      after training (rating the whole data would cost more than the training).
+    """
+    total = jnp.sum(weights)
+    chance = weights / jnp.maximum(total, 1e-12)
+    chance = jnp.where(total > 0, chance, 1.0 / weights.shape[0])
+    rows = jax.random.choice(key, weights.shape[0], (steps, batch_size), p=chance)
+    mask = (total > 0).astype(targets.dtype)
+
+    def batch_loss(p: Params, idx: jax.Array) -> jax.Array:
+        return masked_loss(apply_fn(p, inputs[idx]), targets[idx], jnp.broadcast_to(mask, idx.shape), loss)
+
+    optimizer = optax.adam(learning_rate)
+
+    def step(carry, idx):
+        p, opt_state = carry
+        grads = jax.grad(batch_loss)(p, idx)
+        updates, opt_state = optimizer.update(grads, opt_state, p)
+        return (optax.apply_updates(p, updates), opt_state), None
+
+    (new_params, _), _ = jax.lax.scan(step, (params, optimizer.init(params)), rows)
+    return new_params, batch_loss(params, rows[0]), batch_loss(new_params, rows[0])
+
+
 def rank_members(fitness: jax.Array) -> jax.Array:
     """int32[P]: member indices, best (highest fitness) first.
 
@@ -247,6 +290,31 @@ def _mutants_and_children(
     return mutants, children
 
 
+def _train_learners(
+    key, elites, elite_idx, inputs, targets, weights, apply_fn, learning_rate, steps, loss, batch_size, pooled
+):
+    """The fourth quarter: (trained elites, losses before [E], after [E])."""
+    if pooled and batch_size <= 0:
+        raise ValueError(f"pooled learners train on minibatches: batch_size must be > 0, got {batch_size}")
+    if batch_size <= 0:
+
+        def train(p, x, t, w):
+            return train_member(apply_fn, p, x, t, w, learning_rate, steps, loss)
+
+        return jax.vmap(train)(elites, inputs[elite_idx], targets[elite_idx], weights[elite_idx])
+
+    # A key of its own, so the other quarters draw exactly what they draw without minibatches.
+    keys = jax.random.split(jax.random.fold_in(key, 4), elite_idx.shape[0])
+
+    def train_batched(p, x, t, w, k):
+        return train_member_minibatch(apply_fn, p, x, t, w, learning_rate, steps, batch_size, k, loss)
+
+    if pooled:
+        x, t, w = (a.reshape(-1, *a.shape[2:]) for a in (inputs, targets, weights))
+        return jax.vmap(train_batched, in_axes=(0, None, None, None, 0))(elites, x, t, w, keys)
+    return jax.vmap(train_batched)(elites, inputs[elite_idx], targets[elite_idx], weights[elite_idx], keys)
+
+
 def next_generation(
     key: jax.Array,
     pop_params: Params,
@@ -261,6 +329,8 @@ def next_generation(
     train_steps: int,
     loss: LossName = "mae",
     fitness: jax.Array | None = None,
+    batch_size: int = 0,
+    pooled: bool = False,
 ) -> tuple[Params, dict[str, jax.Array]]:
     """The next population, in four equal quarters built from the E = P // 4 best members.
 
@@ -270,7 +340,9 @@ def next_generation(
       2. ``[E, 2E)``: each elite mutated by ``mutate_one_layer`` with ``sigma = mutation_rate``;
       3. ``[2E, 3E)``: for each elite a ``crossover_layers`` child with a partner from ``pick_partners``;
       4. ``[3E, 4E)``: each elite trained by ``train_member`` on ITS OWN positions (the rows of
-         ``inputs``/``targets``/``weights`` indexed by that elite's member index).
+         ``inputs``/``targets``/``weights`` indexed by that elite's member index); with ``pooled``,
+         on the positions of every member's games together, in minibatches
+         (``train_member_minibatch``).
 
     Jittable: close over (or mark static) ``apply_fn``, ``train_steps`` and ``loss``.
 
@@ -287,6 +359,9 @@ def next_generation(
       train_steps: static int, Adam steps for the learner quarter.
       loss: static, "mae" or "mse".
       fitness: optional [P] float; when given, the metrics include the elites' fitness.
+      batch_size: static int; > 0 trains on minibatches of that many rows (``train_member_minibatch``)
+        instead of full batches.
+      pooled: static; each learner trains on all P members' rows (needs ``batch_size`` > 0).
 
     Returns:
       (new_pop [P, ...], metrics): metrics is a dict of [] floats: ``learner_loss_before`` and
@@ -299,12 +374,10 @@ def next_generation(
     elites = _take(pop_params, elite_idx)
     mutants, children = _mutants_and_children(key, elites, num_elites, mutation_rate)
 
-    def train(p, x, t, w):
-        return train_member(apply_fn, p, x, t, w, learning_rate, train_steps, loss)
-
-    learners, loss_before, loss_after = jax.vmap(train)(
-        elites, inputs[elite_idx], targets[elite_idx], weights[elite_idx]
-    )
+    learners, loss_before, loss_after = _train_learners(
+        key, elites, elite_idx, inputs, targets, weights, apply_fn, learning_rate, train_steps, loss,
+        batch_size, pooled,
+    )  # fmt: skip
 
     new_pop = jax.tree_util.tree_map(
         lambda *quarters: jnp.concatenate(quarters, axis=0), elites, mutants, children, learners

@@ -75,6 +75,10 @@ class EvolutionSettings:
     """Games each learner trains on: boss (against the boss) or all (also hall of fame and benchmark)."""
     learner_sides: str = "member"
     """Positions each learner trains on: member (those it moved from) or both (its opponents' too)."""
+    train_batch: int = 0
+    """Rows of each learner's Adam minibatches (0: full batches of its own games, the study's)."""
+    learner_pool: bool = False
+    """Whether each learner trains on the positions of every member's games (needs train_batch > 0)."""
 
     # --- The evaluator's architecture (``architectures``); layers and width above are the MLP's. ---
     evaluator: str = "mlp"

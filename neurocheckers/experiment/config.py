@@ -111,6 +111,10 @@ class ExperimentConfig:
     """Games the learner quarter trains on: boss (the study's) or all (+ hall of fame, benchmark)."""
     learner_sides: str = "member"
     """Positions each learner trains on: member (those it moved from, the study's) or both."""
+    train_batch: int = 0
+    """Rows of each learner's Adam minibatches, train_steps of them (0: full batches, the study's)."""
+    learner_pool: bool = False
+    """Whether each learner trains on the positions of every member's games (needs train_batch > 0)."""
 
     # --- self-play learners (strategy = "td_lambda"); population, games_per_epoch, mutation and
     # selection keys do not apply to them, learning_rate, search, depth, simulations, opening_plies
@@ -383,6 +387,8 @@ def validate_selection(c: ExperimentConfig) -> None:
         c.learner_sides in LEARNER_SIDES,
         f"learner_sides must be one of {', '.join(LEARNER_SIDES)}, got {c.learner_sides!r}",
     )
+    need(c.train_batch >= 0, f"train_batch must be >= 0, got {c.train_batch}")
+    need(not c.learner_pool or c.train_batch > 0, "learner_pool = true needs train_batch > 0 (minibatches)")
     if c.fitness == "fixed":
         need(bool(c.benchmark_opponent), 'fitness = "fixed" needs a benchmark_opponent')
         need(
