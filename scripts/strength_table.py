@@ -119,7 +119,8 @@ def plot_curves(folder: Path, names: list[str], out: Path) -> None:
         y = [float(r["strength_material"]) for _, r in probed]
         low = [float(r["strength_material_low"]) for _, r in probed]
         high = [float(r["strength_material_high"]) for _, r in probed]
-        ax.plot(x, y, marker="o", ms=3, color=f"C{i % 10}", label=Path(name).name)
+        style = "-" if i < 10 else "--"  # matplotlib has ten colours: the next ten are dashed
+        ax.plot(x, y, style, marker="o", ms=3, color=f"C{i % 10}", label=Path(name).name)
         ax.fill_between(x, low, high, color=f"C{i % 10}", alpha=0.12)
     ax.axhline(0.5, color="k", ls=":", lw=0.8)
     ax.set_xlabel("training wall time (minutes, one core)")
