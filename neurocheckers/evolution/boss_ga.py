@@ -169,9 +169,7 @@ def learner_records(setup: Setup, records: Any, extra_records: list[Any]) -> Any
     "all"`` also those against the hall of fame and the benchmark opponent (joined along games)."""
     if setup.settings.learner_games != "all" or not extra_records:
         return records
-    fields = ("positions", "a_to_move", "recorded", "score")
-    joined = {f: jnp.concatenate([getattr(r, f) for r in (records, *extra_records)], axis=1) for f in fields}
-    return records.replace(**joined)
+    return jax.tree.map(lambda *fields: jnp.concatenate(fields, axis=1), records, *extra_records)
 
 
 def learner_training_data(setup: Setup, population: Any, records) -> tuple[jax.Array, jax.Array, jax.Array]:

@@ -291,9 +291,20 @@ def _mutants_and_children(
 
 
 def _train_learners(
-    key, elites, elite_idx, inputs, targets, weights, apply_fn, learning_rate, steps, loss, batch_size, pooled
-):
-    """The fourth quarter: (trained elites, losses before [E], after [E])."""
+    key: jax.Array,
+    elites: Params,
+    elite_idx: jax.Array,
+    inputs: jax.Array,
+    targets: jax.Array,
+    weights: jax.Array,
+    apply_fn: ApplyFn,
+    learning_rate: float | jax.Array,
+    steps: int,
+    loss: LossName,
+    batch_size: int,
+    pooled: bool,
+) -> tuple[Params, jax.Array, jax.Array]:
+    """The fourth quarter (see ``next_generation``): (trained elites, losses before [E], after [E])."""
     if pooled and batch_size <= 0:
         raise ValueError(f"pooled learners train on minibatches: batch_size must be > 0, got {batch_size}")
     if batch_size <= 0:
