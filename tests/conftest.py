@@ -14,6 +14,13 @@ REPO = Path(__file__).resolve().parents[1]
 PERFT_TABLE = Path(__file__).resolve().parent / "data" / "perft.json"
 
 configure_jax(os.environ.get("NEUROCHECKERS_CACHE", REPO / ".jax_cache"))
+# The test process reads the cache but never writes it: late in a full session (after ~450 tests and
+# hundreds of compiled programs) jaxlib 0.10's CPU backend aborted or segfaulted while serialising an
+# executable for the cache, at whichever test compiled next. The CLI runs the tests start as
+# subprocesses still write and share their own entries.
+import jax  # noqa: E402
+
+jax.config.update("jax_persistent_cache_min_compile_time_secs", 1e9)
 
 
 @pytest.fixture(scope="session")

@@ -174,18 +174,6 @@ def test_members_play_a_fixed_opponent_over_paired_openings(committed):
     np.testing.assert_array_equal(np.asarray(records.a_is_black), np.tile([True, False], (2, 2)))
 
 
-@pytest.fixture
-def no_persistent_cache_writes():
-    """Late in a full test session, jaxlib 0.10's CPU backend aborted the process while serialising
-    this test's program for the persistent compilation cache (reproduced only after ~450 other
-    tests, never alone); compiles here skip the cache write, which does not change what runs."""
-    before = jax.config.jax_persistent_cache_min_compile_time_secs
-    jax.config.update("jax_persistent_cache_min_compile_time_secs", 1e9)
-    yield
-    jax.config.update("jax_persistent_cache_min_compile_time_secs", before)
-
-
-@pytest.mark.usefixtures("no_persistent_cache_writes")
 def test_a_stationary_fitness_runs_an_evosax_strategy():
     items = ["population=4", "games_per_epoch=2", "simulations=2", "strategy=CMA_ES", "fitness=fixed"]
     items += ["benchmark_opponent=random", "benchmark_games=2"]
