@@ -13,14 +13,11 @@ from neurocheckers.runtime import configure_jax
 REPO = Path(__file__).resolve().parents[1]
 PERFT_TABLE = Path(__file__).resolve().parent / "data" / "perft.json"
 
+# No test process writes the persistent cache (it still reads it): late in a full session, after
+# hundreds of compiled programs, jaxlib 0.10's CPU backend aborted or segfaulted while serialising an
+# executable for the cache, at whichever test compiled next. Subprocess runs inherit the setting.
+os.environ.setdefault("NEUROCHECKERS_CACHE_MIN_SECONDS", "1e9")
 configure_jax(os.environ.get("NEUROCHECKERS_CACHE", REPO / ".jax_cache"))
-# The test process reads the cache but never writes it: late in a full session (after ~450 tests and
-# hundreds of compiled programs) jaxlib 0.10's CPU backend aborted or segfaulted while serialising an
-# executable for the cache, at whichever test compiled next. The CLI runs the tests start as
-# subprocesses still write and share their own entries.
-import jax  # noqa: E402
-
-jax.config.update("jax_persistent_cache_min_compile_time_secs", 1e9)
 
 
 @pytest.fixture(scope="session")
