@@ -21,8 +21,7 @@ def configure_jax(cache_dir: str | Path | None = None) -> None:
     path = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     path.mkdir(parents=True, exist_ok=True)
     jax.config.update("jax_compilation_cache_dir", str(path))
-    # NEUROCHECKERS_CACHE_MIN_SECONDS: only programs slower to compile are written (the tests set it
-    # high: jaxlib 0.10's CPU serialiser crashed late in a full test session).
+    # NEUROCHECKERS_CACHE_MIN_SECONDS: only programs slower to compile than this are written.
     min_seconds = float(os.environ.get("NEUROCHECKERS_CACHE_MIN_SECONDS", "0.5"))
     jax.config.update("jax_persistent_cache_min_compile_time_secs", min_seconds)
     jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)

@@ -13,11 +13,34 @@ from neurocheckers.runtime import configure_jax
 REPO = Path(__file__).resolve().parents[1]
 PERFT_TABLE = Path(__file__).resolve().parent / "data" / "perft.json"
 
-# No test process writes the persistent cache (it still reads it): late in a full session, after
-# hundreds of compiled programs, jaxlib 0.10's CPU backend aborted or segfaulted while serialising an
-# executable for the cache, at whichever test compiled next. Subprocess runs inherit the setting.
-os.environ.setdefault("NEUROCHECKERS_CACHE_MIN_SECONDS", "1e9")
 configure_jax(os.environ.get("NEUROCHECKERS_CACHE", REPO / ".jax_cache"))
+
+# Every compiled XLA:CPU program holds about ten memory mappings until it is freed. A whole test session
+# compiles thousands of programs; past Linux's vm.max_map_count (65530 by default) the next compile or
+# cache write segfaults. Dropping JAX's in-memory caches between modules, once the process nears that
+# limit, frees them (the persistent disk cache keeps later recompiles cheap).
+MAP_COUNT_LIMIT = 25_000
+
+
+def memory_map_count() -> int:
+    """How many memory mappings this process holds (0 where /proc is unavailable)."""
+    maps = Path("/proc/self/maps")
+    if not maps.exists():
+        return 0
+    with maps.open() as lines:
+        return sum(1 for _ in lines)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def free_compiled_programs_when_many():
+    yield
+    if memory_map_count() > MAP_COUNT_LIMIT:
+        import gc
+
+        import jax
+
+        jax.clear_caches()
+        gc.collect()
 
 
 @pytest.fixture(scope="session")
