@@ -45,6 +45,16 @@ def _agent(rules: Rules, path: str, spec: str) -> Agent:
         raise ValueError(f"bad player spec {spec!r}: {e}") from None
 
 
+def trained_player_spec(path: str, metadata: dict[str, str], simulations: int | None = None) -> str:
+    """The spec that plays agent file ``path`` with the search its ``metadata`` records:
+    ``alphabeta:D:FILE`` when ``search`` is alphabeta (``depth`` D, 2 if missing), else
+    ``mcts:FILE:SIMS`` with ``simulations``, or the recorded ``simulations``, or 16."""
+    if metadata.get("search") == "alphabeta":
+        return f"alphabeta:{metadata.get('depth', '2')}:{path}"
+    sims = simulations if simulations is not None else metadata.get("simulations", "16")
+    return f"mcts:{path}:{sims}"
+
+
 def parse_player(spec: str, rules: Rules) -> Player:
     """The player described by ``spec`` (see the module docstring); ``ValueError`` naming what is wrong."""
     kind, _, rest = spec.strip().partition(":")

@@ -30,16 +30,17 @@ TINY = [
 GAMES = 4  # one value everywhere, so every match of one shape pair reuses one compiled program
 
 
-def _synthetic_run(root, layers: int, promoted: list[int], epochs: int):
+def _synthetic_run(root, layers: int, promoted: list[int], epochs: int, extra: tuple[str, ...] = ()):
     """A run folder with random bosses promoted after ``promoted`` epochs, written directly (as
-    ``run`` would) to spare the tests compiling a second evolution."""
+    ``run`` would) to spare the tests compiling a second evolution; ``extra`` config overrides."""
     import jax
 
     from neurocheckers.agent_file import save_agent
     from neurocheckers.evaluator import EvaluatorSpec, init_params
+    from neurocheckers.experiment.run import search_metadata
     from neurocheckers.formats import LINEAGE_DIR, LINEAGE_FILE, METRIC_COLUMNS, METRICS_FILE
 
-    config = load_config(None, [*TINY, f"layers={layers}", f"epochs={epochs}", "name=other"])
+    config = load_config(None, [*TINY, f"layers={layers}", f"epochs={epochs}", "name=other", *extra])
     path = create_run(config, root)
     spec = EvaluatorSpec(layers=layers, width=config.width, board_size=6)
     with open(path / METRICS_FILE, "a", newline="") as f:
@@ -50,7 +51,9 @@ def _synthetic_run(root, layers: int, promoted: list[int], epochs: int):
     with open(path / LINEAGE_FILE, "a", newline="") as f:
         for boss_id, epoch in enumerate([-1, *promoted]):
             name = f"boss_{boss_id:04d}.safetensors"
-            save_agent(path / LINEAGE_DIR / name, "simple6", spec, init_params(jax.random.key(boss_id), spec))
+            params = init_params(jax.random.key(boss_id), spec)
+            metadata = search_metadata(config.search, config.depth)
+            save_agent(path / LINEAGE_DIR / name, "simple6", spec, params, metadata)
             csv.writer(f).writerow((boss_id, epoch, 2.0, name))
     return path
 
@@ -81,6 +84,22 @@ def test_lineage_table_rows_and_csv(runs, tmp_path):
     assert [int(r["epoch"]) for r in read] == [0, 4, 5]
     text = replay.format_lineage_table(rows)
     assert f"Score (of {GAMES})" in text and "Run elapsed" in text
+
+
+def test_bosses_of_an_alphabeta_run_replay_with_alphabeta(tmp_path):
+    """A run that evolved under alpha-beta replays its bosses with the same search, and its game files
+    name that search, not MCTS."""
+    path = _synthetic_run(tmp_path, layers=1, promoted=[1], epochs=3, extra=("search=alphabeta", "depth=1"))
+    entries = lineage(path)
+    rules = matches.run_rules(load_config(None, TINY))
+    assert matches.boss_spec(rules, entries[0], 2) == f"alphabeta:1:{entries[0].path}"
+    assert matches.boss_player(rules, entries[1], 2).name == "boss #1"
+    games: list[dict] = []
+    rows = replay.lineage_table(path, games=GAMES, every=1, games_out=games)
+    assert [r.epoch for r in rows] == [0, 1, 2]
+    assert {g["black"] for g in games} | {g["white"] for g in games} == {
+        f"alphabeta:1:{e.path}" for e in entries
+    }
 
 
 def test_table_epochs_and_sampling():

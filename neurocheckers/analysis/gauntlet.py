@@ -29,6 +29,7 @@ import numpy as np
 
 from neurocheckers.engines import parse_any_player, play_any_match
 from neurocheckers.formats import display_name
+from neurocheckers.players import trained_player_spec
 from neurocheckers.rules.openings import load_openings, opening_states
 from neurocheckers.rules.presets import Rules
 from neurocheckers.stats import elo_standard_errors, fit_elo, paired_interval
@@ -136,9 +137,7 @@ def player_spec(spec: str, rules: Rules) -> str:
         metadata = load_agent(spec, rules).metadata
     except (FileNotFoundError, ValueError) as e:
         raise ValueError(f"bad player {spec!r}: {e}") from None
-    if metadata.get("search") == "alphabeta":
-        return f"alphabeta:{metadata.get('depth', '2')}:{spec}"
-    return f"mcts:{spec}:{metadata.get('simulations', '16')}"
+    return trained_player_spec(spec, metadata)
 
 
 def pairings(player: str, config: GauntletConfig) -> list[tuple[str, str, str]]:

@@ -1,13 +1,14 @@
 """Matches between a run's bosses, the building block of the lineage table, the round-robin and
 run comparisons.
 
-Every match is ``games`` games of MCTS against MCTS, colours balanced, each side with its own
-network shape and simulation count, and ``opening_plies`` random plies first so that repeated
-games differ.
+Every match is ``games`` games between two bosses, colours balanced, each side with its own network
+shape and the search its run trained with (MCTS with the run's simulation count, or alpha-beta at its
+depth), and ``opening_plies`` random plies first so that repeated games differ.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -45,13 +46,21 @@ def run_rules(config: Any):
     return get_rules(config.rules)
 
 
-def boss_player(rules, entry: LineageEntry, simulations: int) -> Player:
-    """The boss of lineage ``entry`` as an MCTS player with ``simulations`` per move."""
+def boss_spec(rules, entry: LineageEntry, simulations: int) -> str:
+    """The player spec of lineage ``entry``'s boss with the search its run trained with: alpha-beta at
+    the run's depth for ``search = "alphabeta"`` runs, else MCTS with ``simulations`` per move."""
     from neurocheckers.agent_file import load_agent
-    from neurocheckers.policies import mcts_player
+    from neurocheckers.players import trained_player_spec
 
-    agent = load_agent(entry.path, rules)
-    return mcts_player(rules, agent.spec, agent.params, simulations, f"boss #{entry.boss_id}")
+    return trained_player_spec(str(entry.path), load_agent(entry.path, rules).metadata, simulations)
+
+
+def boss_player(rules, entry: LineageEntry, simulations: int) -> Player:
+    """The boss of lineage ``entry`` as a player (``boss_spec``'s search), named ``boss #ID``."""
+    from neurocheckers.players import parse_player
+
+    player = parse_player(boss_spec(rules, entry, simulations), rules)
+    return dataclasses.replace(player, name=f"boss #{entry.boss_id}")
 
 
 def match_points(rules, a: Player, b: Player, key, games: int, max_plies: int, opening_plies: int) -> float:

@@ -21,6 +21,7 @@ from neurocheckers.analysis.lineage import LineageEntry, boss_in_charge, lineage
 from neurocheckers.analysis.matches import (
     Progress,
     boss_player,
+    boss_spec,
     check_games,
     check_simulations,
     match_games,
@@ -74,7 +75,7 @@ def lineage_table(
 
     Both sides search with the run's simulation count (or ``simulations``); games are capped at the
     run's ``max_plies``. With ``games_out`` (a list), every game played is appended to it as a
-    game-file dict whose players name the bosses' agent files (``mcts:FILE:SIMS``).
+    game-file dict whose players are the bosses' specs (``mcts:FILE:SIMS`` or ``alphabeta:D:FILE``).
     """
     check_games(games)
     config, sims = read_run_config(run_dir)
@@ -92,7 +93,9 @@ def lineage_table(
             players[entry.boss_id] = boss_player(rules, entry, sims)
         boss, key = players[entry.boss_id], match_key(seed, 0, i)
         names = (
-            None if games_out is None else (f"mcts:{entry.path}:{sims}", f"mcts:{entries[-1].path}:{sims}")
+            None
+            if games_out is None
+            else (boss_spec(rules, entry, sims), boss_spec(rules, entries[-1], sims))
         )
         points, played = match_games(rules, boss, final, key, games, config.max_plies, opening_plies, names)
         if games_out is not None:

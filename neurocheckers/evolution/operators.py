@@ -180,19 +180,26 @@ def train_member(
       (new_params, loss_before [], loss_after []).
     """
 
-    def loss_fn(p: Params) -> jax.Array:
+    def loss_fn(p: Params, _=None) -> jax.Array:
         return masked_loss(apply_fn(p, inputs), targets, weights, loss)
 
+    new_params = _adam_steps(loss_fn, params, learning_rate, None, steps)
+    return new_params, loss_fn(params), loss_fn(new_params)
+
+
+def _adam_steps(loss_fn, params: Params, learning_rate, xs, length: int | None = None) -> Params:
+    """Adam on ``loss_fn(params, x)`` for each ``x`` of ``xs`` in turn (``length`` steps with x None
+    when ``xs`` is None), in ``lax.scan``."""
     optimizer = optax.adam(learning_rate)
 
-    def step(carry, _):
+    def step(carry, x):
         p, opt_state = carry
-        grads = jax.grad(loss_fn)(p)
+        grads = jax.grad(loss_fn)(p, x)
         updates, opt_state = optimizer.update(grads, opt_state, p)
         return (optax.apply_updates(p, updates), opt_state), None
 
-    (new_params, _), _ = jax.lax.scan(step, (params, optimizer.init(params)), None, length=steps)
-    return new_params, loss_fn(params), loss_fn(new_params)
+    (new_params, _), _ = jax.lax.scan(step, (params, optimizer.init(params)), xs, length=length)
+    return new_params
 
 
 def train_member_minibatch(
@@ -226,15 +233,7 @@ def train_member_minibatch(
     def batch_loss(p: Params, idx: jax.Array) -> jax.Array:
         return masked_loss(apply_fn(p, inputs[idx]), targets[idx], jnp.broadcast_to(mask, idx.shape), loss)
 
-    optimizer = optax.adam(learning_rate)
-
-    def step(carry, idx):
-        p, opt_state = carry
-        grads = jax.grad(batch_loss)(p, idx)
-        updates, opt_state = optimizer.update(grads, opt_state, p)
-        return (optax.apply_updates(p, updates), opt_state), None
-
-    (new_params, _), _ = jax.lax.scan(step, (params, optimizer.init(params)), rows)
+    new_params = _adam_steps(batch_loss, params, learning_rate, rows)
     return new_params, batch_loss(params, rows[0]), batch_loss(new_params, rows[0])
 
 
