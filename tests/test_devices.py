@@ -11,6 +11,7 @@ import sys
 import textwrap
 
 import jax
+import pytest
 
 # Two epochs of a tiny config; population 8 splits evenly over 2 devices, so the sharded path runs.
 EPOCHS_OF_A_TINY_RUN = textwrap.dedent(
@@ -22,7 +23,8 @@ EPOCHS_OF_A_TINY_RUN = textwrap.dedent(
     from neurocheckers.evolution.boss_ga import epoch_key, evolve_epoch, init, make_setup
     from neurocheckers.experiment.config import load_config
     config = load_config(None, ["population=8", "games_per_epoch=2", "layers=1", "width=4",
-                                "simulations=2", "train_steps=2", "max_plies=60", "name=tiny"])
+                                "simulations=2", "train_steps=2", "max_plies=60", "name=tiny",
+                                *json.loads(sys.argv[2])])
     setup = make_setup(config.evolution_settings())
     state = init(setup, jax.random.key(0))
     rows = []
@@ -37,7 +39,13 @@ EPOCHS_OF_A_TINY_RUN = textwrap.dedent(
 )
 
 
-def test_two_host_devices_give_the_same_epochs():
+# Pooled learners (every learner trains on the whole population's games) split the learners, not the
+# members, across devices: two elites, one per device.
+POOLED_LEARNERS = ["learner_pool=true", "train_batch=4", "learner_sides=both", "supervised_target=td_lambda"]
+
+
+@pytest.mark.parametrize("extra", [[], POOLED_LEARNERS], ids=["study", "pooled_learners"])
+def test_two_host_devices_give_the_same_epochs(extra):
     env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
     env["JAX_PLATFORMS"] = "cpu"  # host devices, even where a GPU is the default backend
     cache = jax.config.jax_compilation_cache_dir
@@ -45,7 +53,7 @@ def test_two_host_devices_give_the_same_epochs():
         env["JAX_COMPILATION_CACHE_DIR"] = str(cache)
     procs = {
         n: subprocess.Popen(
-            [sys.executable, "-c", EPOCHS_OF_A_TINY_RUN, str(n)],
+            [sys.executable, "-c", EPOCHS_OF_A_TINY_RUN, str(n), json.dumps(extra)],
             env=env,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

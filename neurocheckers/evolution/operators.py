@@ -23,6 +23,8 @@ import jax
 import jax.numpy as jnp
 import optax
 
+from neurocheckers.arena import over_leading_shards
+
 Params = Any
 """A flax parameter pytree (one member, or a population with a leading ``[P]`` axis)."""
 
@@ -321,7 +323,11 @@ def _train_learners(
 
     if pooled:
         x, t, w = (a.reshape(-1, *a.shape[2:]) for a in (inputs, targets, weights))
-        return jax.vmap(train_batched, in_axes=(0, None, None, None, 0))(elites, x, t, w, keys)
+        # Every host device gets the whole pool once and trains its share of the learners: left to
+        # XLA, each minibatch gather reached across devices, and two devices were 3x slower than one.
+        train_all = jax.vmap(train_batched, in_axes=(0, None, None, None, 0))
+        train_all = over_leading_shards(train_all, elite_idx.shape[0], (False, True, True, True, False))
+        return train_all(elites, x, t, w, keys)
     return jax.vmap(train_batched)(elites, inputs[elite_idx], targets[elite_idx], weights[elite_idx], keys)
 
 
