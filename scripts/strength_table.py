@@ -123,7 +123,7 @@ def plot_curves(folder: Path, names: list[str], out: Path) -> None:
         ax.plot(x, y, style, marker="o", ms=3, color=f"C{i % 10}", label=Path(name).name)
         ax.fill_between(x, low, high, color=f"C{i % 10}", alpha=0.12)
     ax.axhline(0.5, color="k", ls=":", lw=0.8)
-    ax.set_xlabel("training wall time (minutes, one core)")
+    ax.set_xlabel("training wall time (minutes; one core unless the name ends in _2cores)")
     ax.set_ylabel("network at alpha-beta 2 vs material at 2 (64 games, 95% interval)")
     ax.set_ylim(0, 1)
     ax.grid(alpha=0.3)
