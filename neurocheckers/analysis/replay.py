@@ -84,19 +84,15 @@ def lineage_table(
     entries = lineage(run_dir)
     elapsed = run_elapsed(run_dir)
     epochs = table_epochs(len(elapsed), every)
-    final = boss_player(rules, entries[-1], sims)
-    players: dict[int, object] = {}
+    final, final_spec = boss_player(rules, entries[-1], sims), boss_spec(rules, entries[-1], sims)
+    players: dict[int, tuple[object, str]] = {}  # boss id -> (player, spec)
     rows = []
     for i, epoch in enumerate(epochs):
         entry = boss_in_charge(entries, epoch)
         if entry.boss_id not in players:
-            players[entry.boss_id] = boss_player(rules, entry, sims)
-        boss, key = players[entry.boss_id], match_key(seed, 0, i)
-        names = (
-            None
-            if games_out is None
-            else (boss_spec(rules, entry, sims), boss_spec(rules, entries[-1], sims))
-        )
+            players[entry.boss_id] = (boss_player(rules, entry, sims), boss_spec(rules, entry, sims))
+        (boss, spec), key = players[entry.boss_id], match_key(seed, 0, i)
+        names = None if games_out is None else (spec, final_spec)
         points, played = match_games(rules, boss, final, key, games, config.max_plies, opening_plies, names)
         if games_out is not None:
             games_out.extend(played)
