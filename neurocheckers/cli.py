@@ -926,23 +926,48 @@ def gauntlet(
     out: Annotated[
         str, typer.Option(metavar="PATH", help="Folder for gauntlet.json, gauntlet.csv and gauntlet.png.")
     ] = "runs/gauntlet",
+    ladder: Annotated[
+        str,
+        typer.Option(
+            metavar="NAME",
+            help="material (random, greedy-material, alphabeta:1..D) or american8 (material to depth 6,"
+            " alphabeta:2..6:heuristic, openspiel:mcts:1000, pydraughts:4/6/8).",
+        ),
+    ] = "material",
+    heuristic_depths: Annotated[
+        str, typer.Option(metavar="D,D,...", help="Depths of an equal-depth test against the heuristic.")
+    ] = "",
+    equal_time: Annotated[
+        bool,
+        typer.Option(
+            "--equal-time", help="Play the ladder with timed:equal:FILE: the opponent's time per move, timed."
+        ),
+    ] = False,
+    engine_openings: Annotated[
+        int, typer.Option(metavar="N", help="Openings against openspiel:mcts:1000 and pydraughts:8 (0: all).")
+    ] = 0,
+    only: Annotated[
+        str, typer.Option(metavar="SPEC,...", help="Play only the rows against these opponents.")
+    ] = "",
 ) -> None:
     """Rate a player on a fixed ladder: scores with 95% intervals, Elo.
 
-    Every match is played over the same committed openings, each with both colours."""
+    Every match is played over the same committed openings, each with both colours; rows against
+    engines and timed players give both sides' seconds per move."""
     from pathlib import Path
 
     from neurocheckers.analysis.gauntlet import GauntletConfig, format_gauntlet, run_gauntlet, write_gauntlet
 
     preset = _rules(rules)
-    try:
-        depths = tuple(int(d) for d in equal_depths.split(",") if d.strip())
-    except ValueError:
-        raise UserError(f"--equal-depths must be comma-separated integers, got {equal_depths!r}") from None
+    depths = _depth_list(equal_depths, "--equal-depths")
     if Path(out).exists() and not Path(out).is_dir():
         raise UserError(f"--out {out!r} is a file, not a folder")
     try:
-        config = GauntletConfig(openings, depth, depths, seed, batch)
+        config = GauntletConfig(
+            openings, depth, depths, seed, batch, ladder=ladder, equal_time=equal_time,
+            heuristic_depths=_depth_list(heuristic_depths, "--heuristic-depths"),
+            engine_openings=engine_openings, only=tuple(s.strip() for s in only.split(",") if s.strip()),
+        )  # fmt: skip
         progress, update = _match_progress("gauntlet")
         with progress:
             result = run_gauntlet(preset, player, config, on_row=lambda done, total, row: update(done, total))
@@ -951,6 +976,13 @@ def gauntlet(
     print(format_gauntlet(result))
     files = write_gauntlet(result, out)
     print("wrote " + ", ".join(str(p) for p in files.values()))
+
+
+def _depth_list(text: str, option: str) -> tuple[int, ...]:
+    try:
+        return tuple(int(d) for d in text.split(",") if d.strip())
+    except ValueError:
+        raise UserError(f"{option} must be comma-separated integers, got {text!r}") from None
 
 
 @app.command(epilog=_example("neurocheckers serve results/ --port 8000"))

@@ -1,6 +1,9 @@
-"""External engines as opponents: OpenSpiel's own checkers bots against any of our players.
+"""Players that move on the host, and the match loop that plays them against any of ours.
 
-Specs (``american8`` only, OpenSpiel's ``checkers`` being English draughts on 8x8):
+Host players: OpenSpiel's checkers bots (below), py-draughts' engine (``pydraughts:D``,
+``pydraughts:Ns``; ``pydraughts_engine``) and our timed search (``timed:BUDGET:EVAL``;
+``timed_player``). OpenSpiel specs (``american8`` only, OpenSpiel's ``checkers`` being English
+draughts on 8x8):
 
 - ``openspiel:mcts:N``: OpenSpiel's ``MCTSBot`` (Python), UCT constant ``UCT_C``, ``N``
   simulations a move, each leaf rated by one uniformly random playout
@@ -11,13 +14,17 @@ Specs (``american8`` only, OpenSpiel's ``checkers`` being English draughts on 8x
 
 Our arena is jitted JAX and these bots are Python, so ``run_engine_match`` plays its games on the
 host, all games of a chunk ply by ply together: our players' moves come from one jitted, batched
-call of their policy a ply, the bots' one game at a time. Every game runs in both engines at once;
+call of their policy a ply, the bots' one game at a time. With an OpenSpiel bot every game runs in
+both engines at once;
 each move is mapped between our actions and OpenSpiel's (``rules.openspiel_actions``) and must be
 legal in both, and both must end the game together (OpenSpiel's draw after 40 actions without a
 capture is ``american8``'s). The match is laid out as ``arena.run_match``'s: game ``i`` has A as
 Black when ``i`` is even, paired openings start games ``2i`` and ``2i + 1`` from opening ``i``
 (OpenSpiel cannot be set up from a position, so it replays moves found to reach the opening), and
-the result is the same ``GameRecords``. ``play_any_match`` picks this loop or ``run_match``.
+the result is the same ``GameRecords``. ``play_any_match`` picks this loop or ``run_match``. Every
+game is judged by our rules alone (py-draughts' own draw rules are never consulted), and each side's
+thinking time per move is measured (``MoveClock``); a ``timed:equal:EVAL`` player gets, at each
+move, the opponent's mean time per move so far: the equal-time mode.
 
 OpenSpiel is an optional dependency: ``pip install -e ".[engines]"``.
 """
@@ -27,6 +34,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import importlib
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -37,12 +45,14 @@ import numpy as np
 from neurocheckers.arena import GameRecords, game_keys, paired_opening_starts, run_match
 from neurocheckers.players import parse_player
 from neurocheckers.policies import Player
+from neurocheckers.pydraughts_engine import PyDraughtsBot, is_pydraughts_spec, parse_pydraughts
 from neurocheckers.rules.engine import init_batch, material_balance, piece_counts, random_action, step
 from neurocheckers.rules.openspiel_actions import legal_moves_of, openspiel_action_to_ours, position_of
 from neurocheckers.rules.outcome import KING_VALUE, points_for
 from neurocheckers.rules.playout import default_max_plies
 from neurocheckers.rules.presets import Rules
 from neurocheckers.rules.state import BLACK, State
+from neurocheckers.timed_player import TimedPlayer, is_timed_spec, parse_timed
 
 PREFIX = "openspiel:"
 ENGINE_SPECS = "openspiel:mcts:N | openspiel:alphabeta:D"
@@ -65,6 +75,11 @@ class EngineBot:
     """``mcts`` or ``alphabeta``."""
     strength: int
     """Simulations a move (``mcts``) or depth in actions (``alphabeta``)."""
+
+
+HostPlayer = EngineBot | PyDraughtsBot | TimedPlayer
+"""A player that moves on the host, one game at a time (``play_engine_games``)."""
+AnyPlayer = Player | HostPlayer
 
 
 def is_engine_spec(spec: str) -> bool:
@@ -99,9 +114,16 @@ def parse_engine(spec: str, rules: Rules) -> EngineBot:
     return EngineBot(spec.strip(), parts[1], int(parts[2]))
 
 
-def parse_any_player(spec: str, rules: Rules) -> Player | EngineBot:
-    """An OpenSpiel bot for an ``openspiel:`` spec, else our player (``players.parse_player``)."""
-    return parse_engine(spec, rules) if is_engine_spec(spec) else parse_player(spec, rules)
+def parse_any_player(spec: str, rules: Rules) -> AnyPlayer:
+    """An OpenSpiel bot for an ``openspiel:`` spec, py-draughts' engine for a ``pydraughts:`` one, the
+    timed search for a ``timed:`` one, else our player (``players.parse_player``)."""
+    if is_engine_spec(spec):
+        return parse_engine(spec, rules)
+    if is_pydraughts_spec(spec):
+        return parse_pydraughts(spec, rules)
+    if is_timed_spec(spec):
+        return parse_timed(spec, rules)
+    return parse_player(spec, rules)
 
 
 def material_for(player: int) -> Callable[[Any], float]:
@@ -239,36 +261,114 @@ def _engine_records(rules: Rules, final: State, a_is_black: np.ndarray, length, 
     )
 
 
+@dataclasses.dataclass
+class MoveClock:
+    """The thinking time of both sides of a match, keyed by side (True: A, False: B).
+
+    A move is a turn (a multi-jump is one move, however many actions it takes). Host players (the
+    engines, timed search) are timed one game at a time; our batched JAX players' time is the batched
+    call's wall time shared equally among the games it moved in.
+    """
+
+    seconds: dict[bool, float] = dataclasses.field(default_factory=lambda: {True: 0.0, False: 0.0})
+    moves: dict[bool, int] = dataclasses.field(default_factory=lambda: {True: 0, False: 0})
+
+    def add(self, side: bool, seconds: float, moves: int) -> None:
+        self.seconds[side] += seconds
+        self.moves[side] += moves
+
+    def per_move(self, side: bool) -> float | None:
+        """Mean seconds per move of ``side`` (None before its first move)."""
+        return self.seconds[side] / self.moves[side] if self.moves[side] else None
+
+
+Mover = Callable[[State, Any, "float | None"], int]
+"""One game's host player: ``(state, openspiel_state, equal_time_seconds) -> our action``."""
+
+
+def _side_keys(keys: jax.Array, side: bool) -> jax.Array:
+    """The keys of A's (``side``) or B's moves in each game, from the ply's game keys."""
+    return keys if side else jax.vmap(jax.random.fold_in, in_axes=(0, None))(keys, 1)
+
+
+@functools.cache
+def _single(policy: Callable) -> Callable:
+    return jax.jit(policy)
+
+
+def _mover(player: AnyPlayer, game: Any, seed: list[int], key: jax.Array) -> Mover:
+    """One game's mover of a host player (``seed``: the match seed, the game, the side), or of one
+    of our players moving one game at a time (its key folded with the ply)."""
+    if isinstance(player, Player):
+        side_key = key if seed[2] else jax.random.fold_in(key, 1)
+        return lambda state, os_state, seconds: int(
+            _single(player.policy)(player.params, state, jax.random.fold_in(side_key, int(state.ply)))
+        )
+    if isinstance(player, EngineBot):
+        bot = make_bot(player, game, seed)
+        return lambda state, os_state, seconds: openspiel_action_to_ours(bot(os_state))
+    if isinstance(player, PyDraughtsBot):
+        engine_game = player.new_game()
+        return lambda state, os_state, seconds: engine_game(state)
+    timed_game = player.new_game(int(np.random.SeedSequence(seed).generate_state(1)[0]))
+    return lambda state, os_state, seconds: timed_game(state, seconds)
+
+
+def _host_moves(
+    movers: list[Mover], host: State, need: np.ndarray, os_states: list | None, budget: float | None,
+    actions: np.ndarray, clock: MoveClock, side: bool,
+) -> None:  # fmt: skip
+    """Each needing game's move from its host mover, timed into ``clock``."""
+    for i in np.flatnonzero(need):
+        state = jax.tree.map(lambda x, i=i: x[i], host)
+        start = time.perf_counter()
+        actions[i] = movers[i](state, None if os_states is None else os_states[i], budget)
+        clock.add(side, time.perf_counter() - start, int(host.continuing[i] == 0))
+
+
 def play_engine_games(
     rules: Rules,
-    a: Player | EngineBot,
-    b: Player | EngineBot,
+    a: AnyPlayer,
+    b: AnyPlayer,
     game_ids: np.ndarray,
     seed: int = 0,
     max_plies: int | None = None,
     opening_plies: int = 0,
     openings: State | None = None,
     on_game_end: Callable[[int], None] | None = None,
+    clock: MoveClock | None = None,
 ) -> GameRecords:
-    """Match games ``game_ids`` of A against B (each an OpenSpiel bot or our player), all played ply by
-    ply together in our engine and in OpenSpiel (see the module docstring). Host ``GameRecords``
-    with every game's actions ([N, max_plies], -1 after its end). ``on_game_end(finished)`` is
-    called whenever more games have ended."""
-    pyspiel, _, _ = openspiel_modules()
-    game = pyspiel.load_game("checkers")
+    """Match games ``game_ids`` of A against B (any players: OpenSpiel bots, py-draughts, timed
+    search, ours), all played ply by ply together on the host; with an OpenSpiel bot every game is
+    also played in OpenSpiel (see the module docstring). Games are judged by our rules alone. Host
+    ``GameRecords`` with every game's actions ([N, max_plies], -1 after its end); the thinking time
+    of each side goes into ``clock``. ``on_game_end(finished)`` is called whenever more games have
+    ended."""
+    mirror = isinstance(a, EngineBot) or isinstance(b, EngineBot)
+    game = openspiel_modules()[0].load_game("checkers") if mirror else None
     max_plies = default_max_plies(rules) if max_plies is None else max_plies
+    clock = MoveClock() if clock is None else clock
     game_ids = np.asarray(game_ids, np.int32)
     count, ids = len(game_ids), jnp.asarray(game_ids)
     a_is_black = game_ids % 2 == 0
-    if openings is None:
-        states, os_states = init_batch(rules, count), [game.new_initial_state() for _ in range(count)]
-    else:
-        states, os_states = paired_opening_starts(openings, ids), _opening_states(game, openings, game_ids)
+    states = init_batch(rules, count) if openings is None else paired_opening_starts(openings, ids)
+    os_states = None
+    if mirror:
+        initial = [game.new_initial_state() for _ in range(count)]
+        os_states = initial if openings is None else _opening_states(game, openings, game_ids)
     players = {True: a, False: b}
-    bots = {
-        side: [make_bot(p, game, [seed, int(g), int(side)]) for g in game_ids]
+    # Facing an equal-time player, our batched players move one game at a time, so that their time
+    # per move (which the equal-time player is given) is not a batch's share.
+    one_at_a_time = {
+        side: isinstance(players[not side], TimedPlayer) and players[not side].equal_time for side in players
+    }
+    keys0 = game_keys(jax.random.key(seed), ids)
+    movers = {
+        side: [
+            _mover(p, game, [seed, int(g), int(side)], key) for g, key in zip(game_ids, keys0, strict=True)
+        ]
         for side, p in players.items()
-        if isinstance(p, EngineBot)
+        if not isinstance(p, Player) or one_at_a_time[side]
     }
     batch_step, batch_random = _batched_engine(rules)
     key = jax.random.key(seed)
@@ -288,26 +388,29 @@ def play_engine_games(
             need = live & (a_to_move == side) & (ply >= opening_plies)
             if not need.any():
                 continue
-            if isinstance(player, EngineBot):
-                for i in np.flatnonzero(need):
-                    actions[i] = openspiel_action_to_ours(bots[side][i](os_states[i]))
-            else:
-                side_keys = keys if side else jax.vmap(jax.random.fold_in, in_axes=(0, None))(keys, 1)
-                chosen = np.asarray(_batched(player.policy)(player.params, states, side_keys))
+            if isinstance(player, Player) and not one_at_a_time[side]:
+                start = time.perf_counter()
+                chosen = np.asarray(_batched(player.policy)(player.params, states, _side_keys(keys, side)))
                 actions[need] = chosen[need]
-        _apply_to_openspiel(os_states, host, actions, live, ply, game_ids)
+                clock.add(side, time.perf_counter() - start, int((need & (host.continuing == 0)).sum()))
+            else:
+                budget = clock.per_move(not side)
+                _host_moves(movers[side], host, need, os_states, budget, actions, clock, side)
+        if mirror:
+            _apply_to_openspiel(os_states, host, actions, live, ply, game_ids)
         played[:, ply] = np.where(live, actions, -1)
         length += live
         states = batch_step(states, jnp.asarray(actions, jnp.int32))
     final = jax.device_get(states)
-    _check_ends(os_states, final, game_ids)
+    if mirror:
+        _check_ends(os_states, final, game_ids)
     return _engine_records(rules, final, a_is_black, length, played)
 
 
 def run_engine_match(
     rules: Rules,
-    a: Player | EngineBot,
-    b: Player | EngineBot,
+    a: AnyPlayer,
+    b: AnyPlayer,
     games: int,
     seed: int = 0,
     batch: int = 2048,
@@ -317,11 +420,12 @@ def run_engine_match(
     on_progress: Callable[[int, int], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
     openings: State | None = None,
+    clock: MoveClock | None = None,
 ) -> GameRecords:
-    """``arena.run_match`` with OpenSpiel bots: ``games`` games of A against B, ``batch`` at a time
+    """``arena.run_match`` with host players: ``games`` games of A against B, ``batch`` at a time
     (``play_engine_games``), A Black in the even games, paired openings from ``openings``. Host
     ``GameRecords`` [N] with the actions of the first ``keep_actions`` games; ``on_progress(done,
-    games)`` as games end, ``should_stop()`` asked before each batch."""
+    games)`` as games end, ``should_stop()`` asked before each batch; thinking times into ``clock``."""
     for name, value in (("games", games), ("batch", batch), ("max_plies", max_plies or 1)):
         if value < 1:
             raise ValueError(f"{name} must be >= 1, got {value}")
@@ -331,7 +435,9 @@ def run_engine_match(
         ids = np.arange(done, min(done + batch, games))
         ended = None if on_progress is None else lambda n, done=done: on_progress(done + n, games)
         parts.append(
-            play_engine_games(rules, a, b, ids, seed, max_plies, opening_plies, openings, on_game_end=ended)
+            play_engine_games(
+                rules, a, b, ids, seed, max_plies, opening_plies, openings, on_game_end=ended, clock=clock
+            )
         )
         done += len(ids)
         if on_progress is not None:
@@ -344,8 +450,8 @@ def run_engine_match(
 
 def play_any_match(
     rules: Rules,
-    a: Player | EngineBot,
-    b: Player | EngineBot,
+    a: AnyPlayer,
+    b: AnyPlayer,
     games: int,
     seed: int = 0,
     batch: int = 2048,
@@ -354,15 +460,17 @@ def play_any_match(
     keep_actions: int = 0,
     on_progress: Callable[[int, int], None] | None = None,
     openings: State | None = None,
+    clock: MoveClock | None = None,
 ) -> GameRecords:
-    """A match of A against B: ``arena.run_match`` when both are our players, else
-    ``run_engine_match``; the same arguments and records either way."""
-    if isinstance(a, Player) and isinstance(b, Player):
+    """A match of A against B: ``arena.run_match`` when both are our players and no ``clock`` is
+    asked for, else ``run_engine_match`` (which times both sides into ``clock``); the same
+    arguments and records either way."""
+    if isinstance(a, Player) and isinstance(b, Player) and clock is None:
         return run_match(
             rules, a.policy, a.params, b.policy, b.params, games, seed, batch, max_plies, opening_plies,
             keep_actions, on_progress=on_progress, openings=openings,
         )  # fmt: skip
     return run_engine_match(
         rules, a, b, games, seed, batch, max_plies, opening_plies, keep_actions, on_progress,
-        openings=openings,
+        openings=openings, clock=clock,
     )  # fmt: skip

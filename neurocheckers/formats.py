@@ -103,8 +103,8 @@ RESERVED_AGENT_KEYS = (
 """Agent-file metadata keys written by ``save_agent`` itself; extra metadata may not use them."""
 
 PLAYER_SPECS = (
-    "random | greedy:FILE | greedy-material | alphabeta:D | alphabeta:D:FILE | mcts:FILE:SIMS"
-    " | mcts-rollout:SIMS"
+    "random | greedy:FILE | greedy-material | alphabeta:D | alphabeta:D:FILE | alphabeta:D:heuristic"
+    " | mcts:FILE:SIMS | mcts-rollout:SIMS"
 )
 """The player specs ``players.parse_player`` reads; FILE is an agent file."""
 FIXED_OPPONENTS = "random | greedy-material | alphabeta:D"

@@ -1,9 +1,11 @@
 """Players from command-line specs: ``random``, ``greedy:FILE``, ``greedy-material``,
-``alphabeta:D``, ``alphabeta:D:FILE``, ``mcts:FILE:SIMS``, ``mcts-rollout:SIMS``, where FILE is an
-agent file (``agent_file``), read here. The policies themselves are in ``policies``.
+``alphabeta:D``, ``alphabeta:D:FILE``, ``alphabeta:D:heuristic``, ``mcts:FILE:SIMS``,
+``mcts-rollout:SIMS``, where FILE is an agent file (``agent_file``), read here. The policies
+themselves are in ``policies``.
 
 ``alphabeta:D:FILE`` is the same depth-D alpha-beta as ``alphabeta:D`` with the agent's network
 scoring the unfinished leaves instead of the material count: the equal-depth test of an evaluator.
+``alphabeta:D:heuristic`` scores them with the hand-written evaluation of ``search.heuristic``.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from neurocheckers.policies import (
     Player,
     alphabeta_player_policy,
     greedy_player_policy,
+    heuristic_alphabeta_policy,
     material_value,
     mcts_player,
     mcts_player_policy,
@@ -68,6 +71,8 @@ def parse_player(spec: str, rules: Rules) -> Player:
         return Player(f"alphabeta:{depth}", alphabeta_player_policy(rules, depth))
     if kind == "alphabeta" and len(args) == 2:
         depth = _positive_int(args[0], "the depth", spec, MAX_ALPHABETA_DEPTH)
+        if args[1] == "heuristic":
+            return Player(f"alphabeta:{depth}:heuristic", heuristic_alphabeta_policy(rules, depth))
         agent = _agent(rules, args[1], spec)
         return Player(spec, alphabeta_player_policy(rules, depth, value_fn(agent.spec)), agent.params)
     if kind == "mcts-rollout" and len(args) == 1:

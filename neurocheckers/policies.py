@@ -14,7 +14,7 @@ from typing import Any
 from neurocheckers.arena import Policy
 from neurocheckers.evaluator import EvaluatorSpec, value_fn
 from neurocheckers.rules.presets import Rules
-from neurocheckers.search import baselines
+from neurocheckers.search import baselines, heuristic
 from neurocheckers.search.mcts import MCTSConfig, ValueFn, search
 
 
@@ -36,6 +36,12 @@ def random_player_policy(rules: Rules) -> Policy:
 def alphabeta_player_policy(rules: Rules, depth: int, evaluator: ValueFn | None = None) -> Policy:
     """Depth-``depth`` alpha-beta with the material count, or ``evaluator`` at the leaves."""
     return baselines.alphabeta_policy(rules, depth, evaluator)
+
+
+@functools.cache
+def heuristic_alphabeta_policy(rules: Rules, depth: int) -> Policy:
+    """Depth-``depth`` alpha-beta with the hand-written evaluation (``search.heuristic``) at the leaves."""
+    return heuristic.heuristic_alphabeta_policy(rules, depth)
 
 
 @functools.cache

@@ -12,6 +12,14 @@ rows:
 - ``calibration``: neighbouring ladder opponents against each other, so that one Elo fit over all
   games puts every player on one scale, anchored at ``random`` = 0.
 
+The ``american8`` ladder (``ladder = "american8"``) adds the real rulers: material alpha-beta to
+depth 6, the hand-written evaluation (``alphabeta:D:heuristic``) at depths 2-6, OpenSpiel's MCTS
+with 1,000 simulations and py-draughts' engine at depths 4, 6 and 8, and a second equal-depth test
+against the heuristic. With ``equal_time`` the player's ladder rows are played by the timed search
+with its network (``timed:equal:FILE``), which gets at each move the opponent's mean thinking time
+per move so far; every row then reports both sides' seconds per move, each game's moves timed one
+game at a time (``engines.MoveClock``).
+
 A score's 95% interval treats each opening's pair of games as one observation (the games of a pair
 are correlated), as engine testers do with paired openings.
 """
@@ -25,17 +33,28 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import jax
 import numpy as np
 
-from neurocheckers.engines import parse_any_player, play_any_match
+from neurocheckers.engines import MoveClock, parse_any_player, play_any_match
 from neurocheckers.formats import display_name
 from neurocheckers.players import trained_player_spec
+from neurocheckers.policies import Player
 from neurocheckers.rules.openings import load_openings, opening_states
 from neurocheckers.rules.presets import Rules
 from neurocheckers.stats import elo_standard_errors, fit_elo, paired_interval
 
 ANCHOR = "random"
 """The player whose rating is fixed at 0."""
+AMERICAN8_LADDER = (
+    ("random",)
+    + tuple(f"alphabeta:{d}" for d in range(1, 7))
+    + tuple(f"alphabeta:{d}:heuristic" for d in range(2, 7))
+    + ("openspiel:mcts:1000", "pydraughts:4", "pydraughts:6", "pydraughts:8")
+)
+"""The opponents of the ``american8`` ladder, weakest first within each family."""
+SLOW_ENGINES = ("openspiel:mcts:1000", "pydraughts:8")
+"""Opponents slow enough (about a second a move, in Python) to get ``engine_openings``."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -55,6 +74,17 @@ class GauntletConfig:
     max_plies: int | None = None
     """Cap on a game's length (default: a bound from the rules' own draw limits); games unfinished
     at the cap count as draws and are reported."""
+    ladder: str = "material"
+    """material (random, greedy-material, alphabeta:1..depth) or american8 (``AMERICAN8_LADDER``)."""
+    heuristic_depths: tuple[int, ...] = ()
+    """Depths of the equal-depth test against the hand-written evaluation (american8 ladder)."""
+    equal_time: bool = False
+    """Play the player's ladder rows with the timed search (``timed:equal:FILE``) at the opponent's
+    time per move, and time both sides."""
+    engine_openings: int = 0
+    """Openings of the rows against ``SLOW_ENGINES`` (0: ``openings``)."""
+    only: tuple[str, ...] = ()
+    """Play only the rows against these opponents (a split of the gauntlet over processes)."""
 
     def __post_init__(self) -> None:
         if self.openings < 1:
@@ -65,6 +95,12 @@ class GauntletConfig:
             raise ValueError(f"equal depths must be in 1..8, got {self.equal_depths}")
         if self.batch < 1 or (self.max_plies is not None and self.max_plies < 1):
             raise ValueError(f"batch and max_plies must be >= 1, got {self.batch}, {self.max_plies}")
+        if self.ladder not in ("material", "american8"):
+            raise ValueError(f"ladder must be material or american8, got {self.ladder!r}")
+        if any(not 1 <= d <= 8 for d in self.heuristic_depths) or self.engine_openings < 0:
+            raise ValueError(
+                f"bad heuristic depths {self.heuristic_depths} or engine openings {self.engine_openings}"
+            )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -87,6 +123,10 @@ class Row:
     """Lower end of the 95% interval of ``score``."""
     high: float
     """Upper end of the 95% interval of ``score``."""
+    player_seconds: float | None = None
+    """The player's mean thinking time per move (timed rows only; a multi-jump is one move)."""
+    opponent_seconds: float | None = None
+    """The opponent's mean thinking time per move (timed rows only)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -110,19 +150,21 @@ class GauntletResult:
         return next(r for r in self.ratings if r.player == player)
 
 
+BUILT_IN_EVALUATIONS = ("heuristic", "material")
+"""Evaluations named in a spec's agent-file place that are not files."""
+
+
 def agent_file_of(spec: str) -> str | None:
     """The agent file a player spec uses, if any: ``mcts:FILE:N``, ``greedy:FILE``,
-    ``alphabeta:D:FILE``, or a bare ``FILE.safetensors``."""
+    ``alphabeta:D:FILE``, ``timed:BUDGET:FILE``, or a bare ``FILE.safetensors``."""
     parts = spec.split(":")
     if len(parts) == 1 and spec.endswith(".safetensors"):
         return spec
-    if parts[0] == "mcts" and len(parts) == 3:
-        return parts[1]
-    if parts[0] == "greedy" and len(parts) == 2:
-        return parts[1]
-    if parts[0] == "alphabeta" and len(parts) == 3:
-        return parts[2]
-    return None
+    places = {("mcts", 3): 1, ("greedy", 2): 1, ("alphabeta", 3): 2, ("timed", 3): 2}
+    index = places.get((parts[0], len(parts)))
+    if index is None or parts[index] in BUILT_IN_EVALUATIONS:
+        return None
+    return parts[index]
 
 
 def player_spec(spec: str, rules: Rules) -> str:
@@ -142,25 +184,46 @@ def player_spec(spec: str, rules: Rules) -> str:
 
 def pairings(player: str, config: GauntletConfig) -> list[tuple[str, str, str]]:
     """``(kind, player, opponent)`` for every match of the gauntlet of ``player``."""
-    ladder = [ANCHOR, "greedy-material"] + [f"alphabeta:{d}" for d in range(1, config.depth + 1)]
-    rows = [("ladder", player, opponent) for opponent in ladder if opponent != player]
     agent = agent_file_of(player)
+    if config.ladder == "american8":
+        ladder = list(AMERICAN8_LADDER)
+        material_depths = list(range(1, 7))
+    else:
+        ladder = [ANCHOR, "greedy-material"] + [f"alphabeta:{d}" for d in range(1, config.depth + 1)]
+        material_depths = list(range(1, config.depth + 1))
+    ladder_player = f"timed:equal:{agent}" if config.equal_time and agent is not None else player
+    rows = [("ladder", ladder_player, opponent) for opponent in ladder if opponent != player]
     if agent is not None:
         rows += [("equal-depth", f"alphabeta:{d}:{agent}", f"alphabeta:{d}") for d in config.equal_depths]
-    material_depths = sorted({*range(1, config.depth + 1), *(config.equal_depths if agent else ())})
-    calibration = [ANCHOR, "greedy-material"] + [f"alphabeta:{d}" for d in material_depths]
+        rows += [
+            ("equal-depth", f"alphabeta:{d}:{agent}", f"alphabeta:{d}:heuristic")
+            for d in config.heuristic_depths
+        ]
+    material_depths = sorted({*material_depths, *(config.equal_depths if agent else ())})
+    calibration = [ANCHOR, "greedy-material"] if config.ladder == "material" else [ANCHOR]
+    calibration += [f"alphabeta:{d}" for d in material_depths]
     rows += [("calibration", b, a) for a, b in zip(calibration, calibration[1:], strict=False)]
+    if config.ladder == "american8":
+        heuristic = [f"alphabeta:{d}:heuristic" for d in range(2, 7)]
+        rows += [("calibration", h, f"alphabeta:{d}") for h, d in zip(heuristic, range(2, 7), strict=True)]
+    if config.only:
+        rows = [row for row in rows if row[2] in config.only]
     return rows
 
 
 def play_row(rules: Rules, kind: str, a_spec: str, b_spec: str, starts, config: GauntletConfig) -> Row:
     """One match of ``a_spec`` against ``b_spec`` from every opening of ``starts`` with both colours
-    (either may be an OpenSpiel bot, ``engines``)."""
+    (either may be a host player, ``engines``), both sides timed when either is a host player."""
     a, b = parse_any_player(a_spec, rules), parse_any_player(b_spec, rules)
-    games = 2 * config.openings
+    openings = (
+        config.engine_openings if config.engine_openings and b_spec in SLOW_ENGINES else config.openings
+    )
+    starts = jax.tree.map(lambda x: x[:openings], starts)
+    games = 2 * openings
+    clock = None if isinstance(a, Player) and isinstance(b, Player) else MoveClock()
     records = play_any_match(
         rules, a, b, games, seed=config.seed, batch=min(config.batch, games), max_plies=config.max_plies,
-        openings=starts,
+        openings=starts, clock=clock,
     )  # fmt: skip
     score = np.asarray(records.score)
     mean, low, high = paired_interval(score)
@@ -176,6 +239,8 @@ def play_row(rules: Rules, kind: str, a_spec: str, b_spec: str, starts, config: 
         score=mean,
         low=low,
         high=high,
+        player_seconds=None if clock is None else clock.per_move(True),
+        opponent_seconds=None if clock is None else clock.per_move(False),
     )
 
 
@@ -221,6 +286,13 @@ def run_gauntlet(
     return GauntletResult(rules.name, player, config, tuple(rows), rate(rows))
 
 
+def seconds_text(row: Row) -> str:
+    """Both sides' mean seconds per move, or ``-`` for an untimed row."""
+    if row.player_seconds is None or row.opponent_seconds is None:
+        return "-"
+    return f"{row.player_seconds:.4f} {row.opponent_seconds:.4f}"
+
+
 def format_gauntlet(result: GauntletResult) -> str:
     """The result as a text table: one line per match, then the ratings."""
     names = [display_name(r.player) for r in result.rows]
@@ -230,12 +302,12 @@ def format_gauntlet(result: GauntletResult) -> str:
         f"gauntlet of {display_name(result.player)} on {result.rules}: {result.config.openings} openings"
         f" x 2 colours per match (seed {result.config.seed})",
         f"{'kind':<12} {'player':<{width}} {'opponent':<{opponent_width}} {'games':>5} {'W':>4} {'D':>4}"
-        f" {'L':>4} {'score':>6}  95% CI",
+        f" {'L':>4} {'score':>6}  95% CI        s/move (player, opponent)",
     ]
     for name, r in zip(names, result.rows, strict=True):
         lines.append(
             f"{r.kind:<12} {name:<{width}} {r.opponent:<{opponent_width}} {r.games:>5} {r.wins:>4}"
-            f" {r.draws:>4} {r.losses:>4} {r.score:>6.3f}  {r.low:.3f}..{r.high:.3f}"
+            f" {r.draws:>4} {r.losses:>4} {r.score:>6.3f}  {r.low:.3f}..{r.high:.3f}  {seconds_text(r)}"
         )
     lines.append(f"ratings (Elo, {ANCHOR} = 0, 95% CI):")
     for rating in sorted(result.ratings, key=lambda x: -x.elo):

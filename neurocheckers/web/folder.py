@@ -49,7 +49,7 @@ GAME_SUFFIXES = (".json", ".pdn")
 """Files the Games page offers (a .json file only when it is a game file)."""
 SKIPPED_FOLDERS = (LINEAGE_DIR, "__pycache__", "node_modules")
 """Folders never searched for runs or game files (hidden ones neither)."""
-AGENT_FILE_ARGUMENT = {("greedy", 1): 0, ("alphabeta", 2): 1, ("mcts", 2): 0}
+AGENT_FILE_ARGUMENT = {("greedy", 1): 0, ("alphabeta", 2): 1, ("mcts", 2): 0, ("timed", 2): 1}
 """Where a player spec names its agent file: (kind, argument count) -> argument index."""
 
 
@@ -94,7 +94,8 @@ def spec_agent_file(spec: str) -> str | None:
     kind, _, rest = spec.strip().partition(":")
     args = rest.split(":") if rest else []
     index = AGENT_FILE_ARGUMENT.get((kind, len(args)))
-    return None if index is None else args[index]
+    # alphabeta:D:heuristic and timed:BUDGET:material name a built-in evaluation, not a file.
+    return None if index is None or args[index] in ("heuristic", "material") else args[index]
 
 
 def with_agent_file(spec: str, path: str | Path) -> str:

@@ -1,0 +1,184 @@
+"""A play-time search that uses its thinking time: iterative deepening of ``alphabeta_stack`` to a
+time or node budget per move.
+
+Each iteration is one call of a single jitted search (the nominal depth, the node limit and the first
+root move are traced, so one compiled program serves every depth and every position). What it does:
+
+- **iterative deepening**: depth 1, 2, 3, ... until the budget is spent; an iteration cut off by the
+  budget still counts when the previous best move was searched in it first (its score is then exact,
+  and any move found better after it is exact too);
+- **capture extensions**: leaves at the nominal depth with a capture to make are searched on until
+  quiet (``EXTENSION`` levels at most), so exchanges are not cut in half at the horizon;
+- **move ordering**: the previous iteration's best move first at the root, captures first elsewhere;
+- it stops early with one legal move, on a proven win or loss, and when the whole game tree below
+  the root is searched (an iteration no larger than the last).
+
+A transposition table is not used: in a ``lax.while_loop`` over a fixed-size stack it would be a
+large hashed array updated every node, and the ordering above already gives most of alpha-beta's
+pruning at these depths (measured in ``scripts/bench_search.py``).
+
+Budgets are seconds of wall time (``seconds``), or nodes (``nodes``: deterministic, for tests and
+reproducible matches). A node is one iteration of the search loop (one child searched or one node
+finished), the unit of ``SearchStack.iterations``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import time
+from collections.abc import Callable
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from neurocheckers.rules.presets import Rules
+from neurocheckers.rules.state import State
+from neurocheckers.search.alphabeta import WIN_SCORE, Heuristic, alphabeta_stack, color_sign
+
+MAX_DEPTH = 24
+"""The deepest nominal depth tried (in plies, one jump of a multi-jump being one)."""
+EXTENSION = 8
+"""Levels beyond the nominal depth that capture extensions may use (the stack has
+``MAX_DEPTH + EXTENSION`` levels: 32 searched as fast as 8, while 56 took twice as long a node)."""
+DEFAULT_RATE = 100_000.0
+"""Nodes per second assumed before a player has measured its own rate."""
+MIN_NODES = 256
+"""The smallest node limit an iteration is given."""
+
+LeafScore = Callable[[Any, jax.Array], Heuristic]
+"""``(params, key) -> Heuristic``: the leaf score of a search, built from an evaluator's parameters."""
+
+
+@dataclasses.dataclass(frozen=True)
+class IterationResult:
+    """One iteration's answer, on the host."""
+
+    scores: np.ndarray
+    """[A] float32, root action scores from the mover's view."""
+    done: np.ndarray
+    """[A] bool, the legal root actions whose score is final."""
+    nodes: int
+    complete: bool
+
+
+@dataclasses.dataclass(frozen=True)
+class SearchInfo:
+    """What one move's search did."""
+
+    action: int
+    depth: int
+    """The deepest nominal depth whose result chose the move (0: the only legal move)."""
+    nodes: int
+    seconds: float
+    score: float
+    """The chosen move's score from the mover's view (a win is near ``WIN_SCORE``)."""
+
+
+@functools.cache
+def iteration_kernel(rules: Rules, leaf: LeafScore, root_margin: float) -> Callable:
+    """The jitted ``(params, state, depth, node_limit, first_action, key) -> (scores, done, nodes,
+    complete)`` of one iteration: a quiescent alpha-beta of nominal ``depth``."""
+
+    def run(params, state, depth, node_limit, first_action, key):
+        final = alphabeta_stack(
+            rules, state, depth, leaf(params, key), root_margin, max_levels=MAX_DEPTH + EXTENSION,
+            quiescence=True, node_limit=node_limit, first_action=first_action,
+        )  # fmt: skip
+        legal = state.legal_action_mask
+        scores = color_sign(state.color) * final.root_scores
+        return scores, final.root_done & legal, final.iterations, final.complete
+
+    return jax.jit(run)
+
+
+def run_iteration(kernel: Callable, params, state: State, depth: int, node_limit: int, first: int, key):
+    """One iteration on the host (``IterationResult``)."""
+    scores, done, nodes, complete = jax.device_get(
+        kernel(params, state, jnp.int32(depth), jnp.int32(node_limit), jnp.int32(first), key)
+    )
+    return IterationResult(np.asarray(scores), np.asarray(done), int(nodes), bool(complete))
+
+
+def choose(result: IterationResult, first: int, rng: np.random.Generator) -> tuple[int, float] | None:
+    """``(action, score)`` of an iteration, or None when it cannot be trusted: an incomplete one
+    counts only if the previous best move ``first`` got its final score in it. Ties are broken by
+    ``rng``."""
+    if not result.complete and (first < 0 or not result.done[first]):
+        return None
+    if not result.done.any():
+        return None
+    scores = np.where(result.done, result.scores, -np.inf)
+    best = np.flatnonzero(scores >= scores.max())
+    action = int(best[rng.integers(len(best))]) if len(best) > 1 else int(best[0])
+    return action, float(scores[action])
+
+
+@dataclasses.dataclass
+class Deepening:
+    """Iterative deepening with one evaluator; keeps its measured speed between moves.
+
+    ``kernel`` comes from ``iteration_kernel``; ``params`` are the evaluator's. ``rate`` is the
+    measured nodes per second (updated after every large iteration), used to turn the time left into
+    a node limit so that an iteration stops near the deadline.
+    """
+
+    kernel: Callable
+    params: Any
+    rate: float = DEFAULT_RATE
+
+    def search(
+        self,
+        state: State,
+        key: jax.Array,
+        seconds: float | None = None,
+        nodes: int | None = None,
+        max_depth: int = MAX_DEPTH,
+    ) -> SearchInfo:
+        """The move for one game's ``state`` (host or device, unbatched) within ``seconds`` of wall
+        time or ``nodes`` nodes (exactly one of them)."""
+        if (seconds is None) == (nodes is None):
+            raise ValueError("give exactly one budget: seconds or nodes")
+        start = time.perf_counter()
+        legal = np.flatnonzero(np.asarray(state.legal_action_mask))
+        if len(legal) <= 1:
+            return SearchInfo(int(legal[0]) if len(legal) else 0, 0, 0, 0.0, 0.0)
+        rng = np.random.default_rng(np.asarray(jax.random.key_data(key)).ravel())
+        best, spent, last_nodes = (int(legal[0]), 0.0), 0, -1
+        depth_done = 0
+        for depth in range(1, max_depth + 1):
+            limit = self._node_limit(start, seconds, nodes, spent, depth)
+            if limit is None:
+                break
+            result = run_iteration(
+                self.kernel, self.params, state, depth, limit, best[0] if depth_done else -1, key
+            )
+            spent += result.nodes
+            self._measure(result.nodes, time.perf_counter() - start, spent)
+            chosen = choose(result, best[0] if depth_done else -1, rng)
+            if chosen is not None:
+                best, depth_done = chosen, depth
+            proven = abs(best[1]) >= WIN_SCORE - MAX_DEPTH - EXTENSION
+            exhausted = result.complete and result.nodes <= last_nodes
+            if not result.complete or proven or exhausted:
+                break
+            last_nodes = result.nodes
+        return SearchInfo(best[0], depth_done, spent, time.perf_counter() - start, best[1])
+
+    def _node_limit(self, start, seconds, nodes, spent, depth) -> int | None:
+        """The node limit of the next iteration, or None when there is no budget left for it."""
+        if nodes is not None:
+            left = nodes - spent
+            return left if left > 0 else None
+        elapsed = time.perf_counter() - start
+        # Past half the budget an iteration (several times the last one) would not finish.
+        if depth > 1 and elapsed > 0.5 * seconds:
+            return None
+        return max(MIN_NODES, int((seconds - elapsed) * self.rate))
+
+    def _measure(self, iteration_nodes: int, elapsed: float, spent: int) -> None:
+        """Fold this move's speed so far into ``rate`` once it is large enough to be measured."""
+        if iteration_nodes >= 5_000 and elapsed > 0:
+            self.rate = 0.5 * self.rate + 0.5 * spent / elapsed

@@ -1,0 +1,140 @@
+"""The play-time search as a player: ``timed:BUDGET:EVAL``.
+
+- ``BUDGET``: ``0.5s`` (seconds of wall time per move), ``20000n`` (nodes per move: deterministic),
+  or ``equal`` (the opponent's mean time per move so far in the match: the equal-time mode);
+- ``EVAL``: an agent file (its network scores the leaves), ``heuristic`` (the hand-written 8x8
+  evaluation, ``search.heuristic``) or ``material`` (men 1, kings 1.5).
+
+Unlike the pure JAX policies of ``players``, a timed player runs on the host, one game at a time
+(``search.timed``): the match loop (``engines.play_engine_games``) calls ``new_game`` once per game
+and then the game's mover at each of its turns.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Callable
+from typing import Any
+
+import jax
+
+from neurocheckers.agent_file import load_agent
+from neurocheckers.evaluator import value_fn
+from neurocheckers.rules.engine import material_balance
+from neurocheckers.rules.presets import Rules
+from neurocheckers.rules.state import State
+from neurocheckers.search.alphabeta import NETWORK_ROOT_MARGIN, ROOT_MARGIN, value_heuristic
+from neurocheckers.search.heuristic import heuristic_score
+from neurocheckers.search.timed import Deepening, SearchInfo, iteration_kernel
+from neurocheckers.search.types import ValueFn
+
+PREFIX = "timed:"
+SPECS = "timed:SECONDSs:EVAL | timed:NODESn:EVAL | timed:equal:EVAL (EVAL: FILE, heuristic or material)"
+MAX_SECONDS = 60.0
+"""The longest think time a move may be given (the web app's cap too)."""
+MAX_NODES = 100_000_000
+EQUAL_TIME_SHARE = 0.95
+"""In the equal-time mode a move's budget is this share of the opponent's mean time per move, as an
+iteration cut at the deadline overruns it by a little."""
+FIRST_MOVE_SECONDS = 0.05
+"""The equal-time budget before the opponent has moved."""
+
+
+@functools.cache
+def network_leaf(evaluator: ValueFn) -> Callable:
+    """``(params, key) -> Heuristic`` scoring leaves with a network's value function."""
+    return lambda params, key: value_heuristic(evaluator, params, key)
+
+
+@functools.cache
+def material_leaf() -> Callable:
+    return lambda params, key: material_balance
+
+
+@functools.cache
+def heuristic_leaf(rules: Rules) -> Callable:
+    return lambda params, key: functools.partial(heuristic_score, rules)
+
+
+@dataclasses.dataclass
+class TimedGame:
+    """One game's mover: ``mover(state, seconds=None) -> action``; ``seconds`` is the equal-time
+    budget the match loop hands an ``equal`` player."""
+
+    player: TimedPlayer
+    seed: int
+    infos: list[SearchInfo] = dataclasses.field(default_factory=list)
+
+    def __call__(self, state: State, seconds: float | None = None) -> int:
+        p = self.player
+        key = jax.random.fold_in(jax.random.key(self.seed), int(state.ply))
+        if p.equal_time:
+            seconds = FIRST_MOVE_SECONDS if seconds is None else EQUAL_TIME_SHARE * seconds
+        else:
+            seconds = p.seconds
+        info = p.deepening.search(state, key, seconds=seconds, nodes=p.nodes)
+        self.infos.append(info)
+        return info.action
+
+
+@dataclasses.dataclass
+class TimedPlayer:
+    """An iterative-deepening player named by a ``timed:`` spec (see the module docstring)."""
+
+    name: str
+    deepening: Deepening
+    seconds: float | None = None
+    nodes: int | None = None
+    equal_time: bool = False
+
+    def new_game(self, seed: int) -> TimedGame:
+        return TimedGame(self, seed)
+
+
+def is_timed_spec(spec: str) -> bool:
+    return spec.strip().startswith(PREFIX)
+
+
+def _budget(text: str, spec: str) -> tuple[float | None, int | None, bool]:
+    """``(seconds, nodes, equal_time)`` of a spec's budget part."""
+    if text == "equal":
+        return None, None, True
+    try:
+        if text.endswith("s") and 0 < float(text[:-1]) <= MAX_SECONDS:
+            return float(text[:-1]), None, False
+        if text.endswith("n") and 1 <= int(text[:-1]) <= MAX_NODES:
+            return None, int(text[:-1]), False
+    except ValueError:
+        pass
+    raise ValueError(
+        f"bad player spec {spec!r}: the budget {text!r} must be seconds in (0, {MAX_SECONDS:g}] like 0.5s,"
+        f" nodes in 1..{MAX_NODES} like 20000n, or equal"
+    )
+
+
+def _leaf(rules: Rules, evaluator: str, spec: str) -> tuple[Callable, Any, float]:
+    """``(leaf score builder, params, root margin)`` of a spec's evaluator part."""
+    if evaluator == "material":
+        return material_leaf(), None, ROOT_MARGIN
+    if evaluator == "heuristic":
+        return heuristic_leaf(rules), None, NETWORK_ROOT_MARGIN
+    try:
+        agent = load_agent(evaluator, rules)
+    except FileNotFoundError:
+        raise ValueError(f"bad player spec {spec!r}: no agent file {evaluator!r}") from None
+    except ValueError as e:
+        raise ValueError(f"bad player spec {spec!r}: {e}") from None
+    return network_leaf(value_fn(agent.spec)), agent.params, NETWORK_ROOT_MARGIN
+
+
+def parse_timed(spec: str, rules: Rules) -> TimedPlayer:
+    """The timed player of a ``timed:BUDGET:EVAL`` spec; ``ValueError`` (one line) naming what is
+    wrong."""
+    parts = spec.strip().split(":", 2)
+    if len(parts) != 3 or parts[0] != "timed" or not parts[2]:
+        raise ValueError(f"bad player spec {spec!r}; expected {SPECS}")
+    seconds, nodes, equal_time = _budget(parts[1], spec)
+    leaf, params, margin = _leaf(rules, parts[2], spec)
+    deepening = Deepening(iteration_kernel(rules, leaf, margin), params)
+    return TimedPlayer(spec.strip(), deepening, seconds, nodes, equal_time)
