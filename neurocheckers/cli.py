@@ -632,6 +632,14 @@ def play(
     seconds: Annotated[
         float, typer.Option(metavar="SECONDS", help="The agent's thinking time per move.")
     ] = 1.0,
+    search: Annotated[
+        str,
+        typer.Option(
+            metavar="SEARCH",
+            help="How the agent thinks: alphabeta (iterative-deepening alpha-beta, its network scoring"
+            " the leaves: timed:SECONDSs:FILE) or mcts (the anytime MCTS).",
+        ),
+    ] = "alphabeta",
     human: Annotated[
         str, typer.Option(metavar="COLOUR", help="Your colour: black (moves first) or white.")
     ] = "black",
@@ -643,27 +651,34 @@ def play(
 ) -> None:
     """Play against an agent in the terminal.
 
-    Type moves as 9-14, 9x18 or 1x10x19, or help, moves, board, undo, quit."""
+    Type moves as 9-14, 9x18 or 1x10x19, or help, moves, board, undo, quit. The agent thinks
+    --seconds a move with the timed alpha-beta search, or with MCTS (--search mcts)."""
     import math
     from pathlib import Path
 
     from neurocheckers.agent_file import load_agent
-    from neurocheckers.play import parse_color, play_game
+    from neurocheckers.play import SEARCHES, parse_color, play_game
+    from neurocheckers.timed_player import MAX_SECONDS
 
     preset = _rules(rules) if rules is not None else None
+    if search not in SEARCHES:
+        raise UserError(f"--search must be one of {', '.join(SEARCHES)}, got {search!r}")
     try:
         color = parse_color(human)
     except ValueError:
         raise UserError(f"--human must be black or white, got {human!r}") from None
     if not (seconds > 0 and math.isfinite(seconds)):
         raise UserError(f"--seconds must be a positive number, got {seconds}")
+    if search == "alphabeta" and seconds > MAX_SECONDS:
+        raise UserError(f"--seconds must be at most {MAX_SECONDS:g} with --search alphabeta, got {seconds}")
     if not Path(agent).is_file():
         raise UserError(f"no agent file {agent!r}")
     try:
         loaded = load_agent(agent, preset)
     except ValueError as e:
         raise UserError(str(e)) from None
-    game = play_game(loaded, loaded.rules, seconds, color, seed=seed, names=("human", Path(agent).name))
+    names = ("human", Path(agent).name)
+    game = play_game(loaded, loaded.rules, seconds, color, seed=seed, names=names, search=search)
     if save is not None:
         from neurocheckers.analysis.pdn_games import save_game_file
 

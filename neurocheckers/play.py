@@ -1,8 +1,15 @@
 """A person against an agent in the terminal: the game loop of ``neurocheckers play``.
 
 ``play_game`` reads lines through ``read_line`` and writes through ``write``, so tests drive it with
-scripted input. The agent searches with ``anytime_search`` until a wall-clock limit; its search sizes
-are compiled before the first move (``prepare_agent``), so thinking time is spent thinking.
+scripted input. The agent thinks until a wall-clock limit a move, with one of two searches:
+
+- ``alphabeta`` (the default): the timed search of ``timed_player`` (``timed:SECONDSs:FILE``:
+  iterative-deepening alpha-beta with capture extensions, the network scoring the leaves), compiled
+  before the first move by a tiny search (``prepare_timed``); ``timed_turn`` plays a whole turn;
+- ``mcts``: ``anytime_search``, whose search sizes are compiled before the first move
+  (``prepare_agent``); ``agent_turn`` plays a whole turn.
+
+Either way thinking time is spent thinking, not compiling.
 """
 
 from __future__ import annotations
@@ -30,12 +37,23 @@ from neurocheckers.rules.notation import (
 )
 from neurocheckers.rules.presets import Rules
 from neurocheckers.rules.state import BLACK, WHITE, State
+from neurocheckers.search.alphabeta import WIN_SCORE
 from neurocheckers.search.mcts import MCTSConfig, anytime_search
+from neurocheckers.search.timed import EXTENSION, MAX_DEPTH, SearchInfo
+from neurocheckers.timed_player import MAX_SECONDS, TimedPlayer, agent_player
 
 COLORS = {"black": BLACK, "white": WHITE}
 """``--human`` values and the colour each stands for."""
 DEFAULT_SEARCH = MCTSConfig()
-"""The agent's search settings; ``anytime_search`` grows the simulation count from 16."""
+"""The MCTS agent's search settings; ``anytime_search`` grows the simulation count from 16."""
+SEARCHES = ("alphabeta", "mcts")
+"""``--search`` values: the timed alpha-beta search (the default) or the anytime MCTS."""
+PROVEN_SCORE = WIN_SCORE - MAX_DEPTH - EXTENSION
+"""A timed search's score at least this large (in absolute value) is a proven win (or loss)."""
+WARM_UP_NODES = 64
+"""The node budget of ``prepare_timed``'s search: enough to compile, too small to take time."""
+MIN_TURN_SECONDS = 0.001
+"""The least time a later jump's search of a timed turn is given once the turn's time is spent."""
 QUIT_WORDS = ("quit", "exit", "q", "resign")
 HELP = (
     "type a move in standard notation: 9-14 for a step, 9x18 for a capture, 1x10x19 for a multi-jump\n"
@@ -146,6 +164,89 @@ def agent_turn(
 
 
 @dataclasses.dataclass(frozen=True)
+class SearchedMove:
+    """The timed search's whole turn: the move, the first search that chose among several actions
+    (None when every action was forced), the nodes of all its searches, and the seconds spent."""
+
+    move: Move
+    info: SearchInfo | None
+    nodes: int
+    seconds: float
+
+
+def prepare_timed(player: TimedPlayer, rules: Rules) -> None:
+    """Compile ``player``'s search before its first move: one search of ``WARM_UP_NODES`` nodes from
+    the start (its one jitted iteration serves every depth and position afterwards)."""
+    player.deepening.search(jax.device_get(init(rules)), jax.random.key(0), nodes=WARM_UP_NODES)
+
+
+def timed_turn(
+    player: TimedPlayer, rules: Rules, state: State, key: jax.Array, seconds: float | None = None
+) -> SearchedMove:
+    """``player``'s whole turn in ``state``, one search an action (a single legal action is played at
+    once). A node budget applies to each search; a time budget (``seconds``, else the player's own)
+    to the whole turn: a multi-jump's later jumps share what is left of it."""
+    budget = player.seconds if seconds is None else seconds
+    if player.nodes is None and budget is None:
+        raise ValueError(f"{player.name!r} needs a think time (seconds)")
+    started = time.perf_counter()
+    actions: list[int] = []
+    path: list[int] = []
+    capture = False
+    first: SearchInfo | None = None
+    nodes = 0
+    current = state
+    while True:
+        subkey = jax.random.fold_in(key, len(actions))
+        if player.nodes is not None:
+            info = player.deepening.search(current, subkey, nodes=player.nodes)
+        else:
+            left = max(budget - (time.perf_counter() - started), MIN_TURN_SECONDS)
+            info = player.deepening.search(current, subkey, seconds=left)
+        nodes += info.nodes
+        first = info if first is None and info.depth > 0 else first
+        src, dst, is_capture = action_squares(rules, current, info.action)
+        path = path or [src]
+        path.append(dst)
+        capture = capture or is_capture
+        actions.append(info.action)
+        current = apply_move(rules, current, Move((info.action,), (src, dst), is_capture))
+        if not int(current.continuing) or bool(current.terminated):
+            break
+    move = Move(tuple(actions), tuple(path), capture)
+    return SearchedMove(move, first, nodes, time.perf_counter() - started)
+
+
+def proven(score: float) -> int:
+    """+1 when a timed search's score (the mover's view) is a proven win, -1 a proven loss, else 0."""
+    return 1 if score >= PROVEN_SCORE else -1 if score <= -PROVEN_SCORE else 0
+
+
+def timed_win_chance(info: SearchInfo, network: bool = True) -> float | None:
+    """The mover's chance of winning from a timed search's score: 1 or 0 when proven, else, with a
+    network scoring the leaves (``2 v - 1``), ``v``; None for other leaf scores (material, heuristic)."""
+    if proven(info.score):
+        return 1.0 if info.score > 0 else 0.0
+    return min(max((info.score + 1.0) / 2.0, 0.0), 1.0) if network else None
+
+
+def search_text(turn: SearchedMove) -> str:
+    """What the timed search did, e.g. ``alpha-beta to depth 9 (41,230 nodes in 0.98 s)``."""
+    if turn.info is None:
+        return "forced"
+    return f"alpha-beta to depth {turn.info.depth} ({turn.nodes:,} nodes in {turn.seconds:.2f} s)"
+
+
+def chance_text(info: SearchInfo, network: bool = True) -> str:
+    """The mover's outlook from a timed search's score: a proven win or loss, the win chance (network
+    leaves), or the score in men (material or heuristic leaves)."""
+    if proven(info.score):
+        return "a proven win" if info.score > 0 else "a proven loss"
+    chance = timed_win_chance(info, network)
+    return f"win chance {chance:.0%}" if chance is not None else f"score {info.score:+.2f}"
+
+
+@dataclasses.dataclass(frozen=True)
 class _Turn:
     """One played move in the history: the position before it, who moved, the move."""
 
@@ -171,19 +272,47 @@ class _Game:
     show_board: bool = True
 
 
-def _agent_plays(game: _Game, agent: Agent, rules: Rules, key: jax.Array, seconds: float,
-                 config: MCTSConfig, max_simulations: int, write: Callable[[str], Any]) -> None:  # fmt: skip
+@dataclasses.dataclass(frozen=True)
+class _Thinker:
+    """The agent and how it searches: ``timed`` (the alpha-beta search) when set, else MCTS."""
+
+    agent: Agent
+    rules: Rules
+    seconds: float
+    config: MCTSConfig
+    max_simulations: int
+    timed: TimedPlayer | None
+
+
+def _prepare(thinker: _Thinker) -> str:
+    """Compile the agent's search before the first move; says what was compiled."""
+    if thinker.timed is not None:
+        prepare_timed(thinker.timed, thinker.rules)
+        return "alpha-beta search compiled"
+    largest = prepare_agent(thinker.agent, thinker.rules, thinker.seconds, thinker.config,
+                            thinker.max_simulations)  # fmt: skip
+    return f"up to {largest} simulations compiled"
+
+
+def _agent_plays(game: _Game, thinker: _Thinker, key: jax.Array, write: Callable[[str], Any]) -> None:
     """The agent's turn: search, announce the move and play it."""
-    state = game.state
-    turn = agent_turn(agent, rules, state, jax.random.fold_in(key, int(state.ply)), seconds, config,
-                      max_simulations)  # fmt: skip
-    chance = "forced" if turn.win_chance is None else f"its win chance {turn.win_chance:.0%}"
-    write(
-        f"agent ({_side(state.color)}) plays {turn.move.notation} "
-        f"({turn.simulations} simulations in {turn.seconds:.2f} s, {chance})"
-    )
-    game.history.append(_Turn(state, int(state.color), turn.move))
-    game.state = apply_move(rules, state, turn.move)
+    state, rules = game.state, thinker.rules
+    key = jax.random.fold_in(key, int(state.ply))
+    if thinker.timed is not None:
+        searched = timed_turn(thinker.timed, rules, state, key)
+        move = searched.move
+        said = search_text(searched)
+        if searched.info is not None:
+            said += f", {chance_text(searched.info)}"
+    else:
+        turn = agent_turn(thinker.agent, rules, state, key, thinker.seconds, thinker.config,
+                          thinker.max_simulations)  # fmt: skip
+        move = turn.move
+        chance = "forced" if turn.win_chance is None else f"its win chance {turn.win_chance:.0%}"
+        said = f"{turn.simulations} simulations in {turn.seconds:.2f} s, {chance}"
+    write(f"agent ({_side(state.color)}) plays {move.notation} ({said})")
+    game.history.append(_Turn(state, int(state.color), move))
+    game.state = apply_move(rules, state, move)
     game.show_board = True
 
 
@@ -239,29 +368,37 @@ def play_game(
     config: MCTSConfig = DEFAULT_SEARCH,
     max_simulations: int = 1 << 16,
     names: tuple[str, str] = ("human", "agent"),
+    search: str = "alphabeta",
 ) -> dict[str, Any]:
     """Play one game between a person (through ``read_line(prompt)`` and ``write(text)``) and ``agent``.
 
     The person types moves in standard notation or a command (``help``, ``moves``, ``board``,
     ``undo``, ``quit``); a malformed or illegal move is answered with the legal moves. End of input
-    (``EOFError``) quits. The agent thinks ``seconds`` per move. ``names`` are the (person, agent)
-    names written in the returned game dict, the ``analysis.games`` format (``save_games`` writes it);
-    a game quit before its end has the result ``"*"``.
+    (``EOFError``) quits. The agent thinks ``seconds`` per move with ``search`` (``SEARCHES``: the
+    timed alpha-beta search, at most ``MAX_SECONDS``, or MCTS with ``config`` up to
+    ``max_simulations``). ``names`` are the (person, agent) names written in the returned game dict,
+    the ``analysis.games`` format (``save_games`` writes it); a game quit before its end has the
+    result ``"*"``.
     """
     human = parse_color(human_color)
     if not seconds > 0:
         raise ValueError(f"seconds must be > 0, got {seconds!r}")
+    if search not in SEARCHES:
+        raise ValueError(f"search must be one of {', '.join(SEARCHES)}, got {search!r}")
+    if search == "alphabeta" and seconds > MAX_SECONDS:
+        raise ValueError(f"seconds must be at most {MAX_SECONDS:g} for the alpha-beta search, got {seconds}")
     if agent.rules != rules:
         raise ValueError(f"the agent plays {agent.rules.name!r}, not {rules.name!r}")
+    timed = agent_player(agent, rules, seconds, name=f"timed:{seconds:g}s") if search == "alphabeta" else None
+    thinker = _Thinker(agent, rules, seconds, config, max_simulations, timed)
     write("preparing the agent...")
-    largest = prepare_agent(agent, rules, seconds, config, max_simulations)
-    write(f"ready (up to {largest} simulations compiled). You play {_side(human)}; type 'help' for help.")
+    write(f"ready ({_prepare(thinker)}). You play {_side(human)}; type 'help' for help.")
     start = jax.device_get(init(rules))
     game = _Game(start, [])
     key = jax.random.key(seed)
     while not bool(game.state.terminated):
         if int(game.state.color) != human:
-            _agent_plays(game, agent, rules, key, seconds, config, max_simulations, write)
+            _agent_plays(game, thinker, key, write)
             continue
         if game.show_board:
             write(board_text(rules, game.state))

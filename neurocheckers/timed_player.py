@@ -19,7 +19,7 @@ from typing import Any
 
 import jax
 
-from neurocheckers.agent_file import load_agent
+from neurocheckers.agent_file import Agent, load_agent
 from neurocheckers.evaluator import value_fn
 from neurocheckers.rules.engine import material_balance
 from neurocheckers.rules.presets import Rules
@@ -126,6 +126,15 @@ def _leaf(rules: Rules, evaluator: str, spec: str) -> tuple[Callable, Any, float
     except ValueError as e:
         raise ValueError(f"bad player spec {spec!r}: {e}") from None
     return network_leaf(value_fn(agent.spec)), agent.params, NETWORK_ROOT_MARGIN
+
+
+def agent_player(agent: Agent, rules: Rules, seconds: float | None = None, nodes: int | None = None,
+                 name: str = "timed") -> TimedPlayer:  # fmt: skip
+    """The timed player of a loaded agent (its network scores the leaves) with a budget of
+    ``seconds`` or ``nodes`` a move: ``timed:BUDGET:FILE`` without reading the file again."""
+    leaf = network_leaf(value_fn(agent.spec))
+    deepening = Deepening(iteration_kernel(rules, leaf, NETWORK_ROOT_MARGIN), agent.params)
+    return TimedPlayer(name, deepening, seconds, nodes)
 
 
 def parse_timed(spec: str, rules: Rules) -> TimedPlayer:

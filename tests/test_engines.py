@@ -94,6 +94,21 @@ def test_a_tiny_match_against_openspiel_is_legal_and_balanced():
     assert mcts.a_is_black.tolist() == [True] and bool(mcts.finished[0])
 
 
+def test_py_draughts_and_the_timed_search_play_in_the_host_loop():
+    """pydraughts:1 against the timed search (a node budget) from the committed openings: every move
+    legal (checked by both adapters), results by our rules, both sides timed."""
+    openings = opening_states(AMERICAN8, load_openings(AMERICAN8, 1))
+    a = engines.parse_any_player("timed:300n:material", AMERICAN8)
+    b = engines.parse_any_player("pydraughts:1", AMERICAN8)
+    clock = engines.MoveClock()
+    records = engines.play_any_match(AMERICAN8, a, b, 2, seed=0, openings=openings, clock=clock, max_plies=60)
+    assert records.a_is_black.tolist() == [True, False]
+    assert clock.moves[True] > 0 and clock.moves[False] > 0
+    assert clock.per_move(True) > 0 and clock.per_move(False) > 0
+    again = engines.play_any_match(AMERICAN8, a, b, 2, seed=0, openings=openings, max_plies=60)
+    assert np.array_equal(again.score, records.score) and np.array_equal(again.length, records.length)
+
+
 def test_match_and_gauntlet_rows_accept_openspiel(capsys):
     assert main(["match", "random", "openspiel:mcts:10", "--rules", "simple6", "--games", "2"]) == 2
     err = capsys.readouterr().err

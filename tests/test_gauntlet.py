@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -12,14 +13,18 @@ import pytest
 
 from neurocheckers.analysis.gauntlet import (
     GauntletConfig,
+    GauntletResult,
     agent_file_of,
+    format_gauntlet,
     pairings,
+    play_row,
+    rate,
     run_gauntlet,
     write_gauntlet,
 )
 from neurocheckers.arena import run_match
 from neurocheckers.players import parse_player
-from neurocheckers.rules import SIMPLE6, get_rules
+from neurocheckers.rules import AMERICAN6, SIMPLE6, get_rules
 from neurocheckers.rules.notation import to_fen
 from neurocheckers.rules.openings import (
     load_openings,
@@ -140,6 +145,36 @@ def test_pairings_cover_ladder_equal_depth_and_calibration():
     ]
     assert agent_file_of("alphabeta:2:x.safetensors") == "x.safetensors"
     assert agent_file_of("random") is None
+
+
+def test_the_american8_ladder_has_the_engines_and_an_equal_time_player():
+    config = GauntletConfig(
+        openings=2, equal_depths=(1, 2, 3, 4), heuristic_depths=(2, 3, 4), ladder="american8", equal_time=True
+    )
+    rows = pairings("alphabeta:2:a.safetensors", config)
+    ladder = {(a, b) for k, a, b in rows if k == "ladder"}
+    for opponent in ("random", "alphabeta:6", "alphabeta:2:heuristic", "openspiel:mcts:1000", "pydraughts:8"):
+        assert ("timed:equal:a.safetensors", opponent) in ladder
+    equal_depth = {(a, b) for k, a, b in rows if k == "equal-depth"}
+    assert ("alphabeta:4:a.safetensors", "alphabeta:4") in equal_depth
+    assert ("alphabeta:2:a.safetensors", "alphabeta:2:heuristic") in equal_depth
+    assert ("calibration", "alphabeta:6:heuristic", "alphabeta:6") in rows
+    only = pairings("alphabeta:2:a.safetensors", dataclasses.replace(config, only=("pydraughts:6",)))
+    assert only == [("ladder", "timed:equal:a.safetensors", "pydraughts:6")]
+    # Built-in evaluations are not agent files.
+    assert agent_file_of("alphabeta:2:heuristic") is None and agent_file_of("timed:1s:material") is None
+    assert agent_file_of("timed:equal:x.safetensors") == "x.safetensors"
+
+
+def test_a_timed_row_gives_both_sides_time_per_move():
+    """The equal-time player against our batched player moves one game at a time, and both sides'
+    seconds per move are reported; the gauntlet's row plays from the committed openings."""
+    config = GauntletConfig(openings=1, batch=2, max_plies=12)
+    starts = opening_states(AMERICAN6, load_openings(AMERICAN6, 1))
+    row = play_row(AMERICAN6, "ladder", "timed:equal:material", "alphabeta:1", starts, config)
+    assert row.games == 2 and row.wins + row.draws + row.losses == 2
+    assert row.player_seconds > 0 and row.opponent_seconds > 0
+    assert "s/move" in format_gauntlet(GauntletResult("american6", "x", config, (row,), rate([row])))
 
 
 def test_a_small_gauntlet_rates_alphabeta_above_random(tmp_path):

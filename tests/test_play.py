@@ -1,12 +1,14 @@
 """Tests of ``neurocheckers play``: the game loop driven through scripted input, and its CLI errors.
 
-The agent is a 1 x 8 MLP searching 16 simulations (``max_simulations=16``), so one search size is
-compiled for the whole file.
+The agent is a 1 x 8 MLP. With MCTS (``FAST``) it searches 16 simulations (``max_simulations=16``),
+so one search size is compiled for the whole file; with the timed alpha-beta search (the default) it
+thinks 0.05 s a move. No test asserts how long anything took.
 """
 
 from __future__ import annotations
 
 import io
+import re
 import sys
 
 import jax
@@ -18,9 +20,11 @@ from neurocheckers.analysis.games import load_games, save_games
 from neurocheckers.cli import main
 from neurocheckers.evaluator import EvaluatorSpec, init_params
 from neurocheckers.rules import AMERICAN6, SIMPLE6, init
-from neurocheckers.rules.notation import apply_move, legal_moves
+from neurocheckers.rules.notation import apply_move, legal_moves, parse_fen
+from neurocheckers.search.timed import SearchInfo
+from neurocheckers.timed_player import agent_player
 
-FAST = {"seconds": 0.05, "max_simulations": 16}
+FAST = {"seconds": 0.05, "max_simulations": 16, "search": "mcts"}
 
 
 def _agent_file(folder, rules) -> str:
@@ -132,6 +136,10 @@ def test_play_game_refuses_bad_settings(files):
         play.play_game(agent, SIMPLE6, seconds=0)
     with pytest.raises(ValueError, match="plays 'simple6', not 'american6'"):
         play.play_game(agent, AMERICAN6)
+    with pytest.raises(ValueError, match="search must be one of alphabeta, mcts, got 'minimax'"):
+        play.play_game(agent, SIMPLE6, search="minimax")
+    with pytest.raises(ValueError, match="at most 60 for the alpha-beta search"):
+        play.play_game(agent, SIMPLE6, seconds=61)
 
 
 def test_cli_errors_are_one_line(files, capsys, tmp_path):
@@ -141,6 +149,8 @@ def test_cli_errors_are_one_line(files, capsys, tmp_path):
         (["--agent", files["simple6"], "--seconds", "0"], "--seconds must be a positive number, got 0.0"),
         (["--agent", str(tmp_path / "none.safetensors")], "no agent file"),
         (["--agent", files["simple6"], "--rules", "chess"], "unknown rules preset 'chess'"),
+        (["--agent", files["simple6"], "--search", "minimax"], "--search must be one of alphabeta, mcts"),
+        (["--agent", files["simple6"], "--seconds", "90"], "--seconds must be at most 60 with --search alph"),
     ]
     for args, message in cases:
         assert main(["play", *args]) == 2
@@ -155,10 +165,59 @@ def test_cli_play_reads_stdin_and_saves(files, capsys, tmp_path, monkeypatch):
     # One compiled size, as in the other tests: the CLI's warm-up would otherwise grow the search.
     monkeypatch.setattr(play, "prepare_agent", lambda *args, **kwargs: 16)
     saved = tmp_path / "played.json"
-    code = main(["play", "--agent", files["american6"], "--seconds", "0.05", "--save", str(saved)])
+    code = main(
+        ["play", "--agent", files["american6"], "--seconds", "0.05", "--search", "mcts", "--save", str(saved)]
+    )
     out = capsys.readouterr().out
     assert code == 0
     assert "malformed move 'nonsense'" in out and f"you play {first}" in out
-    assert "agent (White) plays" in out and f"game saved to {saved}" in out
+    assert "agent (White) plays" in out and "simulations in" in out and f"game saved to {saved}" in out
     game = load_games(saved).games[0]
     assert game["moves"][0] == first and game["result"] == "*" and game["white"] == "american6.safetensors"
+
+
+def test_the_agent_answers_with_the_timed_alphabeta_search(files):
+    """The default search: each agent move names the depth and nodes of its iterative deepening."""
+    rules = AMERICAN6
+    agent = load_agent(files[rules.name], rules)
+    start = jax.device_get(init(rules))
+    first = legal_moves(rules, start)[0].notation
+    script = Script([first, "quit"])
+    game = play.play_game(agent, rules, seconds=0.05, read_line=script.read_line, write=script.write)
+    text = script.text
+    assert "ready (alpha-beta search compiled)" in text
+    replies = [line for line in script.out if line.startswith("agent (White) plays")]
+    assert len(replies) == 1 and len(game["moves"]) == 2
+    assert re.search(
+        r"\(alpha-beta to depth [1-9]\d* \([\d,]+ nodes in [\d.]+ s\), win chance \d+%\)$", replies[0]
+    )
+
+
+def test_cli_play_thinks_with_alphabeta_by_default(files, capsys, monkeypatch):
+    monkeypatch.setattr(sys, "stdin", io.StringIO("quit\n"))
+    code = main(["play", "--agent", files["simple6"], "--seconds", "0.05", "--human", "white"])
+    out = capsys.readouterr().out
+    assert code == 0 and "agent (Black) plays" in out and "alpha-beta to depth" in out
+
+
+def test_timed_turns_a_multi_jump_and_the_outlook_in_words(files):
+    """A node budget is deterministic; a multi-jump is one turn; proven results are named."""
+    rules = AMERICAN6
+    agent = load_agent(files[rules.name], rules)
+    player = agent_player(agent, rules, nodes=500)
+    key = jax.random.key(0)
+    # White's man on 5 and 11 can be jumped by the black man on 1: 1x8x13, the only move (forced).
+    forced = play.timed_turn(player, rules, parse_fen(rules, "B:W5,11:B1"), key)
+    assert forced.move.notation == "1x8x13" and forced.info is None and forced.nodes == 0
+    assert play.search_text(forced) == "forced"
+    searched = play.timed_turn(player, rules, jax.device_get(init(rules)), key)
+    assert searched.info.depth >= 1 and 0 < searched.nodes <= 500
+    assert searched.move in legal_moves(rules, jax.device_get(init(rules)))
+    assert play.search_text(searched).startswith(f"alpha-beta to depth {searched.info.depth} (")
+    win, loss = SearchInfo(0, 3, 10, 0.1, 998.0), SearchInfo(0, 3, 10, 0.1, -997.0)
+    assert play.chance_text(win) == "a proven win" and play.chance_text(loss) == "a proven loss"
+    assert play.timed_win_chance(win) == 1.0 and play.timed_win_chance(loss) == 0.0
+    even = SearchInfo(0, 3, 10, 0.1, 0.26)
+    assert play.chance_text(even) == "win chance 63%" and play.timed_win_chance(even) == pytest.approx(0.63)
+    assert play.timed_win_chance(even, network=False) is None
+    assert play.chance_text(even, network=False) == "score +0.26"
