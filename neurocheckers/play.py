@@ -176,8 +176,12 @@ class SearchedMove:
 
 def prepare_timed(player: TimedPlayer, rules: Rules) -> None:
     """Compile ``player``'s search before its first move: one search of ``WARM_UP_NODES`` nodes from
-    the start (its one jitted iteration serves every depth and position afterwards)."""
-    player.deepening.search(jax.device_get(init(rules)), jax.random.key(0), nodes=WARM_UP_NODES)
+    the start (its one jitted iteration serves every depth and position afterwards), and the step
+    that plays the move it finds."""
+    start = jax.device_get(init(rules))
+    info = player.deepening.search(start, jax.random.key(0), nodes=WARM_UP_NODES)
+    src, dst, capture = action_squares(rules, start, info.action)
+    apply_move(rules, start, Move((info.action,), (src, dst), capture))
 
 
 def timed_turn(

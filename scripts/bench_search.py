@@ -9,16 +9,26 @@ host devices with ``jax.shard_map`` (each device runs its own loops over its sha
 Prints the median over ``--repeats`` runs (this machine varies by 20-35% between identical runs) and
 an estimate of one epoch: ``--batch`` games x ``--plies`` plies, one batched search per ply.
 ``--mctx`` also times mctx's ``muzero_policy`` over the same K move slots with the same evaluator.
+
+``--alphabeta`` instead compares the play-time search (``search.timed``, one game at a time, on the
+host) with py-draughts' ``SimpleEngine`` and OpenSpiel's Python ``alpha_beta_search`` and ``MCTSBot``
+on ``american8`` (see ``alphabeta_main``):
+``python scripts/bench_search.py --alphabeta [--positions 20] [--seconds 0.5] [--repeats 3]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import functools
 import os
 import statistics
 import sys
 import time
+from typing import Any
+
+ENGINES = ("ours", "pydraughts", "openspiel-ab", "openspiel-mcts")
+"""The engines of ``--alphabeta``."""
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -31,7 +41,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--sims", type=int, nargs="+", default=[16, 64], help="simulations per search")
     parser.add_argument("--layers", type=int, default=5, help="hidden layers of the MLP")
     parser.add_argument("--widths", type=int, nargs="+", default=[64, 32], help="hidden units per layer")
-    parser.add_argument("--repeats", type=int, default=7, help="timed runs per setting (median printed)")
+    parser.add_argument(
+        "--repeats", type=int, default=None, help="timed runs per setting (median printed; 7, --alphabeta 3)"
+    )
     parser.add_argument("--plies", type=int, default=50, help="plies per game, for the epoch estimate")
     parser.add_argument("--random-plies", type=int, default=10, help="random plies before the benchmark")
     parser.add_argument(
@@ -44,10 +56,38 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="P > 1: P members, each with its own weights, search batch / P games each",
     )
     parser.add_argument("--mctx", action="store_true", help="also time mctx.muzero_policy")
+    add_alphabeta_args(parser)
     args = parser.parse_args(argv)
+    if args.repeats is None:
+        args.repeats = 3 if args.alphabeta else 7
     if args.quick:
         args.batch, args.sims, args.widths, args.repeats = 512, [16], [32], 3
     return args
+
+
+def add_alphabeta_args(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("--alphabeta: the timed alpha-beta beside py-draughts and OpenSpiel")
+    group.add_argument("--alphabeta", action="store_true", help="run this comparison instead (american8)")
+    group.add_argument("--positions", type=int, default=20, help="the first N openings with a move choice")
+    group.add_argument("--midgame", type=int, default=5, help="mid-game positions by seeded random play")
+    group.add_argument("--midgame-plies", type=int, default=16, help="random plies after the opening")
+    group.add_argument("--seconds", type=float, default=0.5, help="time per move of the timed searches")
+    group.add_argument(
+        "--evaluators",
+        nargs="+",
+        default=["material", "heuristic", "results/openspiel/agent.safetensors"],
+        help="leaf evaluators of our timed search (material, heuristic or an agent file)",
+    )
+    group.add_argument("--pydraughts-depth-cap", type=int, default=30, help="SimpleEngine depth_limit")
+    group.add_argument("--openspiel-depth", type=int, default=6, help="alpha_beta_search maximum_depth")
+    group.add_argument("--mcts-sims", type=int, default=1000, help="OpenSpiel MCTSBot simulations")
+    group.add_argument(
+        "--engines",
+        nargs="+",
+        default=list(ENGINES),
+        choices=list(ENGINES),
+        help="which engines to time (default all)",
+    )
 
 
 def setup_devices(count: int) -> int:
@@ -64,6 +104,8 @@ def setup_devices(count: int) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.alphabeta:
+        return alphabeta_main(args)
     wanted_devices = setup_devices(args.devices)
 
     import jax
@@ -230,6 +272,381 @@ def mctx_policy(rules, num_simulations: int, value_fn):
         return out.action
 
     return jax.jit(policy)
+
+
+# --- --alphabeta: the play-time search beside py-draughts' and OpenSpiel's ----------------------------
+
+
+@dataclasses.dataclass(frozen=True)
+class Position:
+    """A benchmark position: our host ``State``, and the opening and our actions after it that reach it
+    (replayed in OpenSpiel, which cannot be set up from a position)."""
+
+    name: str
+    state: Any
+    opening: Any
+    extra: tuple[int, ...] = ()
+
+
+@dataclasses.dataclass(frozen=True)
+class Pass:
+    """One engine's pass over every position."""
+
+    seconds: float
+    """Search seconds, summed over the positions (set-up outside the clock)."""
+    moves: int
+    nodes: int | None
+    depths: list[int] | None
+
+
+@dataclasses.dataclass(frozen=True)
+class Row:
+    label: str
+    passes: list[Pass]
+    unit: str
+
+
+def alphabeta_main(args: argparse.Namespace) -> int:
+    """The timed alpha-beta beside py-draughts and OpenSpiel, one core, one game at a time."""
+    from neurocheckers.rules import get_rules
+
+    rules = get_rules("american8")
+    load_start = os.getloadavg()
+    positions, notes = bench_positions(rules, args.positions, args.midgame, args.midgame_plies)
+    alphabeta_header(args, positions, notes, load_start)
+    rows: list[Row] = []
+    if "ours" in args.engines:
+        for evaluator in args.evaluators:
+            row, compile_s = bench_ours(rules, positions, evaluator, args)
+            print(f"{row.label}: first search (compile) {compile_s:.1f} s, then compile caches warm")
+            rows.append(row)
+    if "pydraughts" in args.engines:
+        rows.append(bench_pydraughts(positions, args))
+    if {"openspiel-ab", "openspiel-mcts"} & set(args.engines):
+        import pyspiel
+
+        game = pyspiel.load_game("checkers")
+        os_states = openspiel_states(game, positions)
+        if "openspiel-ab" in args.engines:
+            rows += bench_openspiel_ab(game, os_states, args)
+        if "openspiel-mcts" in args.engines:
+            rows.append(bench_openspiel_mcts(game, os_states, args))
+    print()
+    print_table(rows)
+    print()
+    print_alphabeta_notes(args)
+    print(f"load average (1, 5, 15 min) at the start: {fmt_load(load_start)}; at the end: {fmt_load()}")
+    return 0
+
+
+def print_alphabeta_notes(args) -> None:
+    notes = [
+        "A node is not the same unit in each engine, so nodes/s compares speed per unit of work, not per",
+        "position: ours counts loop iterations (one jump of a multi-jump is a level; a child searched and",
+        "a node finished are an iteration each), py-draughts counts negamax and quiescence calls (a whole",
+        "multi-jump is one move), OpenSpiel counts _alpha_beta calls (states visited; one jump is one",
+        "action). 'depth' at equal time compares like with like better: ours is the deepest nominal",
+        "depth whose result chose the move (in actions; captures extended to quiet, up to 8 levels),",
+        "py-draughts' the last iteration it finished (in whole moves, with quiescence over captures,",
+        "a transposition table, PVS and late-move reductions), OpenSpiel's the deepest fixed-depth",
+        "search (in actions, no quiescence, no table, restarted from scratch each depth) finished",
+        f"within {args.seconds:g} s. OpenSpiel's material leaf score ties in most quiet positions, so its",
+        "alpha-beta prunes to a near-minimal tree there: its depths flatter it. Our material",
+        "evaluator ties likewise. s/move differs from the budget because each engine stops its own way:",
+        "ours starts no iteration past half the budget, py-draughts checks the clock every 2048 nodes",
+        "and after each iteration, OpenSpiel's deepening here at each leaf.",
+    ]
+    print("\n".join(notes))
+
+
+def fmt_load(load: tuple[float, float, float] | None = None) -> str:
+    return ", ".join(f"{x:.2f}" for x in (load or os.getloadavg()))
+
+
+def alphabeta_header(args, positions: list[Position], notes: list[str], load_start) -> None:
+    from importlib.metadata import version
+
+    import jax
+
+    cpus = sorted(os.sched_getaffinity(0))
+    print(
+        f"jax {jax.__version__} ({jax.default_backend()}), py-draughts {version('py-draughts')}, "
+        f"open_spiel {version('open_spiel')}; american8"
+    )
+    print(
+        f"CPUs this process may use: {cpus} of {os.cpu_count()}; load average (1, 5, 15 min) at the "
+        f"start: {fmt_load(load_start)} (other jobs were running: numbers are slower and noisier than on "
+        "an idle machine)"
+    )
+    print(
+        f"one core, one game at a time, {args.seconds:g} s per move for every timed search (ours, "
+        f"py-draughts, OpenSpiel's deepening); {len(positions)} positions; median of {args.repeats} passes"
+    )
+    for note in notes:
+        print(note)
+    print()
+
+
+def bench_positions(rules, count: int, midgame: int, plies: int) -> tuple[list[Position], list[str]]:
+    """The first ``count`` committed openings with a choice of move (a forced move is not searched
+    by our player), then ``midgame`` positions ``plies`` seeded random plies (and on to a choice of
+    move, no multi-jump under way) after the first of them."""
+    import jax
+    import numpy as np
+
+    from neurocheckers.rules import step
+    from neurocheckers.rules.openings import load_openings, opening_states
+
+    openings = load_openings(rules)
+    host = jax.device_get(opening_states(rules, openings))
+    states = [jax.tree.map(lambda x, i=i: x[i], host) for i in range(len(openings))]
+    chosen = [i for i, s in enumerate(states) if int(s.num_legal_actions) >= 2][:count]
+    skipped = [i + 1 for i in range(chosen[-1] + 1) if i not in chosen]
+    positions = [Position(f"opening {i + 1}", states[i], states[i]) for i in chosen]
+    step_fn = jax.jit(functools.partial(step, rules))
+    rng = np.random.default_rng(0)
+    made = 0
+    for i in chosen:
+        if made == midgame:
+            break
+        state, extra = states[i], []
+        while len(extra) < plies or int(state.continuing) or int(state.num_legal_actions) < 2:
+            if bool(state.terminated) or len(extra) > 4 * plies:
+                break
+            action = int(rng.choice(np.flatnonzero(np.asarray(state.legal_action_mask))))
+            state = jax.device_get(step_fn(state, action))
+            extra.append(action)
+        if not bool(state.terminated) and int(state.num_legal_actions) >= 2 and not int(state.continuing):
+            positions.append(
+                Position(f"opening {i + 1} + {len(extra)} plies", state, states[i], tuple(extra))
+            )
+            made += 1
+    notes = [
+        f"positions: openings {[i + 1 for i in chosen]} of the committed set (skipped, one legal action: "
+        f"{skipped}), and {made} mid-game positions, {plies}+ random plies (numpy seed 0) after "
+        f"openings {[i + 1 for i in chosen[:made]]}"
+    ]
+    return positions, notes
+
+
+def bench_ours(rules, positions: list[Position], evaluator: str, args) -> tuple[Row, float]:
+    """Our timed search (``timed:SECONDSs:EVAL``) on every position; the first search compiles."""
+    import jax
+
+    from neurocheckers.agent_file import load_agent
+    from neurocheckers.timed_player import parse_timed
+
+    deepening = parse_timed(f"timed:{args.seconds:g}s:{evaluator}", rules).deepening
+    started = time.perf_counter()
+    deepening.search(positions[0].state, jax.random.key(0), nodes=1000)
+    compile_s = time.perf_counter() - started
+    for position in positions[:3]:  # the node rate measured, as in a game after a few moves
+        deepening.search(position.state, jax.random.key(1), seconds=args.seconds)
+    passes = []
+    for r in range(args.repeats):
+        keys = [jax.random.key(1000 * r + i) for i in range(len(positions))]
+        infos = [
+            deepening.search(p.state, k, seconds=args.seconds) for p, k in zip(positions, keys, strict=True)
+        ]
+        passes.append(
+            Pass(
+                sum(i.seconds for i in infos),
+                len(infos),
+                sum(i.nodes for i in infos),
+                [i.depth for i in infos],
+            )
+        )
+    name = evaluator
+    if evaluator not in ("material", "heuristic"):
+        spec = load_agent(evaluator, rules).spec
+        name = f"{spec.layers} x {spec.width} {spec.architecture} {evaluator}"
+    label = f"ours: timed alpha-beta (JAX, jitted), {name}"
+    return Row(label, passes, "loop iterations (child searched or node finished)"), compile_s
+
+
+class DepthLog:
+    """Stands in for py-draughts' logger in ``SimpleEngine.get_best_move``, which logs ``Depth d: ...``
+    after each iteration of its deepening: keeps the last ``d``."""
+
+    def __init__(self) -> None:
+        self.depth = 0
+
+    def debug(self, message: str) -> None:
+        if message.startswith("Depth "):
+            self.depth = int(message.split()[1].rstrip(":"))
+
+    def info(self, message: str) -> None:
+        pass
+
+
+def bench_pydraughts(positions: list[Position], args) -> Row:
+    """py-draughts' ``SimpleEngine`` (a fresh one a position) with ``time_limit`` = ``--seconds``.
+
+    Depth: the last iteration it finished. An iteration cut by the clock (``stop_search`` set) returns
+    at once and is still logged, so it is not counted."""
+    import importlib
+
+    from neurocheckers.pydraughts_engine import board_of, draughts_module
+
+    draughts = draughts_module()
+    simple = importlib.import_module("draughts.engines.simple")
+    log, logger = DepthLog(), simple.logger
+    simple.logger = log
+    try:
+        draughts.SimpleEngine(depth_limit=3).get_best_move(board_of(positions[0].state))  # warm caches
+        passes = []
+        for _ in range(args.repeats):
+            seconds, nodes, depths = 0.0, 0, []
+            for position in positions:
+                board = board_of(position.state)
+                engine = draughts.SimpleEngine(depth_limit=args.pydraughts_depth_cap, time_limit=args.seconds)
+                log.depth = 0
+                started = time.perf_counter()
+                engine.get_best_move(board)
+                seconds += time.perf_counter() - started
+                nodes += int(engine.nodes)
+                depths.append(log.depth - (1 if engine.stop_search else 0))
+            passes.append(Pass(seconds, len(positions), nodes, depths))
+    finally:
+        simple.logger = logger
+    label = "py-draughts 1.10.1 SimpleEngine, Python (board_of: forced captures)"
+    return Row(label, passes, "negamax + quiescence calls")
+
+
+def openspiel_states(game, positions: list[Position]) -> list[Any]:
+    """OpenSpiel states of the positions: the opening's path (``engines.opening_path``) and then the
+    same actions; ``RuntimeError`` unless the pieces, the side to move and the moves agree."""
+    from neurocheckers.engines import opening_path
+    from neurocheckers.rules.openspiel_actions import legal_moves_of, position_of
+
+    out = []
+    for position in positions:
+        state = game.new_initial_state()
+        for action in opening_path(game, position.opening):
+            state.apply_action(action)
+        for action in position.extra:
+            state.apply_action(legal_moves_of(state)[action])
+        ours = position.state
+        target = {
+            name: {s + 1 for s in range(32) if int(getattr(ours, name)) >> s & 1}
+            for name in ("black_men", "black_kings", "white_men", "white_kings")
+        }
+        target["black_to_move"] = int(ours.color) == 0
+        if position_of(state) != target or len(state.legal_actions()) != int(ours.num_legal_actions):
+            raise RuntimeError(f"{position.name}: OpenSpiel's position differs from ours")
+        out.append(state)
+    return out
+
+
+class OutOfTime(Exception):
+    """Raised from a leaf when an OpenSpiel search passes its deadline."""
+
+
+def bench_openspiel_ab(game, os_states: list[Any], args) -> list[Row]:
+    """OpenSpiel's ``alpha_beta_search`` with ``engines.material_for`` at the leaves: at a fixed depth
+    (nodes counted in a separate pass, timed passes without the counter), and deepening 1, 2, ...
+    from scratch until ``--seconds`` (the deepest depth finished in time)."""
+    from neurocheckers.engines import material_for, openspiel_modules
+
+    _, _, minimax = openspiel_modules()
+    depth = args.openspiel_depth
+
+    def search(state, depth: int, value=None) -> None:
+        value = value or material_for(state.current_player())
+        minimax.alpha_beta_search(game, state, value_function=value, maximum_depth=depth)
+
+    nodes = sum(count_calls(minimax, lambda s=s: search(s, depth)) for s in os_states)
+    fixed, deepening = [], []
+    for _ in range(args.repeats):
+        seconds = 0.0
+        for state in os_states:
+            started = time.perf_counter()
+            search(state, depth)
+            seconds += time.perf_counter() - started
+        fixed.append(Pass(seconds, len(os_states), nodes, [depth] * len(os_states)))
+        reached = [openspiel_depth_in_time(search, s, args.seconds, material_for) for s in os_states]
+        deepening.append(Pass(sum(t for _, t in reached), len(os_states), None, [d for d, _ in reached]))
+    label = "OpenSpiel 2.0.2, Python API alpha_beta_search"
+    return [
+        Row(f"{label}, depth {depth}", fixed, "_alpha_beta calls (states visited)"),
+        Row(f"{label}, deepening to {args.seconds:g} s", deepening, "(depth only)"),
+    ]
+
+
+def count_calls(minimax, run) -> int:
+    """Calls of ``minimax._alpha_beta`` (one a state visited, the root included) while ``run()`` runs:
+    the recursion looks the name up in the module, so a counting wrapper sees every call."""
+    original, count = minimax._alpha_beta, 0
+
+    def counted(*a, **k):
+        nonlocal count
+        count += 1
+        return original(*a, **k)
+
+    minimax._alpha_beta = counted
+    try:
+        run()
+    finally:
+        minimax._alpha_beta = original
+    return count
+
+
+def openspiel_depth_in_time(search, state, seconds: float, material_for) -> tuple[int, float]:
+    """``(depth, seconds)``: the deepest depth that ``search`` finished within ``seconds`` of
+    deepening 1, 2, ... from scratch (a leaf past the deadline stops it), and the time taken."""
+    value = material_for(state.current_player())
+    started = time.perf_counter()
+    deadline = started + seconds
+
+    def timed_value(s) -> float:
+        if time.perf_counter() > deadline:
+            raise OutOfTime
+        return value(s)
+
+    reached = 0
+    try:
+        for depth in range(1, 31):
+            search(state, depth, timed_value)
+            reached = depth
+    except OutOfTime:
+        pass
+    return reached, time.perf_counter() - started
+
+
+def bench_openspiel_mcts(game, os_states: list[Any], args) -> Row:
+    """OpenSpiel's ``MCTSBot`` (``engines.make_bot``, ``openspiel:mcts:N``): seconds a move."""
+    from neurocheckers.engines import EngineBot, make_bot
+
+    sims = args.mcts_sims
+    bot = EngineBot(f"openspiel:mcts:{sims}", "mcts", sims)
+    passes = []
+    for r in range(args.repeats):
+        seconds = 0.0
+        for i, state in enumerate(os_states):
+            step_fn, root = make_bot(bot, game, [r, i]), state.clone()
+            started = time.perf_counter()
+            step_fn(root)
+            seconds += time.perf_counter() - started
+        passes.append(Pass(seconds, len(os_states), sims * len(os_states), None))
+    label = f"OpenSpiel 2.0.2, Python MCTSBot, {sims} sims, random rollouts"
+    return Row(label, passes, "simulations (one random playout each)")
+
+
+def print_table(rows: list[Row]) -> None:
+    """One line a row: rate median (min-max over passes), mean depth, seconds a move (medians)."""
+    head = ("engine / evaluator", "nodes/s median", "(min - max)", "depth", "s/move")
+    print(f"{head[0]:82s} {head[1]:>14s} {head[2]:>19s} {head[3]:>6s} {head[4]:>7s}  unit")
+    for row in rows:
+        spm = statistics.median(p.seconds / p.moves for p in row.passes)
+        depth = "-"
+        if row.passes[0].depths is not None:
+            depth = f"{statistics.median(statistics.mean(p.depths) for p in row.passes):.2f}"
+        rate = spread = "-"
+        if row.passes[0].nodes is not None:
+            rates = [p.nodes / p.seconds for p in row.passes]
+            rate = f"{statistics.median(rates):,.0f}"
+            spread = f"({min(rates):,.0f} - {max(rates):,.0f})"
+        print(f"{row.label:82s} {rate:>14s} {spread:>19s} {depth:>6s} {spm:7.3f}  {row.unit}")
 
 
 if __name__ == "__main__":

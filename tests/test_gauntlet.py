@@ -16,9 +16,11 @@ from neurocheckers.analysis.gauntlet import (
     GauntletResult,
     agent_file_of,
     format_gauntlet,
+    merge_gauntlets,
     pairings,
     play_row,
     rate,
+    read_gauntlet,
     run_gauntlet,
     write_gauntlet,
 )
@@ -166,7 +168,7 @@ def test_the_american8_ladder_has_the_engines_and_an_equal_time_player():
     assert agent_file_of("timed:equal:x.safetensors") == "x.safetensors"
 
 
-def test_a_timed_row_gives_both_sides_time_per_move():
+def test_a_timed_row_gives_both_sides_time_per_move(tmp_path):
     """The equal-time player against our batched player moves one game at a time, and both sides'
     seconds per move are reported; the gauntlet's row plays from the committed openings."""
     config = GauntletConfig(openings=1, batch=2, max_plies=12)
@@ -174,7 +176,21 @@ def test_a_timed_row_gives_both_sides_time_per_move():
     row = play_row(AMERICAN6, "ladder", "timed:equal:material", "alphabeta:1", starts, config)
     assert row.games == 2 and row.wins + row.draws + row.losses == 2
     assert row.player_seconds > 0 and row.opponent_seconds > 0
-    assert "s/move" in format_gauntlet(GauntletResult("american6", "x", config, (row,), rate([row])))
+    result = GauntletResult("american6", "x", config, (row,), rate([row]))
+    assert "s/move" in format_gauntlet(result)
+    # Parts played apart are read back and merged into one gauntlet, rated over all rows.
+    write_gauntlet(result, tmp_path / "a")
+    part = read_gauntlet(tmp_path / "a" / "gauntlet.json")
+    assert part.rows == result.rows and part.config == config
+    other = dataclasses.replace(row, opponent="random", score=0.75)
+    merged = merge_gauntlets([part, dataclasses.replace(result, rows=(other,))])
+    assert merged.rows == (row, other) and {r.player for r in merged.ratings} == {
+        "timed:equal:material",
+        "alphabeta:1",
+        "random",
+    }
+    with pytest.raises(ValueError, match="not a gauntlet"):
+        read_gauntlet(tmp_path / "a" / "gauntlet.csv")
 
 
 def test_a_small_gauntlet_rates_alphabeta_above_random(tmp_path):

@@ -1,6 +1,8 @@
 """The web app's JSON API through Starlette's TestClient, and its library functions directly: legal
 moves, a move, an illegal move (4xx, game unchanged), undo, a multi-jump step by step, the end
-reasons, runs and their status, saved games, and paths outside the served folder refused."""
+reasons, runs and their status, saved games, and paths outside the served folder refused; the
+opponents: an agent file alone (the timed search for the think time), ``timed:`` specs, py-draughts,
+and the best agent of the rules offered first."""
 
 from __future__ import annotations
 
@@ -8,14 +10,17 @@ import sys
 import warnings
 from pathlib import Path
 
+import jax
 import pytest
 
 with warnings.catch_warnings():  # Starlette >= 1.0 prefers httpx2 to httpx; both work
     warnings.simplefilter("ignore")
     from starlette.testclient import TestClient
 
+from neurocheckers.agent_file import save_agent
 from neurocheckers.analysis.pdn_games import load_game_file, save_game_file
 from neurocheckers.cli import main
+from neurocheckers.evaluator import EvaluatorSpec, init_params
 from neurocheckers.experiment.run import run_is_locked, run_lock
 from neurocheckers.rules import AMERICAN6, SIMPLE6
 from neurocheckers.rules.notation import parse_fen
@@ -83,6 +88,72 @@ def test_an_agent_file_opponent_is_found_in_the_served_folder(client, served):
     assert 0 <= replied["evaluation"]["win_chance"] <= 1 and "network" in replied["evaluation"]["text"]
 
 
+def test_an_agent_file_alone_plays_the_timed_search_for_the_think_time(client):
+    game = _new(client, opponent="agent.safetensors", rules="simple6", human="white", think_seconds=0.05)
+    assert game["opponent"] == "timed:0.05s:agent.safetensors" and game["think_seconds"] == 0.05
+    replied = client.post(f"/api/games/{game['id']}/reply").json()
+    evaluation = replied["evaluation"]
+    assert replied["human_to_move"] and len(replied["turns"]) == 1
+    assert 0 <= evaluation["win_chance"] <= 1 and evaluation["search"]["depth"] >= 1
+    text = evaluation["text"]
+    assert text.startswith("the opponent's win chance: ") and "(alpha-beta to depth " in text
+    assert f"{evaluation['search']['nodes']:,} nodes in " in text
+
+
+def test_a_timed_material_opponent_with_a_node_budget(client):
+    game = _new(client, opponent="timed:500n:material", rules="american6", human="white")
+    assert game["opponent"] == "timed:500n:material"
+    replied = client.post(f"/api/games/{game['id']}/reply").json()
+    evaluation = replied["evaluation"]
+    assert replied["human_to_move"] and evaluation["material_lead"] == 0
+    assert 0 < evaluation["search"]["nodes"] <= 500 and "win_chance" not in evaluation
+    assert evaluation["text"].startswith("material for the opponent: +0 (alpha-beta to depth ")
+    assert ", score " in evaluation["text"]
+
+
+def test_an_explicit_mcts_spec_still_thinks_with_mcts(served):
+    opponent = play.make_opponent(served, "mcts:agent.safetensors:2", SIMPLE6, 0.05)
+    assert opponent.mcts_simulations == 2 and opponent.agent is not None
+    assert opponent.spec == "mcts:agent.safetensors:2"
+
+
+def test_py_draughts_opens_on_american8(served):
+    pytest.importorskip("draughts")
+    session = play.new_session(served, "pydraughts:1", "american8", "white", 0.1)
+    play.opponent_reply(session)
+    view = play.session_view(session)
+    assert view["human_to_move"] and view["turns"][0]["side"] == "black" and not view["turns"][0]["by_human"]
+    assert view["evaluation"]["material_lead"] == 0
+
+
+def test_the_best_agent_of_the_rules_is_offered_first(tmp_path):
+    spec = EvaluatorSpec.for_rules(SIMPLE6, layers=1, width=4)
+    params = init_params(jax.random.key(0), spec)
+    for name in ("other.safetensors", "results/best_simple6.safetensors", "best_simple6.safetensors"):
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        save_agent(tmp_path / name, SIMPLE6, spec, params)
+    six = EvaluatorSpec.for_rules(AMERICAN6, layers=1, width=4)
+    (tmp_path / "deep").mkdir()
+    save_agent(
+        tmp_path / "deep" / "best_american6.safetensors", AMERICAN6, six, init_params(jax.random.key(0), six)
+    )
+    info = TestClient(create_app(tmp_path)).get("/api/info").json()
+    assert info["best"] == {
+        "simple6": "results/best_simple6.safetensors",  # results/ before the top of the folder
+        "american6": "deep/best_american6.safetensors",
+    }
+    simple6 = info["suggestions"]["simple6"]
+    assert simple6[:3] == [
+        "results/best_simple6.safetensors",
+        "mcts:results/best_simple6.safetensors:16",
+        "alphabeta:2:results/best_simple6.safetensors",
+    ]
+    assert simple6.count("results/best_simple6.safetensors") == 1 and "random" in simple6
+    assert info["suggestions"]["american6"][0] == "deep/best_american6.safetensors"
+    american8 = info["suggestions"]["american8"]
+    assert american8[0] == info["agents"][0] and "alphabeta:4:heuristic" in american8
+
+
 @pytest.mark.parametrize(
     ("settings", "message"),
     [
@@ -90,6 +161,14 @@ def test_an_agent_file_opponent_is_found_in_the_served_folder(client, served):
         ({"opponent": "mcts:missing.safetensors:2"}, "no agent file 'missing.safetensors'"),
         ({"opponent": "alphabeta:1:agent.safetensors", "rules": "american6"}, "agent plays 'simple6'"),
         ({"opponent": "minimax:3"}, "bad player spec 'minimax:3'"),
+        ({"opponent": "missing.safetensors"}, "no agent file 'missing.safetensors'"),
+        ({"opponent": "timed:9000000n:material"}, "a node budget must be at most 5,000,000 here"),
+        ({"opponent": "timed:fast:material"}, "bad player spec 'timed:fast:material'"),
+        (
+            {"opponent": "openspiel:mcts:10", "rules": "american8"},
+            "OpenSpiel's bots cannot play on this page",
+        ),
+        ({"opponent": "pydraughts:4"}, "american8 only"),
         ({"opponent": "random", "human": "red"}, "black or white, got 'red'"),
         ({"opponent": "random", "think_seconds": 0}, "think time must be in"),
         ({"opponent": "random", "rules": "chess"}, "unknown rules preset 'chess'"),

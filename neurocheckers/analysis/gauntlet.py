@@ -326,6 +326,29 @@ def result_dict(result: GauntletResult) -> dict[str, Any]:
     }
 
 
+def read_gauntlet(path: str | Path) -> GauntletResult:
+    """A ``gauntlet.json`` written by ``write_gauntlet``; ``ValueError`` naming the file if it is not one."""
+    try:
+        data = json.loads(Path(path).read_text())
+        config = data["config"]
+        config = GauntletConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in config.items()})
+        rows = tuple(Row(**row) for row in data["rows"])
+        ratings = tuple(Rating(**r) for r in data["ratings"])
+        return GauntletResult(data["rules"], data["player"], config, rows, ratings)
+    except (OSError, KeyError, TypeError, json.JSONDecodeError) as e:
+        raise ValueError(f"{path}: not a gauntlet.json ({e})") from None
+
+
+def merge_gauntlets(results: Sequence[GauntletResult]) -> GauntletResult:
+    """One gauntlet from parts played apart (``GauntletConfig.only``), rated again over all their
+    rows; the first part's config and player name the whole."""
+    if not results or len({(r.rules, r.player) for r in results}) != 1:
+        raise ValueError("the parts must be gauntlets of the same player under the same rules")
+    rows = tuple(row for r in results for row in r.rows)
+    config = dataclasses.replace(results[0].config, only=())
+    return GauntletResult(results[0].rules, results[0].player, config, rows, rate(rows))
+
+
 def write_gauntlet(result: GauntletResult, out_dir: str | Path) -> dict[str, Path]:
     """``gauntlet.json``, ``gauntlet.csv`` and ``gauntlet.png`` (scores with intervals) in ``out_dir``."""
     out = Path(out_dir)
@@ -357,7 +380,7 @@ def plot_gauntlet(result: GauntletResult, path: Path) -> Path:
     ax.set_yticks(y, [f"{display_name(r.player)} vs {r.opponent}" for r in rows], fontsize=8)
     ax.axvline(0.5, color="black", lw=0.8, ls="--")
     ax.set_xlim(0, 1)
-    ax.set_xlabel(f"score (points per game, 95% CI; {2 * result.config.openings} games each)")
+    ax.set_xlabel(f"score (points per game, 95% CI; {max(r.games for r in rows)} games a row at most)")
     ax.set_title(f"gauntlet of {display_name(result.player)} on {result.rules}", fontsize=10)
     handles = [Patch(color=c, label=k) for k, c in colors.items() if any(r.kind == k for r in rows)]
     ax.legend(handles=handles, loc="lower right", fontsize=8)

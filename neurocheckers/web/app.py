@@ -75,13 +75,23 @@ def _play_routes(root: Path, sessions: Sessions) -> list[Route]:
 
     async def info(request: Request) -> JSONResponse:
         agents = await run_in_threadpool(folder.agent_files, root)
-        return JSONResponse({"folder": str(root), "presets": list(PRESETS), "agents": agents})
+        best = await run_in_threadpool(folder.best_agents, root, agents)
+        suggestions = {rules: folder.opponent_suggestions(rules, agents, best) for rules in PRESETS}
+        return JSONResponse(
+            {
+                "folder": str(root),
+                "presets": list(PRESETS),
+                "agents": agents,
+                "best": best,
+                "suggestions": suggestions,
+            }
+        )
 
     async def new_game(request: Request) -> JSONResponse:
         body = await _body(request)
         settings = {k: body[k] for k in ("opponent", "rules", "human", "think_seconds", "seed") if k in body}
         if not isinstance(settings.get("opponent"), str):
-            raise SessionError("'opponent' must be a player spec such as random or mcts:FILE:SIMS")
+            raise SessionError("'opponent' must be a player spec such as random, FILE or mcts:FILE:SIMS")
         session = await run_in_threadpool(sessions.create, **settings)
         return JSONResponse(await run_in_threadpool(sessions.act, session.id), status_code=201)
 

@@ -8,6 +8,7 @@ there is nothing there. Agent files named in player specs are found the same way
 from __future__ import annotations
 
 import functools
+import importlib.util
 import math
 import os
 from pathlib import Path
@@ -30,7 +31,7 @@ from neurocheckers.experiment.run import (
     run_is_locked,
 )
 from neurocheckers.formats import CONFIG_FILE, LINEAGE_DIR, METRICS_FILE, STRENGTH_COLUMNS
-from neurocheckers.rules.presets import Rules
+from neurocheckers.rules.presets import PRESETS, Rules
 from neurocheckers.rules.state import BLACK
 from neurocheckers.web.board import position_json
 
@@ -49,6 +50,8 @@ GAME_SUFFIXES = (".json", ".pdn")
 """Files the Games page offers (a .json file only when it is a game file)."""
 SKIPPED_FOLDERS = (LINEAGE_DIR, "__pycache__", "node_modules")
 """Folders never searched for runs or game files (hidden ones neither)."""
+BEST_AGENT = "best_{rules}.safetensors"
+"""The name of a rules preset's best agent file (``results/``), which the Play page offers first."""
 AGENT_FILE_ARGUMENT = {("greedy", 1): 0, ("alphabeta", 2): 1, ("mcts", 2): 0, ("timed", 2): 1}
 """Where a player spec names its agent file: (kind, argument count) -> argument index."""
 
@@ -114,6 +117,40 @@ def find_agent_file(root: str | Path, name: str) -> Path:
         if candidate.is_file():
             return inside(root, os.path.relpath(candidate.resolve(), Path(root).resolve()))
     raise NotFound(f"no agent file {name!r} in the served folder")
+
+
+def best_agents(root: str | Path, agents: list[str] | None = None) -> dict[str, str]:
+    """Each rules preset's best agent file in the served folder (by name: ``BEST_AGENT``), as the
+    page names it: ``results/best_<rules>.safetensors`` first, then ``best_<rules>.safetensors`` at
+    the top (a served ``results/``), then the shallowest of that name among ``agents``."""
+    found = {}
+    for rules in PRESETS:
+        name = BEST_AGENT.format(rules=rules)
+        places = [f"results/{name}", name]
+        places += sorted((a for a in agents or [] if Path(a).name == name), key=lambda a: (a.count("/"), a))
+        for place in places:
+            try:
+                if inside(root, place).is_file():
+                    found[rules] = place
+                    break
+            except ValueError:  # not there, or a link that leads outside the folder
+                continue
+    return found
+
+
+def opponent_suggestions(rules: str, agents: list[str], best: dict[str, str]) -> list[str]:
+    """The opponents the Play page offers for ``rules``, in order: the rules' best agent (``best``)
+    first, then every other agent file (each alone, the timed search for the think time, then as
+    ``mcts:FILE:16`` and ``alphabeta:2:FILE``), then players without a file (on ``american8`` the
+    hand-written evaluation too, and py-draughts' engine when it is installed)."""
+    first = [best[rules]] if rules in best else []
+    files = first + [a for a in agents if a not in first]
+    specs = [s for f in files for s in (f, f"mcts:{f}:16", f"alphabeta:2:{f}")]
+    specs += ["random", "alphabeta:2", "alphabeta:4", "timed:1s:material", "greedy-material"]
+    if rules == "american8":
+        specs += ["alphabeta:4:heuristic", "timed:1s:heuristic"]
+        specs += ["pydraughts:6"] if importlib.util.find_spec("draughts") is not None else []
+    return specs
 
 
 def agent_files(root: str | Path, limit: int = 200) -> list[str]:

@@ -3,10 +3,20 @@
 A ``GameSession`` keeps every ply played (the position before it and the action), so the move list,
 undo and the position all come from that history. The person plays one step at a time (from-square
 to to-square; a multi-jump is several steps by the same side, as the engine plays it); the opponent
-plays its whole turn in ``opponent_reply``. ``mcts:FILE:SIMS`` opponents think with the anytime
-search of ``neurocheckers play`` (``play.prepare_agent`` / ``play.agent_turn``) for the session's
-thinking time; other players (``alphabeta:D``, ``alphabeta:D:FILE``, ``random``, ...) play their
-policy from ``players.parse_player`` (thinking time does not apply to them).
+plays its whole turn in ``opponent_reply``. The opponent is a player spec:
+
+- an agent file alone (``FILE``) plays the timed alpha-beta search for the session's think time
+  (``timed:SECONDSs:FILE``, ``play.timed_turn``): iterative deepening, its network scoring leaves;
+- ``timed:BUDGET:EVAL`` the same search with its own budget (``timed:equal:EVAL``: the think time)
+  and evaluation (``FILE``, ``heuristic``, ``material``);
+- ``mcts:FILE:SIMS`` thinks with the anytime MCTS of ``neurocheckers play`` (``play.prepare_agent``
+  / ``play.agent_turn``) for the think time;
+- ``pydraughts:D`` / ``pydraughts:Ns`` (``american8``, py-draughts installed) is py-draughts' engine;
+- other players (``alphabeta:D``, ``alphabeta:D:FILE``, ``alphabeta:D:heuristic``, ``random``, ...)
+  play their policy from ``players.parse_player`` (the think time does not apply to them).
+
+Searches are compiled when the game is made, so the first reply is not spent compiling. OpenSpiel's
+bots need OpenSpiel's own game alongside ours and are refused here.
 """
 
 from __future__ import annotations
@@ -16,26 +26,42 @@ import functools
 import itertools
 import math
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import jax
 
 from neurocheckers.agent_file import Agent, load_agent
+from neurocheckers.engines import AnyPlayer, is_engine_spec, parse_any_player
 from neurocheckers.evaluator import value_fn
-from neurocheckers.play import agent_turn, parse_color, prepare_agent
-from neurocheckers.players import parse_player
+from neurocheckers.play import (
+    SearchedMove,
+    agent_turn,
+    parse_color,
+    prepare_agent,
+    prepare_timed,
+    search_text,
+    timed_turn,
+    timed_win_chance,
+)
 from neurocheckers.policies import Player
+from neurocheckers.pydraughts_engine import PyDraughtsBot, PyDraughtsGame
 from neurocheckers.rules.engine import init
 from neurocheckers.rules.notation import Move, action_squares, apply_move, legal_actions, legal_moves
 from neurocheckers.rules.presets import Rules, get_rules
 from neurocheckers.rules.state import BLACK, State
 from neurocheckers.search.mcts import MCTSConfig
+from neurocheckers.timed_player import TimedPlayer
 from neurocheckers.web.board import material, position_json, side_name
 from neurocheckers.web.folder import find_agent_file, relative_name, spec_agent_file, with_agent_file
 
 MAX_THINK_SECONDS = 60.0
 """The longest thinking time a game may ask for."""
+MAX_THINK_NODES = 5_000_000
+"""The largest node budget a ``timed:NODESn:EVAL`` opponent may have: about ``MAX_THINK_SECONDS`` of
+search at the 100,000 nodes a second of a small network on a CPU."""
+AGENT_FILE_SUFFIX = ".safetensors"
 
 
 class SessionError(ValueError):
@@ -59,11 +85,12 @@ class Ply:
 
 @dataclasses.dataclass(frozen=True)
 class Opponent:
-    """The player the person faces: its spec (agent file resolved), policy, and for an MCTS agent
-    the loaded agent and the simulation count its anytime search starts from."""
+    """The player the person faces: its spec (agent file resolved), the player (our policy, the timed
+    search or py-draughts' engine), the agent its spec names (None without one), and for an MCTS
+    agent the simulation count its anytime search starts from."""
 
     spec: str
-    player: Player
+    player: AnyPlayer
     agent: Agent | None
     mcts_simulations: int | None
 
@@ -82,6 +109,8 @@ class GameSession:
     plies: list[Ply]
     evaluation: dict[str, Any] | None = None
     lock: threading.Lock = dataclasses.field(default_factory=threading.Lock, repr=False)
+    engine: PyDraughtsGame | None = None
+    """py-draughts' engine for this game (a ``pydraughts:`` opponent), else None."""
 
     @property
     def state(self) -> State:
@@ -89,10 +118,21 @@ class GameSession:
         return self.plies[-1].after if self.plies else self.start
 
 
-def make_opponent(root: str | Path, spec: str, rules: Rules) -> Opponent:
-    """The opponent of ``spec`` for ``rules``, its agent file looked up in the served folder
-    ``root``; ``SessionError`` naming what is wrong."""
+def opponent_spec(spec: str, think_seconds: float) -> str:
+    """The spec an opponent setting stands for: an agent file alone (``FILE.safetensors``) is the
+    timed alpha-beta search for the think time, ``timed:SECONDSs:FILE``; any other spec is itself."""
     spec = spec.strip()
+    if ":" not in spec and spec.endswith(AGENT_FILE_SUFFIX):
+        return f"timed:{think_seconds:g}s:{spec}"
+    return spec
+
+
+def make_opponent(root: str | Path, spec: str, rules: Rules, think_seconds: float = 1.0) -> Opponent:
+    """The opponent of ``spec`` (``opponent_spec``) for ``rules``, its agent file looked up in the
+    served folder ``root``; ``SessionError`` naming what is wrong."""
+    spec = opponent_spec(spec, think_seconds)
+    if is_engine_spec(spec):
+        raise SessionError(f"{spec!r}: OpenSpiel's bots cannot play on this page (use match)")
     file = spec_agent_file(spec)
     agent = None
     if file is not None:  # a file outside the served folder is refused (PathRefused), not a bad spec
@@ -101,9 +141,11 @@ def make_opponent(root: str | Path, spec: str, rules: Rules) -> Opponent:
     try:
         if file is not None:
             agent = load_agent(path, rules)
-        player = parse_player(spec, rules)
+        player = parse_any_player(spec, rules)
     except ValueError as error:
         raise SessionError(str(error)) from None
+    if isinstance(player, TimedPlayer) and player.nodes is not None and player.nodes > MAX_THINK_NODES:
+        raise SessionError(f"{spec!r}: a node budget must be at most {MAX_THINK_NODES:,} here")
     shown = spec if file is None else with_agent_file(spec, relative_name(root, path))
     sims = int(spec.rsplit(":", 1)[1]) if spec.startswith("mcts:") and agent is not None else None
     return Opponent(shown, player, agent, sims)
@@ -114,12 +156,24 @@ _PREPARED: set[tuple[str, float]] = set()
 """(opponent spec, thinking time) pairs whose searches ``prepare_agent`` compiled in this process."""
 
 
+def _prepare(opponent: Opponent, rules: Rules, think_seconds: float) -> None:
+    """Compile the opponent's search before its first move: MCTS sizes for the think time
+    (``play.prepare_agent``, once a spec and time), the timed search's one iteration
+    (``play.prepare_timed``: a tiny search, quick once compiled)."""
+    if isinstance(opponent.player, TimedPlayer):
+        prepare_timed(opponent.player, rules)
+    elif opponent.mcts_simulations is not None and (opponent.spec, think_seconds) not in _PREPARED:
+        config = MCTSConfig(num_simulations=opponent.mcts_simulations)
+        prepare_agent(opponent.agent, rules, think_seconds, config)
+        _PREPARED.add((opponent.spec, think_seconds))
+
+
 def new_session(
     root: str | Path, opponent: str, rules: str = "simple6", human: str = "black", think_seconds: float = 1.0,
     seed: int = 0,
 ) -> GameSession:  # fmt: skip
-    """A new game against ``opponent`` (a player spec) with the person playing ``human``; an MCTS
-    agent's searches are compiled here for ``think_seconds`` (``play.prepare_agent``)."""
+    """A new game against ``opponent`` (a player spec, or an agent file: ``opponent_spec``) with the
+    person playing ``human``; the opponent's search is compiled here (``_prepare``)."""
     try:
         preset = get_rules(rules)
         color = parse_color(human)
@@ -129,14 +183,13 @@ def new_session(
         raise SessionError(f"think time must be a number of seconds, got {think_seconds!r}")
     if not 0 < think_seconds <= MAX_THINK_SECONDS:
         raise SessionError(f"think time must be in (0, {MAX_THINK_SECONDS:g}] seconds, got {think_seconds}")
-    player = make_opponent(root, opponent, preset)
-    if player.mcts_simulations is not None and (player.spec, think_seconds) not in _PREPARED:
-        prepare_agent(
-            player.agent, preset, think_seconds, MCTSConfig(num_simulations=player.mcts_simulations)
-        )
-        _PREPARED.add((player.spec, think_seconds))
+    player = make_opponent(root, opponent, preset, float(think_seconds))
+    _prepare(player, preset, float(think_seconds))
+    engine = player.player.new_game() if isinstance(player.player, PyDraughtsBot) else None
     start = jax.device_get(init(preset))
-    return GameSession(f"g{next(_IDS)}", preset, color, player, float(think_seconds), seed, start, [])
+    session = GameSession(f"g{next(_IDS)}", preset, color, player, float(think_seconds), seed, start, [])
+    session.engine = engine
+    return session
 
 
 def _turns(session: GameSession) -> list[dict[str, Any]]:
@@ -218,7 +271,7 @@ def _jitted_policy(policy):
 
 def _evaluation(session: GameSession, state: State, win_chance: float | None, detail: str) -> dict[str, Any]:
     """The opponent's view of ``state`` before its move: its search's (or network's) chance of
-    winning, else the material lead; ``text`` says it in words."""
+    winning, else the material lead (``detail`` after it, when given); ``text`` says it in words."""
     ply = int(state.ply)
     if win_chance is None and session.opponent.agent is not None:
         agent = session.opponent.agent
@@ -231,7 +284,32 @@ def _evaluation(session: GameSession, state: State, win_chance: float | None, de
             "text": f"the opponent's win chance: {win_chance:.0%} ({detail})",
         }
     lead = material(state)["black_lead"] * (1 if int(state.color) == BLACK else -1) + 0.0  # no -0
-    return {"ply": ply, "material_lead": lead, "text": f"material for the opponent: {lead:+g}"}
+    text = f"material for the opponent: {lead:+g}" + (f" ({detail})" if detail else "")
+    return {"ply": ply, "material_lead": lead, "text": text}
+
+
+def _timed_evaluation(session: GameSession, state: State, turn: SearchedMove) -> dict[str, Any]:
+    """The evaluation of a timed search's turn: its win chance (network leaves, or a proven result)
+    or the material lead with its score (material or heuristic leaves), and what the search did
+    (``search``: depth, nodes, seconds, score; absent for a forced move)."""
+    info = turn.info
+    if info is None:  # forced: no search to report
+        return _evaluation(session, state, None, "")
+    network = session.opponent.agent is not None
+    chance = timed_win_chance(info, network)
+    detail = search_text(turn) + ("" if chance is not None else f", score {info.score:+.2f}")
+    evaluation = _evaluation(session, state, chance, detail)
+    search = {"depth": info.depth, "nodes": turn.nodes, "seconds": turn.seconds, "score": info.score}
+    return {**evaluation, "search": search}
+
+
+def _play_turn(session: GameSession, choose: Callable[[State, int], int]) -> None:
+    """Play ``choose(state, plies so far)`` until the opponent's turn ends."""
+    while True:
+        _play(session, int(choose(session.state, len(session.plies))), False)
+        after = session.state
+        if bool(after.terminated) or not int(after.continuing):
+            return
 
 
 def opponent_reply(session: GameSession) -> None:
@@ -242,6 +320,14 @@ def opponent_reply(session: GameSession) -> None:
         raise SessionError("it is not the opponent's turn")
     key = jax.random.fold_in(jax.random.key(session.seed), int(state.ply))
     opponent = session.opponent
+    player = opponent.player
+    if isinstance(player, TimedPlayer):
+        seconds = session.think_seconds if player.equal_time else None
+        searched = timed_turn(player, session.rules, state, key, seconds)
+        session.evaluation = _timed_evaluation(session, state, searched)
+        for action in searched.move.actions:
+            _play(session, action, False)
+        return
     if opponent.mcts_simulations is not None:
         config = MCTSConfig(num_simulations=opponent.mcts_simulations)
         turn = agent_turn(opponent.agent, session.rules, state, key, session.think_seconds, config)
@@ -250,15 +336,14 @@ def opponent_reply(session: GameSession) -> None:
         for action in turn.move.actions:
             _play(session, action, False)
         return
-    session.evaluation = None if opponent.player.name == "random" else _evaluation(session, state, None, "")
-    policy = _jitted_policy(opponent.player.policy)
-    while True:
-        current = session.state
-        action = int(policy(opponent.player.params, current, jax.random.fold_in(key, len(session.plies))))
-        _play(session, action, False)
-        after = session.state
-        if bool(after.terminated) or not int(after.continuing):
-            return
+    session.evaluation = None if player.name == "random" else _evaluation(session, state, None, "")
+    if session.engine is not None:
+        engine = session.engine
+        _play_turn(session, lambda current, plies: engine(current))
+        return
+    assert isinstance(player, Player)
+    policy = _jitted_policy(player.policy)
+    _play_turn(session, lambda current, plies: policy(player.params, current, jax.random.fold_in(key, plies)))
 
 
 def undo(session: GameSession) -> None:

@@ -136,7 +136,23 @@ function lineChart(container, xs, series, options = {}) {
 // ---- Play --------------------------------------------------------------------------------------
 
 // busy: the opponent is thinking; pending: a request of the person is on its way.
-const play = { game: null, selected: null, busy: false, pending: false };
+// info: /api/info; suggested: the opponent the page filled in itself (null once the person or a link chose one).
+const play = { game: null, selected: null, busy: false, pending: false, info: null, suggested: "random" };
+
+// The opponents offered for the chosen rules (their best agent first), and that best agent as the
+// opponent unless the person (or a link) already chose one.
+function suggestOpponents() {
+  const info = play.info;
+  if (!info) return;
+  const rules = $("rules").value;
+  const specs = (info.suggestions && info.suggestions[rules]) || ["random"];
+  $("agents").replaceChildren(...specs.map(s => html("option", { value: s })));
+  const input = $("opponent");
+  if (play.suggested !== null && input.value === play.suggested) {
+    play.suggested = (info.best && info.best[rules]) || "random";
+    input.value = play.suggested;
+  }
+}
 
 function stepsFrom(game, square) {
   return game.steps.filter(([from]) => from === square).map(([, to]) => to);
@@ -367,11 +383,6 @@ async function loadRuns() {
   if (!data.runs.length) table.replaceChildren(html("tr", {}, "no run folders in this folder"));
 }
 
-function playSpec(run, file) {
-  if (run.config.search === "alphabeta") return `alphabeta:${run.config.depth}:${file}`;
-  return `mcts:${file}:${run.simulations_used}`;
-}
-
 function drawLineage(run) {
   const table = $("lineage");
   const head = html("tr");
@@ -385,7 +396,8 @@ function drawLineage(run) {
       download.appendChild(html("a", { href: `/api/agent-file?path=${q(b.file)}`, download: "" }, "download"));
       const a = html("a", { class: "play-boss" }, "play it");
       a.addEventListener("click", () => {
-        location.hash = `#play?rules=${q(run.rules)}&opponent=${q(playSpec(run, b.file))}`;
+        // The agent file alone: the timed alpha-beta search, its network scoring, for the think time.
+        location.hash = `#play?rules=${q(run.rules)}&opponent=${q(b.file)}`;
       });
       playIt.appendChild(a);
     } else {
@@ -448,8 +460,10 @@ function route() {
   document.querySelectorAll("header nav a").forEach(a => a.classList.toggle("active", a.id === `nav-${name}`));
   const params = new URLSearchParams(query || "");
   if (name === "play" && params.get("opponent")) {
-    $("opponent").value = params.get("opponent");
     if (params.get("rules")) $("rules").value = params.get("rules");
+    suggestOpponents();
+    $("opponent").value = params.get("opponent");
+    play.suggested = null;
   }
   if (name === "games") loadGameFiles().then(() => { if (params.get("file")) openGameFile(params.get("file"), +(params.get("game") || 1)); });
   if (name === "runs") loadRuns().then(() => { if (params.get("run")) openRun(params.get("run")); });
@@ -460,9 +474,10 @@ async function start() {
   const info = await api("GET", "/api/info");
   $("folder").textContent = `serving ${info.folder}`;
   $("rules").replaceChildren(...info.presets.map(p => html("option", {}, p)));
-  $("agents").replaceChildren(...info.agents.flatMap(f => [
-    html("option", { value: `mcts:${f}:16` }), html("option", { value: `alphabeta:2:${f}` }),
-  ]), ...["random", "alphabeta:2", "alphabeta:4", "greedy-material"].map(s => html("option", { value: s })));
+  play.info = info;
+  suggestOpponents();
+  $("rules").addEventListener("change", suggestOpponents);
+  $("opponent").addEventListener("input", () => { play.suggested = null; });
   $("new-game").addEventListener("submit", newGame);
   $("undo").addEventListener("click", undoMove);
   $("first").addEventListener("click", () => showPly(0));
