@@ -1,7 +1,8 @@
 """The web app in a real browser: Chromium from the system's packages driven by Playwright.
 
 Plays a whole game against ``random`` on ``american6`` by clicking squares (an illegal click
-changes nothing), steps through a saved game, and checks that a run's fitness curve is drawn. The
+changes nothing), steps through a saved game, checks that a run's fitness curve is drawn, and that
+the rules' best agent is the default opponent and replies with the timed alpha-beta search. The
 server is ``serve``'s app under uvicorn in a thread, on a free local port. Chromium must be
 installed (``apt-get install chromium``; ``.ci/run`` does it): without it this test fails.
 """
@@ -38,6 +39,8 @@ MAX_CLICKS = 800
 def server(tmp_path_factory):
     """The URL of the app serving a small folder, on a free port of 127.0.0.1."""
     folder = make_served_folder(tmp_path_factory.mktemp("served"))
+    (folder / "results").mkdir()
+    shutil.copy(folder / "agent.safetensors", folder / "results" / "best_simple6.safetensors")
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
     config = uvicorn.Config(create_app(folder), log_level="warning")
@@ -133,3 +136,24 @@ def test_a_runs_fitness_curve_is_drawn(page, server):
     assert median.get_attribute("d").count("L") == EPOCHS_WRITTEN - 1
     assert "interrupted" in page.inner_text("#run-status")
     assert page.locator("#lineage a.play-boss").count() == 1
+
+
+def test_the_best_agent_is_the_default_opponent_and_thinks_with_alphabeta(page, server):
+    page.goto(f"{server}/#play")
+    page.reload()  # a fresh page: the one the person opens
+    page.wait_for_function("document.getElementById('rules').options.length > 0")
+    best = "results/best_simple6.safetensors"
+    assert page.input_value("#rules") == "simple6" and page.input_value("#opponent") == best
+    assert page.get_attribute("#agents option >> nth=0", "value") == best
+    page.select_option("#rules", "american6")
+    assert page.input_value("#opponent") == "random"  # no best agent for american6 here
+    page.select_option("#rules", "simple6")
+    assert page.input_value("#opponent") == best
+    page.select_option("#human", "white")
+    page.fill("#think", "0.05")
+    page.click("#new-game-button")
+    assert _board_state(page) == "human"
+    assert "alpha-beta to depth" in page.inner_text("#play-eval")
+    page.fill("#opponent", "random")  # chosen by the person: the rules no longer change it
+    page.select_option("#rules", "american6")
+    assert page.input_value("#opponent") == "random"
