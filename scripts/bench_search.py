@@ -25,6 +25,7 @@ import os
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 ENGINES = ("ours", "pydraughts", "openspiel-ab", "openspiel-mcts")
@@ -299,11 +300,16 @@ class Pass:
     depths: list[int] | None
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass
 class Row:
+    """One line of the table: an engine set up (compiled, warm) and its passes, run by ``run_pass(r)``
+    for pass ``r``; every row's pass ``r`` runs before any row's pass ``r + 1``, so that the machine's
+    load, which changes over minutes, weighs on all engines alike."""
+
     label: str
-    passes: list[Pass]
     unit: str
+    run_pass: Callable[[int], Pass]
+    passes: list[Pass] = dataclasses.field(default_factory=list)
 
 
 def alphabeta_main(args: argparse.Namespace) -> int:
@@ -331,6 +337,10 @@ def alphabeta_main(args: argparse.Namespace) -> int:
             rows += bench_openspiel_ab(game, os_states, args)
         if "openspiel-mcts" in args.engines:
             rows.append(bench_openspiel_mcts(game, os_states, args))
+    for r in range(args.repeats):
+        for row in rows:
+            row.passes.append(row.run_pass(r))
+        print(f"pass {r + 1} of {args.repeats} done, load average {fmt_load()}", flush=True)
     print()
     print_table(rows)
     print()
@@ -442,26 +452,21 @@ def bench_ours(rules, positions: list[Position], evaluator: str, args) -> tuple[
     compile_s = time.perf_counter() - started
     for position in positions[:3]:  # the node rate measured, as in a game after a few moves
         deepening.search(position.state, jax.random.key(1), seconds=args.seconds)
-    passes = []
-    for r in range(args.repeats):
+
+    def run_pass(r: int) -> Pass:
         keys = [jax.random.key(1000 * r + i) for i in range(len(positions))]
         infos = [
             deepening.search(p.state, k, seconds=args.seconds) for p, k in zip(positions, keys, strict=True)
         ]
-        passes.append(
-            Pass(
-                sum(i.seconds for i in infos),
-                len(infos),
-                sum(i.nodes for i in infos),
-                [i.depth for i in infos],
-            )
-        )
+        nodes = sum(i.nodes for i in infos)
+        return Pass(sum(i.seconds for i in infos), len(infos), nodes, [i.depth for i in infos])
+
     name = evaluator
     if evaluator not in ("material", "heuristic"):
         spec = load_agent(evaluator, rules).spec
         name = f"{spec.layers} x {spec.width} {spec.architecture} {evaluator}"
     label = f"ours: timed alpha-beta (JAX, jitted), {name}"
-    return Row(label, passes, "loop iterations (child searched or node finished)"), compile_s
+    return Row(label, "loop iterations (child searched or node finished)", run_pass), compile_s
 
 
 class DepthLog:
@@ -490,13 +495,13 @@ def bench_pydraughts(positions: list[Position], args) -> Row:
 
     draughts = draughts_module()
     simple = importlib.import_module("draughts.engines.simple")
-    log, logger = DepthLog(), simple.logger
-    simple.logger = log
-    try:
-        draughts.SimpleEngine(depth_limit=3).get_best_move(board_of(positions[0].state))  # warm caches
-        passes = []
-        for _ in range(args.repeats):
-            seconds, nodes, depths = 0.0, 0, []
+    draughts.SimpleEngine(depth_limit=3).get_best_move(board_of(positions[0].state))  # warm caches
+
+    def run_pass(r: int) -> Pass:
+        log, logger = DepthLog(), simple.logger
+        simple.logger = log
+        seconds, nodes, depths = 0.0, 0, []
+        try:
             for position in positions:
                 board = board_of(position.state)
                 engine = draughts.SimpleEngine(depth_limit=args.pydraughts_depth_cap, time_limit=args.seconds)
@@ -506,11 +511,12 @@ def bench_pydraughts(positions: list[Position], args) -> Row:
                 seconds += time.perf_counter() - started
                 nodes += int(engine.nodes)
                 depths.append(log.depth - (1 if engine.stop_search else 0))
-            passes.append(Pass(seconds, len(positions), nodes, depths))
-    finally:
-        simple.logger = logger
+        finally:
+            simple.logger = logger
+        return Pass(seconds, len(positions), nodes, depths)
+
     label = "py-draughts 1.10.1 SimpleEngine, Python (board_of: forced captures)"
-    return Row(label, passes, "negamax + quiescence calls")
+    return Row(label, "negamax + quiescence calls", run_pass)
 
 
 def openspiel_states(game, positions: list[Position]) -> list[Any]:
@@ -556,20 +562,23 @@ def bench_openspiel_ab(game, os_states: list[Any], args) -> list[Row]:
         minimax.alpha_beta_search(game, state, value_function=value, maximum_depth=depth)
 
     nodes = sum(count_calls(minimax, lambda s=s: search(s, depth)) for s in os_states)
-    fixed, deepening = [], []
-    for _ in range(args.repeats):
+
+    def fixed_pass(r: int) -> Pass:
         seconds = 0.0
         for state in os_states:
             started = time.perf_counter()
             search(state, depth)
             seconds += time.perf_counter() - started
-        fixed.append(Pass(seconds, len(os_states), nodes, [depth] * len(os_states)))
+        return Pass(seconds, len(os_states), nodes, [depth] * len(os_states))
+
+    def deepening_pass(r: int) -> Pass:
         reached = [openspiel_depth_in_time(search, s, args.seconds, material_for) for s in os_states]
-        deepening.append(Pass(sum(t for _, t in reached), len(os_states), None, [d for d, _ in reached]))
+        return Pass(sum(t for _, t in reached), len(os_states), None, [d for d, _ in reached])
+
     label = "OpenSpiel 2.0.2, Python API alpha_beta_search"
     return [
-        Row(f"{label}, depth {depth}", fixed, "_alpha_beta calls (states visited)"),
-        Row(f"{label}, deepening to {args.seconds:g} s", deepening, "(depth only)"),
+        Row(f"{label}, depth {depth}", "_alpha_beta calls (states visited)", fixed_pass),
+        Row(f"{label}, deepening to {args.seconds:g} s", "(depth only)", deepening_pass),
     ]
 
 
@@ -619,17 +628,18 @@ def bench_openspiel_mcts(game, os_states: list[Any], args) -> Row:
 
     sims = args.mcts_sims
     bot = EngineBot(f"openspiel:mcts:{sims}", "mcts", sims)
-    passes = []
-    for r in range(args.repeats):
+
+    def run_pass(r: int) -> Pass:
         seconds = 0.0
         for i, state in enumerate(os_states):
             step_fn, root = make_bot(bot, game, [r, i]), state.clone()
             started = time.perf_counter()
             step_fn(root)
             seconds += time.perf_counter() - started
-        passes.append(Pass(seconds, len(os_states), sims * len(os_states), None))
+        return Pass(seconds, len(os_states), sims * len(os_states), None)
+
     label = f"OpenSpiel 2.0.2, Python MCTSBot, {sims} sims, random rollouts"
-    return Row(label, passes, "simulations (one random playout each)")
+    return Row(label, "simulations (one random playout each)", run_pass)
 
 
 def print_table(rows: list[Row]) -> None:
