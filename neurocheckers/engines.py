@@ -52,7 +52,7 @@ from neurocheckers.rules.outcome import KING_VALUE, points_for
 from neurocheckers.rules.playout import default_max_plies
 from neurocheckers.rules.presets import Rules
 from neurocheckers.rules.state import BLACK, State
-from neurocheckers.timed_player import TimedPlayer, is_timed_spec, parse_timed
+from neurocheckers.timed_player import EQUAL_TIME_SHARE, TimedPlayer, is_timed_spec, parse_timed
 
 PREFIX = "openspiel:"
 ENGINE_SPECS = "openspiel:mcts:N | openspiel:alphabeta:D"
@@ -281,6 +281,16 @@ class MoveClock:
         """Mean seconds per move of ``side`` (None before its first move)."""
         return self.seconds[side] / self.moves[side] if self.moves[side] else None
 
+    def allowance(self, side: bool) -> float | None:
+        """The seconds ``side`` may spend on its next move in the equal-time mode: a bank of
+        ``EQUAL_TIME_SHARE`` of the opponent's mean time per move for each of its moves so far and
+        this one, less what it spent (None before the opponent has moved). Overspent moves are paid
+        back later, so the match mean stays at or below the opponent's."""
+        opponent = self.per_move(not side)
+        if opponent is None:
+            return None
+        return EQUAL_TIME_SHARE * opponent * (self.moves[side] + 1) - self.seconds[side]
+
 
 Mover = Callable[[State, Any, "float | None"], int]
 """One game's host player: ``(state, openspiel_state, equal_time_seconds) -> our action``."""
@@ -315,14 +325,16 @@ def _mover(player: AnyPlayer, game: Any, seed: list[int], key: jax.Array) -> Mov
 
 
 def _host_moves(
-    movers: list[Mover], host: State, need: np.ndarray, os_states: list | None, budget: float | None,
-    actions: np.ndarray, clock: MoveClock, side: bool,
+    movers: list[Mover], host: State, need: np.ndarray, os_states: list | None, actions: np.ndarray,
+    clock: MoveClock, side: bool,
 ) -> None:  # fmt: skip
-    """Each needing game's move from its host mover, timed into ``clock``."""
+    """Each needing game's move from its host mover, timed into ``clock`` (an equal-time player
+    gets the clock's allowance for each move)."""
     for i in np.flatnonzero(need):
         state = jax.tree.map(lambda x, i=i: x[i], host)
         start = time.perf_counter()
-        actions[i] = movers[i](state, None if os_states is None else os_states[i], budget)
+        os_state = None if os_states is None else os_states[i]
+        actions[i] = movers[i](state, os_state, clock.allowance(side))
         clock.add(side, time.perf_counter() - start, int(host.continuing[i] == 0))
 
 
@@ -394,8 +406,7 @@ def play_engine_games(
                 actions[need] = chosen[need]
                 clock.add(side, time.perf_counter() - start, int((need & (host.continuing == 0)).sum()))
             else:
-                budget = clock.per_move(not side)
-                _host_moves(movers[side], host, need, os_states, budget, actions, clock, side)
+                _host_moves(movers[side], host, need, os_states, actions, clock, side)
         if mirror:
             _apply_to_openspiel(os_states, host, actions, live, ply, game_ids)
         played[:, ply] = np.where(live, actions, -1)

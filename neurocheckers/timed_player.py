@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 import jax
+import numpy as np
 
 from neurocheckers.agent_file import Agent, load_agent
 from neurocheckers.evaluator import value_fn
@@ -35,10 +36,12 @@ MAX_SECONDS = 60.0
 """The longest think time a move may be given (the web app's cap too)."""
 MAX_NODES = 100_000_000
 EQUAL_TIME_SHARE = 0.95
-"""In the equal-time mode a move's budget is this share of the opponent's mean time per move, as an
-iteration cut at the deadline overruns it by a little."""
+"""In the equal-time mode the player may spend this share of the opponent's mean time per move, as
+a time bank over the match (``engines.MoveClock.allowance``)."""
 FIRST_MOVE_SECONDS = 0.05
 """The equal-time budget before the opponent has moved."""
+MIN_SECONDS = 0.001
+"""The budget of a move when the bank is spent: the first iteration (depth 1) still runs."""
 
 
 @functools.cache
@@ -59,21 +62,26 @@ def heuristic_leaf(rules: Rules) -> Callable:
 
 @dataclasses.dataclass
 class TimedGame:
-    """One game's mover: ``mover(state, seconds=None) -> action``; ``seconds`` is the equal-time
-    budget the match loop hands an ``equal`` player."""
+    """One game's mover: ``mover(state, seconds=None) -> action``; ``seconds`` is the time an
+    ``equal`` player may spend on this move (``engines.MoveClock.allowance``)."""
 
     player: TimedPlayer
     seed: int
     infos: list[SearchInfo] = dataclasses.field(default_factory=list)
+    key: jax.Array | None = None
+    """The evaluator's key (deterministic evaluators ignore it), made once: a host-side key op costs
+    about a millisecond, a real share of a small time budget."""
 
     def __call__(self, state: State, seconds: float | None = None) -> int:
         p = self.player
-        key = jax.random.fold_in(jax.random.key(self.seed), int(state.ply))
+        if self.key is None:
+            self.key = jax.random.key(self.seed)
         if p.equal_time:
-            seconds = FIRST_MOVE_SECONDS if seconds is None else EQUAL_TIME_SHARE * seconds
+            seconds = FIRST_MOVE_SECONDS if seconds is None else max(seconds, MIN_SECONDS)
         else:
             seconds = p.seconds
-        info = p.deepening.search(state, key, seconds=seconds, nodes=p.nodes)
+        rng = np.random.default_rng([self.seed, int(state.ply)])
+        info = p.deepening.search(state, self.key, seconds=seconds, nodes=p.nodes, rng=rng)
         self.infos.append(info)
         return info.action
 

@@ -91,12 +91,21 @@ class SearchStack:
     complete: jax.Array
 
 
+def terminal_score(state: State, distance: jax.Array) -> jax.Array:
+    """Black's-view score of a finished game ``distance`` plies from the root: +-(WIN_SCORE -
+    distance), 0 for a draw (meaningless for an unfinished one)."""
+    return state.result.astype(jnp.float32) * (WIN_SCORE - distance.astype(jnp.float32))
+
+
 def leaf_score(state: State, distance: jax.Array, heuristic: Heuristic, needed: jax.Array | None = None):
     """Black's-view score of a leaf: +-(WIN_SCORE - distance) when the game is over (0 for a draw),
     ``heuristic(state)`` otherwise. With ``needed`` ([] bool) the heuristic is only evaluated when it
     is True (0 otherwise): a real branch for one search, which skips a network's cost at the nodes
-    that are not leaves (under ``vmap`` both sides run, as before)."""
-    won = state.result.astype(jnp.float32) * (WIN_SCORE - distance.astype(jnp.float32))
+    that are not leaves. Never pass ``needed`` under ``vmap``: a ``lax.cond`` with a batched
+    predicate runs both branches with every operand batched, so a network's weights closed over by
+    ``heuristic`` are copied per search and each layer becomes N matrix-vector products (an 8x8
+    depth-1 search of 1,024 positions took 20x longer than one batched evaluation)."""
+    won = terminal_score(state, distance)
     if needed is None:
         value = heuristic(state)
     else:
@@ -260,6 +269,7 @@ def _stack_step(
     rules: Rules,
     levels: int,
     quiescence: bool,
+    lazy_leaves: bool,
     heuristic: Heuristic,
     root_margin: float,
     limits: StackLimits,
@@ -282,7 +292,7 @@ def _stack_step(
     # The score reported to a parent: a leaf child's score to this level, or this finished node's
     # best score to the level above. It belongs to the root action just expanded or last pushed.
     target = jnp.where(expand, lv, lv - 1)
-    leaf = leaf_score(child, child_depth, heuristic, expand & is_leaf)
+    leaf = leaf_score(child, child_depth, heuristic, (expand & is_leaf) if lazy_leaves else None)
     score = jnp.where(expand, leaf, st.best[lv])
     report = (expand & is_leaf) | (~expand & (lv > 0))
     root_action = jnp.where(expand & (lv == 0), action, st.root_action)
@@ -315,6 +325,7 @@ def alphabeta_stack(
     quiescence: bool = False,
     node_limit: int | jax.Array = NO_LIMIT,
     first_action: int | jax.Array = -1,
+    lazy_leaves: bool = False,
 ) -> SearchStack:
     """Run an alpha-beta search from ``state`` and return its final stack (for ``root_scores`` and
     the ``iterations`` statistic); ``alphabeta_search`` is the usual entry point.
@@ -325,7 +336,9 @@ def alphabeta_stack(
     the material balance); ``root_margin`` lowers the root window so moves tied with the best are
     scored exactly (it must be below the smallest gap between two different scores). The search
     stops after ``node_limit`` iterations (``complete`` False); ``first_action`` (-1: none), a legal
-    root action, is searched first.
+    root action, is searched first. ``lazy_leaves`` (static) evaluates ``heuristic`` only at the
+    iterations that score an unfinished leaf, with a ``lax.cond``: for one search (not under
+    ``vmap``, see ``leaf_score``), where it skips a network's cost at the other iterations.
 
     The depth-first recursion is unrolled into a ``lax.while_loop`` over an explicit stack, each
     iteration searching one child (scoring it if it is a leaf, pushing it otherwise) or returning from
@@ -338,7 +351,8 @@ def alphabeta_stack(
     heuristic = material_balance if heuristic is None else heuristic
     first_slot = action_slot(rules, state, jnp.asarray(first_action, jnp.int32))
     limits = StackLimits(jnp.asarray(depth, jnp.int32), jnp.asarray(node_limit, jnp.int32), first_slot)
-    body = functools.partial(_stack_step, rules, levels, quiescence, heuristic, root_margin, limits)
+    static = (rules, levels, quiescence, lazy_leaves, heuristic, root_margin)
+    body = functools.partial(_stack_step, *static, limits)
     return jax.lax.while_loop(lambda st: ~st.done, body, _initial_stack(rules, state, levels, first_slot))
 
 

@@ -31,7 +31,6 @@ from collections.abc import Callable
 from typing import Any
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 from neurocheckers.rules.presets import Rules
@@ -85,7 +84,7 @@ def iteration_kernel(rules: Rules, leaf: LeafScore, root_margin: float) -> Calla
     def run(params, state, depth, node_limit, first_action, key):
         final = alphabeta_stack(
             rules, state, depth, leaf(params, key), root_margin, max_levels=MAX_DEPTH + EXTENSION,
-            quiescence=True, node_limit=node_limit, first_action=first_action,
+            quiescence=True, node_limit=node_limit, first_action=first_action, lazy_leaves=True,
         )  # fmt: skip
         legal = state.legal_action_mask
         scores = color_sign(state.color) * final.root_scores
@@ -94,10 +93,19 @@ def iteration_kernel(rules: Rules, leaf: LeafScore, root_margin: float) -> Calla
     return jax.jit(run)
 
 
+def legal_actions(state: State) -> np.ndarray:
+    """The legal actions of one game's host ``state``, from its ``legal_bits`` in NumPy (no device
+    work: a move's fixed costs count against a small time budget)."""
+    bits = np.asarray(state.legal_bits, np.uint32)
+    squares = np.arange(state.num_squares, dtype=np.uint32)
+    legal = (bits[:, None] >> squares[None, :]) & 1
+    return np.flatnonzero(legal.reshape(-1))
+
+
 def run_iteration(kernel: Callable, params, state: State, depth: int, node_limit: int, first: int, key):
     """One iteration on the host (``IterationResult``)."""
     scores, done, nodes, complete = jax.device_get(
-        kernel(params, state, jnp.int32(depth), jnp.int32(node_limit), jnp.int32(first), key)
+        kernel(params, state, np.int32(depth), np.int32(node_limit), np.int32(first), key)
     )
     return IterationResult(np.asarray(scores), np.asarray(done), int(nodes), bool(complete))
 
@@ -136,28 +144,30 @@ class Deepening:
         seconds: float | None = None,
         nodes: int | None = None,
         max_depth: int = MAX_DEPTH,
+        rng: np.random.Generator | None = None,
     ) -> SearchInfo:
         """The move for one game's ``state`` (host or device, unbatched) within ``seconds`` of wall
-        time or ``nodes`` nodes (exactly one of them)."""
+        time or ``nodes`` nodes (exactly one of them); ties are broken by ``rng`` (default: one
+        seeded by ``key``)."""
         if (seconds is None) == (nodes is None):
             raise ValueError("give exactly one budget: seconds or nodes")
         start = time.perf_counter()
-        legal = np.flatnonzero(np.asarray(state.legal_action_mask))
+        legal = legal_actions(state)
         if len(legal) <= 1:
             return SearchInfo(int(legal[0]) if len(legal) else 0, 0, 0, 0.0, 0.0)
-        rng = np.random.default_rng(np.asarray(jax.random.key_data(key)).ravel())
+        if rng is None:
+            rng = np.random.default_rng(np.asarray(jax.random.key_data(key)).ravel())
         best, spent, last_nodes = (int(legal[0]), 0.0), 0, -1
         depth_done = 0
         for depth in range(1, max_depth + 1):
             limit = self._node_limit(start, seconds, nodes, spent, depth)
             if limit is None:
                 break
-            result = run_iteration(
-                self.kernel, self.params, state, depth, limit, best[0] if depth_done else -1, key
-            )
+            first = best[0] if depth_done else -1
+            result = run_iteration(self.kernel, self.params, state, depth, limit, first, key)
             spent += result.nodes
             self._measure(result.nodes, time.perf_counter() - start, spent)
-            chosen = choose(result, best[0] if depth_done else -1, rng)
+            chosen = choose(result, first, rng)
             if chosen is not None:
                 best, depth_done = chosen, depth
             proven = abs(best[1]) >= WIN_SCORE - MAX_DEPTH - EXTENSION
