@@ -964,6 +964,10 @@ def gauntlet(
     only: Annotated[
         str, typer.Option(metavar="SPEC,...", help="Play only the rows against these opponents.")
     ] = "",
+    kinds: Annotated[
+        str,
+        typer.Option(metavar="KIND,...", help="Play only rows of these kinds: ladder, equal-depth, calibration."),
+    ] = "",
 ) -> None:
     """Rate a player on a fixed ladder: scores with 95% intervals, Elo.
 
@@ -981,7 +985,7 @@ def gauntlet(
         config = GauntletConfig(
             openings, depth, depths, seed, batch, ladder=ladder, equal_time=equal_time,
             heuristic_depths=_depth_list(heuristic_depths, "--heuristic-depths"),
-            engine_openings=engine_openings, only=tuple(s.strip() for s in only.split(",") if s.strip()),
+            engine_openings=engine_openings, only=_names(only), kinds=_names(kinds),
         )  # fmt: skip
         progress, update = _match_progress("gauntlet")
         with progress:
@@ -991,6 +995,10 @@ def gauntlet(
     print(format_gauntlet(result))
     files = write_gauntlet(result, out)
     print("wrote " + ", ".join(str(p) for p in files.values()))
+
+
+def _names(text: str) -> tuple[str, ...]:
+    return tuple(name.strip() for name in text.split(",") if name.strip())
 
 
 def _depth_list(text: str, option: str) -> tuple[int, ...]:

@@ -1,32 +1,42 @@
 #!/usr/bin/env bash
 # The 8x8 gauntlet of an agent (issue 19), split over two processes on the two cores and merged:
 #   bash scripts/gauntlet_american8.sh AGENT.safetensors OUT_DIR
-# Equal depth: the agent's network at the leaves of alpha-beta d against material at d = 1..4 and
-# against the hand-written evaluation at d = 2..4. Ladder, in equal-time mode: the timed search with
-# the network (timed:equal:AGENT) against random, material alpha-beta 1-6, the heuristic at 2-6,
-# py-draughts at depths 4, 6, 8 and OpenSpiel's MCTS-1000, each side's seconds per move measured.
-# OPENINGS (default 100) openings a row, each with both colours; ENGINE_OPENINGS (default 10) for
-# the slow Python engines (pydraughts:8, openspiel:mcts:1000); PYDRAUGHTS6_OPENINGS (default 100).
+# - equal depth (batched): the agent's network at the leaves of alpha-beta d against material at
+#   d = 1..4 and against the hand-written evaluation at d = 2..4, plus the calibration rows;
+# - ladder, in equal-time mode: the timed search with the network (timed:equal:AGENT) against random,
+#   material alpha-beta 1-6, the heuristic at 2-6, py-draughts at depths 4, 6, 8 and OpenSpiel's
+#   MCTS-1000, one game at a time, each side's seconds per move measured.
+# Openings a row (each with both colours): OPENINGS (100) for the equal-depth part, LADDER_OPENINGS
+# (20) for the equal-time rows against our players, PYDRAUGHTS6_OPENINGS (50), and ENGINE_OPENINGS
+# (5) for the slow Python engines (pydraughts:8, openspiel:mcts:1000, about 1-2.5 s a move).
 set -euo pipefail
 agent=${1:?usage: gauntlet_american8.sh AGENT OUT_DIR}
 out=${2:?usage: gauntlet_american8.sh AGENT OUT_DIR}
-openings=${OPENINGS:-100}
-engine_openings=${ENGINE_OPENINGS:-10}
-pd6_openings=${PYDRAUGHTS6_OPENINGS:-100}
-mkdir -p "$out"
-common=(--rules american8 --ladder american8 --equal-time --equal-depths 1,2,3,4 --heuristic-depths 2,3,4)
-jax_rows="random,alphabeta:1,alphabeta:2,alphabeta:3,alphabeta:4,alphabeta:5,alphabeta:6"
-jax_rows+=",alphabeta:2:heuristic,alphabeta:3:heuristic,alphabeta:4:heuristic,alphabeta:5:heuristic"
-jax_rows+=",alphabeta:6:heuristic,pydraughts:4"
-run_part() {  # part name, openings, rows...
-  local name=$1 n=$2; shift 2
-  NEUROCHECKERS_DEVICES=1 neurocheckers gauntlet "$agent" "${common[@]}" --openings "$n" \
-    --engine-openings "$engine_openings" --only "$1" --out "$out/parts/$name" > "$out/parts/$name.log" 2>&1
-}
+common=(--rules american8 --ladder american8 --equal-time --equal-depths 1,2,3,4 --heuristic-depths 2,3,4
+        --engine-openings "${ENGINE_OPENINGS:-5}")
+ours="random,alphabeta:1,alphabeta:2,alphabeta:3,alphabeta:4,alphabeta:5,alphabeta:6"
+ours+=",alphabeta:2:heuristic,alphabeta:3:heuristic,alphabeta:4:heuristic,alphabeta:5:heuristic"
+ours+=",alphabeta:6:heuristic,pydraughts:4"
 mkdir -p "$out/parts"
-run_part ladder "$openings" "$jax_rows" &
+part() {  # name, openings, then gauntlet options
+  local name=$1 n=$2; shift 2
+  echo "$(date +%T) $name" >> "$out/parts/times.txt"
+  NEUROCHECKERS_DEVICES=1 neurocheckers gauntlet "$agent" "${common[@]}" --openings "$n" "$@" \
+    --out "$out/parts/$name" > "$out/parts/$name.log" 2>&1
+  echo "$(date +%T) $name done" >> "$out/parts/times.txt"
+}
+(
+  part depth "${OPENINGS:-100}" --kinds equal-depth,calibration
+  part ladder "${LADDER_OPENINGS:-20}" --kinds ladder --only "$ours"
+  part mcts1000 "${OPENINGS:-100}" --only openspiel:mcts:1000
+) &
 first=$!
-run_part pydraughts6 "$pd6_openings" "pydraughts:6" && run_part slow "$openings" "pydraughts:8,openspiel:mcts:1000" &
+(
+  part pydraughts6 "${PYDRAUGHTS6_OPENINGS:-50}" --only pydraughts:6
+  part pydraughts8 "${OPENINGS:-100}" --only pydraughts:8
+) &
 second=$!
 wait $first $second
-python scripts/merge_gauntlets.py "$out/parts/ladder" "$out/parts/pydraughts6" "$out/parts/slow" --out "$out"
+parts=()
+for name in depth ladder mcts1000 pydraughts6 pydraughts8; do parts+=("$out/parts/$name"); done
+python scripts/merge_gauntlets.py "${parts[@]}" --out "$out"

@@ -85,6 +85,8 @@ class GauntletConfig:
     """Openings of the rows against ``SLOW_ENGINES`` (0: ``openings``)."""
     only: tuple[str, ...] = ()
     """Play only the rows against these opponents (a split of the gauntlet over processes)."""
+    kinds: tuple[str, ...] = ()
+    """Play only the rows of these kinds (ladder, equal-depth, calibration; empty: all)."""
 
     def __post_init__(self) -> None:
         if self.openings < 1:
@@ -97,6 +99,9 @@ class GauntletConfig:
             raise ValueError(f"batch and max_plies must be >= 1, got {self.batch}, {self.max_plies}")
         if self.ladder not in ("material", "american8"):
             raise ValueError(f"ladder must be material or american8, got {self.ladder!r}")
+        unknown = set(self.kinds) - {"ladder", "equal-depth", "calibration"}
+        if unknown:
+            raise ValueError(f"row kinds are ladder, equal-depth and calibration, got {sorted(unknown)}")
         if any(not 1 <= d <= 8 for d in self.heuristic_depths) or self.engine_openings < 0:
             raise ValueError(
                 f"bad heuristic depths {self.heuristic_depths} or engine openings {self.engine_openings}"
@@ -208,6 +213,8 @@ def pairings(player: str, config: GauntletConfig) -> list[tuple[str, str, str]]:
         rows += [("calibration", h, f"alphabeta:{d}") for h, d in zip(heuristic, range(2, 7), strict=True)]
     if config.only:
         rows = [row for row in rows if row[2] in config.only]
+    if config.kinds:
+        rows = [row for row in rows if row[0] in config.kinds]
     return rows
 
 
@@ -345,7 +352,7 @@ def merge_gauntlets(results: Sequence[GauntletResult]) -> GauntletResult:
     if not results or len({(r.rules, r.player) for r in results}) != 1:
         raise ValueError("the parts must be gauntlets of the same player under the same rules")
     rows = tuple(row for r in results for row in r.rows)
-    config = dataclasses.replace(results[0].config, only=())
+    config = dataclasses.replace(results[0].config, only=(), kinds=())
     return GauntletResult(results[0].rules, results[0].player, config, rows, rate(rows))
 
 
