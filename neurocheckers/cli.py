@@ -966,7 +966,7 @@ def gauntlet(
     ] = "",
     kinds: Annotated[
         str,
-        typer.Option(metavar="KIND,...", help="Play only rows of these kinds: ladder, equal-depth, calibration."),
+        typer.Option(metavar="KIND,...", help="Only rows of these kinds: ladder, equal-depth, calibration."),
     ] = "",
 ) -> None:
     """Rate a player on a fixed ladder: scores with 95% intervals, Elo.
