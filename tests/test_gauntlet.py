@@ -14,6 +14,7 @@ import pytest
 from neurocheckers.analysis.gauntlet import (
     GauntletConfig,
     GauntletResult,
+    Row,
     agent_file_of,
     format_gauntlet,
     merge_gauntlets,
@@ -191,6 +192,16 @@ def test_a_timed_row_gives_both_sides_time_per_move(tmp_path):
     }
     with pytest.raises(ValueError, match="not a gauntlet"):
         read_gauntlet(tmp_path / "a" / "gauntlet.csv")
+
+
+def test_rows_not_linked_to_random_are_kept_unrated():
+    """A part of a gauntlet (equal-depth rows only) has no link to random: no rating, no error."""
+    row = Row("equal-depth", "alphabeta:2:a", "alphabeta:2", 10, 5, 0, 5, 0, 0.5, 0.2, 0.8)
+    other = dataclasses.replace(row, player="alphabeta:3:a", opponent="alphabeta:3")
+    ratings = rate([row, other])
+    assert {r.player for r in ratings} == {"alphabeta:2:a", "alphabeta:2"}
+    anchored = dataclasses.replace(row, player="alphabeta:1", opponent="random")
+    assert {r.player for r in rate([row, anchored])} == {"alphabeta:1", "random"}
 
 
 def test_a_small_gauntlet_rates_alphabeta_above_random(tmp_path):

@@ -251,9 +251,30 @@ def play_row(rules: Rules, kind: str, a_spec: str, b_spec: str, starts, config: 
     )
 
 
+def linked_rows(rows: Sequence[Row]) -> list[Row]:
+    """The rows linked by played games to ``random`` (or, without it, to the first row's player): an
+    Elo scale exists only within them (a gauntlet played in parts may hold rows linked to nothing)."""
+    if not rows:
+        return []
+    players = {r.player for r in rows} | {r.opponent for r in rows}
+    linked = {ANCHOR if ANCHOR in players else rows[0].player}
+    grown = True
+    while grown:
+        grown = False
+        for r in rows:
+            if (r.player in linked) != (r.opponent in linked):
+                linked |= {r.player, r.opponent}
+                grown = True
+    return [r for r in rows if r.player in linked]
+
+
 def rate(rows: Sequence[Row]) -> tuple[Rating, ...]:
     """Every player's Elo from all games of ``rows`` (one Bradley-Terry fit, draws as half a win),
-    ``random`` anchored at 0, with 95% intervals."""
+    ``random`` anchored at 0, with 95% intervals; players not linked to it by played games get no
+    rating (``linked_rows``)."""
+    rows = linked_rows(rows)
+    if not rows:
+        return ()
     players = sorted({r.player for r in rows} | {r.opponent for r in rows}, key=lambda p: p != ANCHOR)
     index = {p: i for i, p in enumerate(players)}
     k = len(players)
