@@ -156,8 +156,15 @@ def match(
         raise UserError(str(e)) from None
     keep = save_count if save_games is not None else 0
     plot_path = _plot_path(plot) if plot else None
-    records = _play_match(preset, a, b, games, seed, batch, max_plies, opening_plies, keep, as_json, starts)
-    _report_match(preset, a, b, records, seed, as_json, plot_path, save_games, starts)
+    from neurocheckers.engines import MoveClock
+    from neurocheckers.policies import Player
+
+    # Host players (engines, the timed search) are timed, and so is their opponent.
+    clock = None if isinstance(a, Player) and isinstance(b, Player) else MoveClock()
+    records = _play_match(
+        preset, a, b, games, seed, batch, max_plies, opening_plies, keep, as_json, starts, clock
+    )
+    _report_match(preset, a, b, records, seed, as_json, plot_path, save_games, starts, clock)
 
 
 def _check_match_numbers(
@@ -174,7 +181,7 @@ def _check_match_numbers(
 
 
 def _play_match(rules, a, b, games: int, seed: int, batch: int, max_plies: int | None, opening_plies: int,
-                keep_actions: int, quiet: bool, openings=None):  # fmt: skip
+                keep_actions: int, quiet: bool, openings=None, clock=None):  # fmt: skip
     """``engines.play_any_match`` (``arena.run_match`` for our players) under a transient progress
     bar (none when ``quiet``)."""
     from rich.progress import Progress
@@ -188,6 +195,7 @@ def _play_match(rules, a, b, games: int, seed: int, batch: int, max_plies: int |
             return play_any_match(
                 rules, a, b, games, seed, batch, max_plies, opening_plies, keep_actions,
                 on_progress=lambda done, _: progress.update(task, completed=done), openings=openings,
+                clock=clock,
             )  # fmt: skip
         except MemoryLimitError as e:
             hint = f"lower --batch (now {min(batch, games)}) or the players' search sizes"
@@ -210,20 +218,27 @@ def _plot_path(text: str):
 
 
 def _report_match(rules, a, b, records, seed: int, as_json: bool, plot, save_games: str | None,
-                  openings=None):  # fmt: skip
-    """Print the summary of a played match (a table or JSON), and write its games file and plot."""
+                  openings=None, clock=None):  # fmt: skip
+    """Print the summary of a played match (a table or JSON) with both sides' seconds per move when
+    it was timed, and write its games file and plot."""
     import json
 
     from neurocheckers.analysis.match_report import format_table, summarize
 
     summary = summarize(records.score, records.length, records.material_diff, records.finished)
     summary.update(player_a=a.name, player_b=b.name, rules=rules.name, seed=seed)
+    if clock is not None:
+        summary.update(seconds_per_move_a=clock.per_move(True), seconds_per_move_b=clock.per_move(False))
     if save_games is not None:
         summary["games_file"] = _save_match_games(rules, a, b, records, save_games, openings)
     if as_json:
         print(json.dumps(summary, indent=2))
     else:
         print(format_table(a.name, b.name, rules.name, summary))
+        if clock is not None:
+            print(
+                f"seconds per move: A {_seconds(clock.per_move(True))}, B {_seconds(clock.per_move(False))}"
+            )
         if save_games is not None:
             print(f"games: {summary['games_file']} ({len(records.actions)} games)")
     if plot:
@@ -237,6 +252,10 @@ def _report_match(rules, a, b, records, seed: int, as_json: bool, plot, save_gam
             raise UserError(f"cannot write --plot {str(plot)!r}: {e.strerror or e}") from None
         if not as_json:
             print(f"histogram: {path}")
+
+
+def _seconds(value: float | None) -> str:
+    return "-" if value is None else f"{value:.4f}"
 
 
 def _save_match_games(rules, a, b, records, path: str, openings=None) -> str:

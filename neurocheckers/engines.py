@@ -324,6 +324,17 @@ def _mover(player: AnyPlayer, game: Any, seed: list[int], key: jax.Array) -> Mov
     return lambda state, os_state, seconds: timed_game(state, seconds)
 
 
+def _warm_up(players: dict[bool, AnyPlayer], one_at_a_time: dict[bool, bool], state: State) -> None:
+    """Compile the timed searches and our one-game-at-a-time policies before any move is timed (a
+    compile would otherwise count as thinking time, and hand an equal-time opponent seconds)."""
+    key = jax.random.key(0)
+    for side, player in players.items():
+        if isinstance(player, TimedPlayer):
+            player.deepening.search(state, key, nodes=64)
+        elif isinstance(player, Player) and one_at_a_time[side]:
+            jax.block_until_ready(_single(player.policy)(player.params, state, key))
+
+
 def _host_moves(
     movers: list[Mover], host: State, need: np.ndarray, os_states: list | None, actions: np.ndarray,
     clock: MoveClock, side: bool,
@@ -383,6 +394,7 @@ def play_engine_games(
         if not isinstance(p, Player) or one_at_a_time[side]
     }
     batch_step, batch_random = _batched_engine(rules)
+    _warm_up(players, one_at_a_time, jax.tree.map(lambda x: x[0], jax.device_get(states)))
     key = jax.random.key(seed)
     played = np.full((count, max_plies), -1, np.int32)
     length = np.zeros(count, np.int32)
