@@ -154,17 +154,20 @@ def match(
         starts = opening_states(preset, load_openings(preset, openings)) if openings is not None else None
     except ValueError as e:
         raise UserError(str(e)) from None
-    keep = save_count if save_games is not None else 0
+    keep, clock = (save_count if save_games is not None else 0), _match_clock(a, b)
     plot_path = _plot_path(plot) if plot else None
-    from neurocheckers.engines import MoveClock
-    from neurocheckers.policies import Player
-
-    # Host players (engines, the timed search) are timed, and so is their opponent.
-    clock = None if isinstance(a, Player) and isinstance(b, Player) else MoveClock()
     records = _play_match(
         preset, a, b, games, seed, batch, max_plies, opening_plies, keep, as_json, starts, clock
     )
     _report_match(preset, a, b, records, seed, as_json, plot_path, save_games, starts, clock)
+
+
+def _match_clock(a, b):
+    """A ``MoveClock`` when a host player (an engine, the timed search) plays, else None."""
+    from neurocheckers.engines import MoveClock
+    from neurocheckers.policies import Player
+
+    return None if isinstance(a, Player) and isinstance(b, Player) else MoveClock()
 
 
 def _check_match_numbers(

@@ -12,9 +12,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from test_baselines import random_positions_fn
 
 from neurocheckers.players import parse_player
-from neurocheckers.rules import AMERICAN6, AMERICAN8, from_position, init, random_action, step
+from neurocheckers.rules import AMERICAN6, AMERICAN8, from_position
 from neurocheckers.rules.notation import parse_fen
 from neurocheckers.rules.state import State
 from neurocheckers.search.heuristic import (
@@ -47,30 +48,8 @@ def flip(state: State) -> State:
     )
 
 
-@functools.cache
-def random_positions_fn(rules, max_plies: int):
-    """Jitted ``key -> State[B]``: for each key, the position after a random number of random plies
-    (less if the game ended first)."""
-
-    start = init(rules)
-
-    def one(key):
-        k_len, k_play = jax.random.split(key)
-        length = jax.random.randint(k_len, (), 0, max_plies + 1)
-
-        def body(i, carry):
-            s, k = carry
-            k, sub = jax.random.split(k)
-            nxt = step(rules, s, random_action(rules, sub, s))
-            return jax.tree.map(lambda a, b: jnp.where(i < length, b, a), s, nxt), k
-
-        return jax.lax.fori_loop(0, max_plies, body, (start, k_play))[0]
-
-    return jax.jit(jax.vmap(one))
-
-
 def unfinished_positions(rules, count: int, seed: int = 0, max_plies: int = 80) -> State:
-    states = random_positions_fn(rules, max_plies)(jax.random.split(jax.random.key(seed), 4 * count))
+    states = random_positions_fn(rules, max_plies)(jax.random.key(seed), 4 * count)
     keep = np.flatnonzero(~np.asarray(states.terminated))[:count]
     assert len(keep) == count
     return jax.tree.map(lambda x: x[keep], states)
