@@ -442,6 +442,19 @@ def over_leading_shards(play: Callable, count: int, replicated: tuple[bool, ...]
     )
 
 
+def whole_on_every_device(tree: Any) -> Any:
+    """``tree`` (arrays, in a jitted function) laid whole on every host device when there are several
+    (a no-op on one): for data that ``over_leading_shards`` left split by games, before work that
+    reads all of it. A cumulative sum over a split array (``jax.random.choice``'s, over TD(lambda)'s
+    position weights) was partitioned into a windowed sum that made a two-device american6 epoch 5x
+    slower than one device's, and drew other minibatches."""
+    if jax.local_device_count() == 1:
+        return tree
+    mesh = jax.sharding.Mesh(np.array(jax.local_devices()), ("shards",))
+    whole = jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec())
+    return jax.lax.with_sharding_constraint(tree, whole)
+
+
 def _member_games_layout(
     num_members: int, games_per_member: int, member_ids: jax.Array, openings: State | None
 ) -> tuple[jax.Array, jax.Array, State | None]:

@@ -216,10 +216,13 @@ def _report(
     t = jnp.maximum(target, 0)
     t_max = _maximising(st.states.color[t])
     new_best = jnp.where(t_max, jnp.maximum(st.best[t], score), jnp.minimum(st.best[t], score))
-    # At the root the window stays below the best score so moves tied with it are scored exactly.
-    root_shift = jnp.where(t == 0, root_margin, 0.0)
-    new_alpha = jnp.where(t_max, jnp.maximum(st.alpha[t], score - root_shift), st.alpha[t])
-    new_beta = jnp.where(t_max, st.beta[t], jnp.minimum(st.beta[t], score + root_shift))
+    # At the root the window stays below the best score so moves tied with it are scored exactly,
+    # and strictly below it where the margin is under float32's spacing (1e-6 at a win score near
+    # WIN_SCORE): else a worse move's fail-low bound could equal a won best score and tie with it.
+    lowered = jnp.minimum(score - root_margin, jnp.nextafter(score, -jnp.inf))
+    raised = jnp.maximum(score + root_margin, jnp.nextafter(score, jnp.inf))
+    new_alpha = jnp.where(t_max, jnp.maximum(st.alpha[t], jnp.where(t == 0, lowered, score)), st.alpha[t])
+    new_beta = jnp.where(t_max, st.beta[t], jnp.minimum(st.beta[t], jnp.where(t == 0, raised, score)))
     return st.replace(
         best=st.best.at[t].set(jnp.where(report, new_best, st.best[t])),
         alpha=st.alpha.at[t].set(jnp.where(report, new_alpha, st.alpha[t])),
