@@ -17,7 +17,7 @@ from neurocheckers.search.limits import MAX_ALPHABETA_DEPTH, MAX_SIMULATIONS
 if typing.TYPE_CHECKING:
     from neurocheckers.evolution.settings import EvolutionSettings
 
-LEARNERS = ("td_lambda", "dqn")
+LEARNERS = ("td_lambda", "td_leaf", "dqn")
 """Strategies that learn one network by self-play (``neurocheckers.learners``) instead of evolving."""
 STRATEGIES = ("boss_ga", "SimpleGA", "Open_ES", "SNES", "CMA_ES", *LEARNERS)
 EXPLORATIONS = ("epsilon", "softmax")
@@ -64,7 +64,7 @@ class ExperimentConfig:
     loss: str = "mae"
     """Supervised loss: mae (the study's mean difference) or mse."""
     strategy: str = "boss_ga"
-    """boss_ga (the study), an evosax strategy (SimpleGA, Open_ES, SNES, CMA_ES) or a learner: td_lambda."""
+    """boss_ga (the study), an evosax strategy (SimpleGA, Open_ES, SNES, CMA_ES), td_lambda, td_leaf, dqn."""
     promotion_threshold: float = 0.75
     """Fraction of games_per_epoch points the best member needs to become the boss."""
     opening_plies: int = 0
@@ -310,6 +310,11 @@ def validate_learner(c: ExperimentConfig) -> None:
     validate_dqn(c)
     if c.strategy not in LEARNERS:
         return
+    need(
+        c.strategy != "td_leaf" or (c.search == "alphabeta" and c.depth >= 2),
+        f"strategy 'td_leaf' learns from alpha-beta leaves: it needs search = alphabeta and depth >= 2, "
+        f"got search = {c.search!r}, depth = {c.depth}",
+    )
     need(
         c.seconds_per_move == 0,
         f"strategy {c.strategy!r} needs seconds_per_move = 0, got {c.seconds_per_move}",

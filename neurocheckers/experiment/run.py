@@ -531,6 +531,7 @@ def dqn_epoch(settings: dqn.DQNSettings, state: dqn.DQNState, key: jax.Array):
 
 LEARNERS: dict[str, Learner] = {
     "td_lambda": Learner(td_lambda.init, td_lambda.epoch, td_lambda.TDSettings),
+    "td_leaf": Learner(td_lambda.init, td_lambda.epoch, td_lambda.TDLeafSettings),
     "dqn": Learner(dqn_init, dqn_epoch, dqn.DQNSettings),
 }
 """The learners by ``strategy`` name (each also listed in ``config.LEARNERS``)."""
@@ -732,7 +733,7 @@ def learner_summary(config: ExperimentConfig) -> str:
             f"{config.opponent}, {config.envs} games at once, gamma {config.gamma:g}, epsilon "
             f"{config.epsilon_start:g}->{config.epsilon_end:g}, seed {config.seed}"
         )
-    extra = f", lambda {config.lambda_:g}" if config.strategy == "td_lambda" else ""
+    extra = f", lambda {config.lambda_:g}" if config.strategy in ("td_lambda", "td_leaf") else ""
     return (
         f"{config.name}: {config.rules}, {network_summary(config)}{material}, strategy "
         f"{config.strategy}{extra}, {config.selfplay_games} self-play games/epoch, {search}, "

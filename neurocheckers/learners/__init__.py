@@ -1,5 +1,5 @@
-"""Learners of the evaluator network from its own games: TD(lambda) self-play (``td_lambda``) and
-afterstate DQN (``dqn``, with its replay buffer in ``replay``), sharing their settings,
+"""Learners of the evaluator network from its own games: TD(lambda) and TDLeaf(lambda) self-play
+(``td_lambda``) and afterstate DQN (``dqn``, with its replay buffer in ``replay``), sharing their settings,
 state, self-play games and regression (``common``). Each learner module has ``init(settings, key)``
 and ``epoch(settings, state, key)``; ``experiment.run`` drives them like the evolution strategies."""
 
@@ -12,6 +12,7 @@ from neurocheckers.learners.common import (
     learner_rules,
     learner_spec,
     material_positions,
+    principal_leaves,
     record_length,
     regress,
     selfplay,
@@ -19,7 +20,7 @@ from neurocheckers.learners.common import (
 )
 from neurocheckers.learners.dqn import DQNSettings, DQNState
 from neurocheckers.learners.replay import ReplayBuffer
-from neurocheckers.learners.td_lambda import TDSettings, td_lambda_targets
+from neurocheckers.learners.td_lambda import TDLeafSettings, TDSettings, td_lambda_targets
 
 __all__ = [
     "DQNSettings",
@@ -28,12 +29,14 @@ __all__ = [
     "LearnerSettings",
     "LearnerState",
     "SelfPlayBatch",
+    "TDLeafSettings",
     "TDSettings",
     "choose_action",
     "choose_actions",
     "learner_rules",
     "learner_spec",
     "material_positions",
+    "principal_leaves",
     "record_length",
     "regress",
     "selfplay",

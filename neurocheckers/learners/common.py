@@ -82,6 +82,12 @@ class LearnerSettings(ArchitectureSettings):
     bootstrap_steps: int = 200
     """Adam steps of that material bootstrap."""
 
+    @property
+    def records_leaves(self) -> bool:
+        """Whether self-play records each move's principal leaf instead of the position moved from
+        (TDLeaf(lambda)); the plain learners record the positions themselves."""
+        return False
+
 
 @struct.dataclass
 class LearnerState:
@@ -105,9 +111,10 @@ class SelfPlayBatch:
 
     Fields:
       positions: [N, L + 1, 2S] float32 encoded positions (from the side to move): slot ``i`` is the
-        position before the ``i``-th ply after the opening, slot ``length`` the final position (slots
+        position before the ``i``-th ply after the opening (with ``records_leaves``, the principal
+        leaf of that ply's search where it is unfinished), slot ``length`` the final position (slots
         after it are zero).
-      colors: [N, L + 1] int32, the side to move in each slot (``rules.state.BLACK`` or ``WHITE``;
+      colors: [N, L + 1] int32, the side to move in each slot's position (``rules.state.BLACK`` or ``WHITE``;
         0 after slot ``length``).
       actions: [N, L] int32, the action played from each slot, -1 from the end of the game on.
       length: [N] int32, plies played after the opening.
@@ -243,6 +250,34 @@ def choose_actions(
     return jnp.where(explore, random_moves, best).astype(jnp.int32)
 
 
+def principal_leaves(settings: LearnerSettings, params: Any, states: State, actions: jax.Array) -> State:
+    """[N] the leaves of the principal variations of depth-``settings.depth`` searches from
+    ``states`` [N] that begin with ``actions`` [N]: the position after each action, then after the
+    best reply of a search one ply shallower, and so on down to the horizon (TDLeaf(lambda)'s leaf:
+    the position whose value the search's score of that move is). A game that ends on the way stops
+    at its final position; a finished game stays as it is."""
+    rules = learner_rules(settings)
+    heuristic = value_heuristic(value_fn(learner_spec(settings)), params, jax.random.key(0))
+    leaves = jax.vmap(step, in_axes=(None, 0, 0))(rules, states, actions)
+    for remaining in range(settings.depth - 1, 0, -1):
+        scores, legal = fullwidth_search(rules, leaves, remaining, heuristic, NETWORK_ROOT_MARGIN)
+        best = jnp.argmax(jnp.where(legal, scores, -jnp.inf), axis=1).astype(jnp.int32)
+        leaves = jax.vmap(step, in_axes=(None, 0, 0))(rules, leaves, best)
+    return leaves
+
+
+def recorded_positions(settings: LearnerSettings, params: Any, states: State, actions: jax.Array) -> State:
+    """[N] what self-play records of the plies ``actions`` [N] played from ``states`` [N]: the
+    positions themselves, or with ``records_leaves`` their principal leaves (``principal_leaves``)
+    where those are unfinished (a leaf that ends the game has no value for the network to learn: the
+    position itself is kept)."""
+    if not settings.records_leaves:
+        return states
+    leaves = principal_leaves(settings, params, states, actions)
+    keep = leaves.terminated | states.terminated
+    return jax.tree.map(lambda root, leaf: jnp.where(_games_axis(keep, root), root, leaf), states, leaves)
+
+
 TIED_GAMES = 64
 """Games of a batch whose best moves tie that ``_best_actions`` breaks apart (more: all the batch)."""
 
@@ -360,11 +395,12 @@ def _play_stage(
         chosen = choose_actions(settings, params, states, ply_keys, rate)
         live = ~states.terminated
         rows = jnp.where(live, slots, n)  # a finished game's rows stay as they are
+        recorded = recorded_positions(settings, params, states, chosen)
         records = records.replace(
             positions=records.positions.at[rows, ply].set(
-                jax.vmap(encode, (None, 0))(rules, states), mode="drop"
+                jax.vmap(encode, (None, 0))(rules, recorded), mode="drop"
             ),
-            colors=records.colors.at[rows, ply].set(states.color.astype(jnp.int32), mode="drop"),
+            colors=records.colors.at[rows, ply].set(recorded.color.astype(jnp.int32), mode="drop"),
             actions=records.actions.at[rows, ply].set(chosen, mode="drop"),
             length=records.length.at[slots].add(live.astype(jnp.int32)),
         )

@@ -1,4 +1,5 @@
-"""TD(lambda) self-play learning of the evaluator network, as pure functions over ``LearnerState``.
+"""TD(lambda) and TDLeaf(lambda) self-play learning of the evaluator network, as pure functions over
+``LearnerState``.
 
 One epoch (``epoch``): ``selfplay_games`` self-play games of the current network (``common.selfplay``),
 the TD(lambda) target of every position the search moved from, then ``updates_per_epoch`` Adam steps
@@ -49,6 +50,19 @@ class TDSettings(LearnerSettings):
 
     lambda_: float = 0.7
     """TD(lambda)'s lambda: 0 bootstraps from the next position's value, 1 uses the game's result."""
+
+
+@dataclasses.dataclass(frozen=True)
+class TDLeafSettings(TDSettings):
+    """TDLeaf(lambda) (Baxter, Tridgell and Weaver 1998, KnightCap; the TD(lambda) seed study's
+    method with search): TD(lambda) over the principal leaves of the self-play searches instead of
+    the positions moved from. Each ply's leaf is the position whose value the alpha-beta's score of
+    the move played is, so the network learns the values the search actually reads. Needs alpha-beta
+    self-play of depth >= 2 (at depth 1 the leaf is the next position, and TDLeaf is TD(lambda))."""
+
+    @property
+    def records_leaves(self) -> bool:
+        return True
 
 
 def td_lambda_targets(values: jax.Array, flips: jax.Array, length: jax.Array, lambda_: float) -> jax.Array:
