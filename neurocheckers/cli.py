@@ -990,6 +990,14 @@ def gauntlet(
         str,
         typer.Option(metavar="KIND,...", help="Only rows of these kinds: ladder, equal-depth, calibration."),
     ] = "",
+    first_opening: Annotated[
+        int,
+        typer.Option(
+            metavar="K",
+            help="Start at committed opening K (0-based): parts of a long row played in parallel"
+            " processes, pooled by scripts/merge_gauntlets.py.",
+        ),
+    ] = 0,
 ) -> None:
     """Rate a player on a fixed ladder: scores with 95% intervals, Elo.
 
@@ -1008,6 +1016,7 @@ def gauntlet(
             openings, depth, depths, seed, batch, ladder=ladder, equal_time=equal_time,
             heuristic_depths=_depth_list(heuristic_depths, "--heuristic-depths"),
             engine_openings=engine_openings, only=_names(only), kinds=_names(kinds),
+            first_opening=first_opening,
         )  # fmt: skip
         progress, update = _match_progress("gauntlet")
         with progress:

@@ -17,6 +17,7 @@ from neurocheckers.analysis.gauntlet import (
     Row,
     agent_file_of,
     format_gauntlet,
+    gauntlet_openings,
     merge_gauntlets,
     pairings,
     play_row,
@@ -192,6 +193,48 @@ def test_a_timed_row_gives_both_sides_time_per_move(tmp_path):
     }
     with pytest.raises(ValueError, match="not a gauntlet"):
         read_gauntlet(tmp_path / "a" / "gauntlet.csv")
+
+
+def part_of_a_row(first_opening: int, games: list[float], seconds: float) -> GauntletResult:
+    """A one-row gauntlet part: the match ``timed:equal:a`` vs ``pydraughts:6`` from
+    ``first_opening`` on, with these game scores (pairs in order)."""
+    scores = np.asarray(games)
+    mean, low, high = paired_interval(scores)
+    row = Row(
+        "ladder", "timed:equal:a", "pydraughts:6", len(games), int((scores == 1).sum()),
+        int((scores == 0.5).sum()), int((scores == 0).sum()), 0, mean, low, high, seconds, 2 * seconds,
+        tuple(float(p) for p in scores.reshape(-1, 2).mean(axis=1)),
+    )  # fmt: skip
+    config = GauntletConfig(openings=len(games) // 2, first_opening=first_opening, only=("pydraughts:6",))
+    return GauntletResult("american8", "a", config, (row,), ())
+
+
+def test_parts_of_a_row_over_other_openings_pool_into_one():
+    """Two processes playing openings 0-1 and 2-4 of one row merge into the row of all five openings:
+    counts summed, the paired interval over the five pairs, seconds weighted by games."""
+    first, second = [1, 0.5, 1, 1], [0.5, 0.5, 0, 1, 1, 1]
+    merged = merge_gauntlets([part_of_a_row(0, first, 0.1), part_of_a_row(2, second, 0.4)])
+    (row,) = merged.rows
+    assert (row.games, row.wins, row.draws, row.losses) == (10, 6, 3, 1)
+    assert (row.score, row.low, row.high) == pytest.approx(paired_interval(np.asarray(first + second)))
+    assert row.player_seconds == pytest.approx((0.1 * 4 + 0.4 * 6) / 10)
+    assert len(row.pair_points) == 5 and merged.config.first_opening == 0
+    with pytest.raises(ValueError, match="overlap"):
+        merge_gauntlets([part_of_a_row(0, first, 0.1), part_of_a_row(1, second, 0.4)])
+    legacy = part_of_a_row(2, second, 0.4)
+    legacy = dataclasses.replace(legacy, rows=(dataclasses.replace(legacy.rows[0], pair_points=()),))
+    with pytest.raises(ValueError, match="no pair points"):
+        merge_gauntlets([part_of_a_row(0, first, 0.1), legacy])
+
+
+def test_first_opening_picks_a_range_of_the_committed_openings(tmp_path):
+    rules = get_rules("american8")
+    assert gauntlet_openings(rules, GauntletConfig(openings=2, first_opening=3)) == load_openings(rules)[3:5]
+    total = len(load_openings(rules))
+    with pytest.raises(ValueError, match=f"more than the {total} committed openings"):
+        gauntlet_openings(rules, GauntletConfig(openings=2, first_opening=total - 1))
+    write_gauntlet(part_of_a_row(0, [1, 0.5], 0.1), tmp_path)
+    assert read_gauntlet(tmp_path / "gauntlet.json").rows[0].pair_points == (0.75,)
 
 
 def test_rows_not_linked_to_random_are_kept_unrated():

@@ -87,6 +87,9 @@ class GauntletConfig:
     """Play only the rows against these opponents (a split of the gauntlet over processes)."""
     kinds: tuple[str, ...] = ()
     """Play only the rows of these kinds (ladder, equal-depth, calibration; empty: all)."""
+    first_opening: int = 0
+    """The first committed opening played (0-based): parts of one long row played in parallel
+    processes take consecutive ranges of openings, and ``merge_gauntlets`` pools them."""
 
     def __post_init__(self) -> None:
         if self.openings < 1:
@@ -102,6 +105,8 @@ class GauntletConfig:
         unknown = set(self.kinds) - {"ladder", "equal-depth", "calibration"}
         if unknown:
             raise ValueError(f"row kinds are ladder, equal-depth and calibration, got {sorted(unknown)}")
+        if self.first_opening < 0:
+            raise ValueError(f"first opening must be >= 0, got {self.first_opening}")
         if any(not 1 <= d <= 8 for d in self.heuristic_depths) or self.engine_openings < 0:
             raise ValueError(
                 f"bad heuristic depths {self.heuristic_depths} or engine openings {self.engine_openings}"
@@ -132,6 +137,9 @@ class Row:
     """The player's mean thinking time per move (timed rows only; a multi-jump is one move)."""
     opponent_seconds: float | None = None
     """The opponent's mean thinking time per move (timed rows only)."""
+    pair_points: tuple[float, ...] = ()
+    """Each opening's mean score over its two games, in order (what the interval is computed from,
+    kept so that parts of one row played apart can be pooled; not in ``gauntlet.csv``)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -248,6 +256,7 @@ def play_row(rules: Rules, kind: str, a_spec: str, b_spec: str, starts, config: 
         high=high,
         player_seconds=None if clock is None else clock.per_move(True),
         opponent_seconds=None if clock is None else clock.per_move(False),
+        pair_points=tuple(float(p) for p in score.reshape(-1, 2).mean(axis=1)),
     )
 
 
@@ -294,6 +303,19 @@ def rate(rows: Sequence[Row]) -> tuple[Rating, ...]:
     )
 
 
+def gauntlet_openings(rules: Rules, config: GauntletConfig) -> list[tuple[str, int, int]]:
+    """The committed openings ``config.first_opening`` .. ``+ openings - 1``; ``ValueError`` past the
+    end of the set."""
+    available = len(load_openings(rules))
+    end = config.first_opening + config.openings
+    if end > available:
+        raise ValueError(
+            f"--first-opening {config.first_opening} + --openings {config.openings} = {end} is more than "
+            f"the {available} committed openings of {rules.name}"
+        )
+    return load_openings(rules, end)[config.first_opening :]
+
+
 def run_gauntlet(
     rules: Rules,
     player: str,
@@ -304,7 +326,7 @@ def run_gauntlet(
     ``on_row(done, total, row)`` is called after each match."""
     player = player_spec(player, rules)
     parse_any_player(player, rules)  # a bad spec fails before any game is played
-    starts = opening_states(rules, load_openings(rules, config.openings))
+    starts = opening_states(rules, gauntlet_openings(rules, config))
     plan = pairings(player, config)
     rows = []
     for n, (kind, a, b) in enumerate(plan):
@@ -360,20 +382,60 @@ def read_gauntlet(path: str | Path) -> GauntletResult:
         data = json.loads(Path(path).read_text())
         config = data["config"]
         config = GauntletConfig(**{k: tuple(v) if isinstance(v, list) else v for k, v in config.items()})
-        rows = tuple(Row(**row) for row in data["rows"])
+        rows = tuple(Row(**{**row, "pair_points": tuple(row.get("pair_points", ()))}) for row in data["rows"])
         ratings = tuple(Rating(**r) for r in data["ratings"])
         return GauntletResult(data["rules"], data["player"], config, rows, ratings)
     except (OSError, KeyError, TypeError, json.JSONDecodeError) as e:
         raise ValueError(f"{path}: not a gauntlet.json ({e})") from None
 
 
+def pooled_row(parts: Sequence[Row]) -> Row:
+    """One row from parts of the same match played over different openings (``first_opening``):
+    counts summed, the score and its paired interval over all their openings, each side's seconds
+    per move averaged with the parts' games as weights. ``ValueError`` if a part has no pair points
+    (a gauntlet written before they were kept)."""
+    if len(parts) == 1:
+        return parts[0]
+    first = parts[0]
+    if any(not p.pair_points for p in parts):
+        raise ValueError(
+            f"cannot pool the parts of {first.player} vs {first.opponent}: a part has no pair points"
+        )
+    pairs = np.concatenate([p.pair_points for p in parts])
+    mean, low, high = paired_interval(np.repeat(pairs, 2))
+    games = sum(p.games for p in parts)
+
+    def seconds(field: str) -> float | None:
+        values = [getattr(p, field) for p in parts]
+        if any(v is None for v in values):
+            return None
+        return sum(v * p.games for v, p in zip(values, parts, strict=True)) / games
+
+    return dataclasses.replace(
+        first, games=games, wins=sum(p.wins for p in parts), draws=sum(p.draws for p in parts),
+        losses=sum(p.losses for p in parts), unfinished=sum(p.unfinished for p in parts),
+        score=mean, low=low, high=high, player_seconds=seconds("player_seconds"),
+        opponent_seconds=seconds("opponent_seconds"), pair_points=tuple(float(p) for p in pairs),
+    )  # fmt: skip
+
+
 def merge_gauntlets(results: Sequence[GauntletResult]) -> GauntletResult:
-    """One gauntlet from parts played apart (``GauntletConfig.only``), rated again over all their
-    rows; the first part's config and player name the whole."""
+    """One gauntlet from parts played apart (``GauntletConfig.only``, ``first_opening``), rated again
+    over all their rows; parts of the same match are pooled (``pooled_row``), in the order of the
+    parts. The first part's config and player name the whole."""
     if not results or len({(r.rules, r.player) for r in results}) != 1:
         raise ValueError("the parts must be gauntlets of the same player under the same rules")
-    rows = tuple(row for r in results for row in r.rows)
-    config = dataclasses.replace(results[0].config, only=(), kinds=())
+    grouped: dict[tuple[str, str, str], list[tuple[int, Row]]] = {}
+    for result in results:
+        for row in result.rows:
+            key = (row.kind, row.player, row.opponent)
+            grouped.setdefault(key, []).append((result.config.first_opening, row))
+    for (_, player, opponent), parts in grouped.items():
+        ranges = sorted((start, start + row.games // 2) for start, row in parts)
+        if any(end > next_start for (_, end), (next_start, _) in zip(ranges, ranges[1:], strict=False)):
+            raise ValueError(f"parts of {player} vs {opponent} overlap in their openings: {ranges}")
+    rows = tuple(pooled_row([row for _, row in parts]) for parts in grouped.values())
+    config = dataclasses.replace(results[0].config, only=(), kinds=(), first_opening=0)
     return GauntletResult(results[0].rules, results[0].player, config, rows, rate(rows))
 
 
@@ -385,7 +447,7 @@ def write_gauntlet(result: GauntletResult, out_dir: str | Path) -> dict[str, Pat
     files["gauntlet.json"].write_text(json.dumps(result_dict(result), indent=2) + "\n")
     with files["gauntlet.csv"].open("w", newline="") as f:
         writer = csv.writer(f, lineterminator="\n")
-        fields = [field.name for field in dataclasses.fields(Row)]
+        fields = [field.name for field in dataclasses.fields(Row) if field.name != "pair_points"]
         writer.writerow(fields)
         for r in result.rows:
             writer.writerow([getattr(r, name) for name in fields])
