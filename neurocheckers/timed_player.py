@@ -27,7 +27,7 @@ from neurocheckers.rules.presets import Rules
 from neurocheckers.rules.state import State
 from neurocheckers.search.alphabeta import NETWORK_ROOT_MARGIN, ROOT_MARGIN, value_heuristic
 from neurocheckers.search.heuristic import heuristic_score
-from neurocheckers.search.timed import Deepening, SearchInfo, iteration_kernel
+from neurocheckers.search.timed import TABLE_BITS, Deepening, SearchInfo, iteration_kernel
 from neurocheckers.search.types import ValueFn
 
 PREFIX = "timed:"
@@ -71,6 +71,8 @@ class TimedGame:
     key: jax.Array | None = None
     """The evaluator's key (deterministic evaluators ignore it), made once: a host-side key op costs
     about a millisecond, a real share of a small time budget."""
+    table: Any = None
+    """The game's transposition table, passed from each move's search to the next."""
 
     def __call__(self, state: State, seconds: float | None = None) -> int:
         p = self.player
@@ -81,7 +83,8 @@ class TimedGame:
         else:
             seconds = p.seconds
         rng = np.random.default_rng([self.seed, int(state.ply)])
-        info = p.deepening.search(state, self.key, seconds=seconds, nodes=p.nodes, rng=rng)
+        info = p.deepening.search(state, self.key, seconds=seconds, nodes=p.nodes, rng=rng, table=self.table)
+        self.table, info = info.table, dataclasses.replace(info, table=None)
         self.infos.append(info)
         return info.action
 
@@ -145,13 +148,13 @@ def agent_player(agent: Agent, rules: Rules, seconds: float | None = None, nodes
     return TimedPlayer(name, deepening, seconds, nodes)
 
 
-def parse_timed(spec: str, rules: Rules) -> TimedPlayer:
-    """The timed player of a ``timed:BUDGET:EVAL`` spec; ``ValueError`` (one line) naming what is
-    wrong."""
+def parse_timed(spec: str, rules: Rules, table_bits: int = TABLE_BITS) -> TimedPlayer:
+    """The timed player of a ``timed:BUDGET:EVAL`` spec, its search with a transposition table of
+    ``2 ** table_bits`` entries (0: none); ``ValueError`` (one line) naming what is wrong."""
     parts = spec.strip().split(":", 2)
     if len(parts) != 3 or parts[0] != "timed" or not parts[2]:
         raise ValueError(f"bad player spec {spec!r}; expected {SPECS}")
     seconds, nodes, equal_time = _budget(parts[1], spec)
     leaf, params, margin = _leaf(rules, parts[2], spec)
-    deepening = Deepening(iteration_kernel(rules, leaf, margin), params)
+    deepening = Deepening(iteration_kernel(rules, leaf, margin, table_bits), params)
     return TimedPlayer(spec.strip(), deepening, seconds, nodes, equal_time)

@@ -79,6 +79,13 @@ def add_alphabeta_args(parser: argparse.ArgumentParser) -> None:
         default=["material", "heuristic", "results/openspiel/agent.safetensors"],
         help="leaf evaluators of our timed search (material, heuristic or an agent file)",
     )
+    group.add_argument(
+        "--table-bits",
+        nargs="+",
+        type=int,
+        default=[0],
+        help="transposition table sizes of our timed search, as powers of 2 (0: none; one row each)",
+    )
     group.add_argument("--pydraughts-depth-cap", type=int, default=30, help="SimpleEngine depth_limit")
     group.add_argument("--openspiel-depth", type=int, default=6, help="alpha_beta_search maximum_depth")
     group.add_argument("--mcts-sims", type=int, default=1000, help="OpenSpiel MCTSBot simulations")
@@ -323,9 +330,10 @@ def alphabeta_main(args: argparse.Namespace) -> int:
     rows: list[Row] = []
     if "ours" in args.engines:
         for evaluator in args.evaluators:
-            row, compile_s = bench_ours(rules, positions, evaluator, args)
-            print(f"{row.label}: first search (compile) {compile_s:.1f} s, then compile caches warm")
-            rows.append(row)
+            for bits in args.table_bits:
+                row, compile_s = bench_ours(rules, positions, evaluator, args, bits)
+                print(f"{row.label}: first search (compile) {compile_s:.1f} s, then compile caches warm")
+                rows.append(row)
     if "pydraughts" in args.engines:
         rows.append(bench_pydraughts(positions, args))
     if {"openspiel-ab", "openspiel-mcts"} & set(args.engines):
@@ -439,14 +447,17 @@ def bench_positions(rules, count: int, midgame: int, plies: int) -> tuple[list[P
     return positions, notes
 
 
-def bench_ours(rules, positions: list[Position], evaluator: str, args) -> tuple[Row, float]:
-    """Our timed search (``timed:SECONDSs:EVAL``) on every position; the first search compiles."""
+def bench_ours(
+    rules, positions: list[Position], evaluator: str, args, table_bits: int = 0
+) -> tuple[Row, float]:
+    """Our timed search (``timed:SECONDSs:EVAL``, with a transposition table of ``2 ** table_bits``
+    entries, 0: none) on every position, a fresh table for each; the first search compiles."""
     import jax
 
     from neurocheckers.agent_file import load_agent
     from neurocheckers.timed_player import parse_timed
 
-    deepening = parse_timed(f"timed:{args.seconds:g}s:{evaluator}", rules).deepening
+    deepening = parse_timed(f"timed:{args.seconds:g}s:{evaluator}", rules, table_bits).deepening
     started = time.perf_counter()
     deepening.search(positions[0].state, jax.random.key(0), nodes=1000)
     compile_s = time.perf_counter() - started
@@ -465,7 +476,8 @@ def bench_ours(rules, positions: list[Position], evaluator: str, args) -> tuple[
     if evaluator not in ("material", "heuristic"):
         spec = load_agent(evaluator, rules).spec
         name = f"{spec.layers} x {spec.width} {spec.architecture} {evaluator}"
-    label = f"ours: timed alpha-beta (JAX, jitted), {name}"
+    table = f", table 2^{table_bits}" if table_bits else ""
+    label = f"ours: timed alpha-beta (JAX, jitted), {name}{table}"
     return Row(label, "loop iterations (child searched or node finished)", run_pass), compile_s
 
 

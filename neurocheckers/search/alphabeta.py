@@ -23,6 +23,7 @@ from neurocheckers.rules.engine import material_balance, step_unchecked
 from neurocheckers.rules.presets import Rules
 from neurocheckers.rules.state import BLACK, State
 from neurocheckers.rules.tables import tables
+from neurocheckers.search.transposition import TranspositionTable, position_key, probe, store
 from neurocheckers.search.types import ValueFn
 
 WIN_SCORE = 1000.0
@@ -74,6 +75,10 @@ class SearchStack:
       iterations: [] int32, loop iterations so far (children searched plus nodes finished).
       done: [] bool, whether the search has stopped (finished, or out of nodes).
       complete: [] bool, whether it finished within its node limit (else ``root_scores`` is partial).
+      table: the ``TranspositionTable`` read and written by the search, or None (no table).
+      entry_alpha, entry_beta: [L] float32, the window each level's node was entered with (what its
+        score is classified against when it is stored in the table).
+      keys: [L, 2] uint32, each level's node's ``position_key`` (with a table).
     """
 
     states: State
@@ -89,6 +94,10 @@ class SearchStack:
     iterations: jax.Array
     done: jax.Array
     complete: jax.Array
+    table: TranspositionTable | None
+    entry_alpha: jax.Array
+    entry_beta: jax.Array
+    keys: jax.Array
 
 
 def terminal_score(state: State, distance: jax.Array) -> jax.Array:
@@ -159,7 +168,9 @@ def action_slot(rules: Rules, state: State, action: jax.Array) -> jax.Array:
     return jnp.where(action >= 0, row * 32 + square, -1).astype(jnp.int32)
 
 
-def _initial_stack(rules: Rules, state: State, levels: int, first_slot: jax.Array) -> SearchStack:
+def _initial_stack(
+    rules: Rules, state: State, levels: int, first_slot: jax.Array, table: TranspositionTable | None
+) -> SearchStack:
     """The stack before the search: the root at level 0 with a full window."""
     inf = jnp.float32(jnp.inf)
     finished = ~jnp.any(state.legal_bits != 0)  # a finished game has no legal move
@@ -177,6 +188,10 @@ def _initial_stack(rules: Rules, state: State, levels: int, first_slot: jax.Arra
         iterations=jnp.int32(0),
         done=finished,
         complete=finished,
+        table=table,
+        entry_alpha=jnp.full(levels, -inf),
+        entry_beta=jnp.full(levels, inf),
+        keys=jnp.zeros((levels, 2), jnp.uint32),
     )
 
 
@@ -234,7 +249,7 @@ def _report(
     )
 
 
-def _push(st: SearchStack, child: State, push: jax.Array, levels: int) -> SearchStack:
+def _push(st: SearchStack, child: State, push: jax.Array, levels: int, key: jax.Array) -> SearchStack:
     """Put ``child`` (when ``push``) on the level above the current one, with the current window."""
     lv = st.level
     inf = jnp.float32(jnp.inf)
@@ -250,6 +265,9 @@ def _push(st: SearchStack, child: State, push: jax.Array, levels: int) -> Search
         alpha=st.alpha.at[c].set(jnp.where(push, st.alpha[lv], st.alpha[c])),
         beta=st.beta.at[c].set(jnp.where(push, st.beta[lv], st.beta[c])),
         best=st.best.at[c].set(jnp.where(push, best, st.best[c])),
+        entry_alpha=st.entry_alpha.at[c].set(jnp.where(push, st.alpha[lv], st.entry_alpha[c])),
+        entry_beta=st.entry_beta.at[c].set(jnp.where(push, st.beta[lv], st.entry_beta[c])),
+        keys=st.keys if st.table is None else st.keys.at[c].set(jnp.where(push, key, st.keys[c])),
     )
 
 
@@ -291,12 +309,30 @@ def _stack_step(
     if quiescence:  # a capture to make is searched on, up to the last level
         horizon = horizon & ~has_capture(rules, child)
     is_leaf = child.terminated | horizon | (child_depth >= levels)
+    # A child the table settles is scored from it like a leaf instead of being searched.
+    settled, stored, key = jnp.bool_(False), jnp.float32(0.0), None
+    if st.table is not None:
+        # A finished node below the root goes into the table first: an iteration either finishes a
+        # node or searches a child, never both, and XLA updates the table in place only when it is
+        # read after the write (a value read before it and carried on made it copy the whole table).
+        table = store(
+            st.table, st.keys[lv], lv, limits.depth - lv, st.best[lv], st.entry_alpha[lv],
+            st.entry_beta[lv], ~expand & (lv > 0),
+        )  # fmt: skip
+        st = st.replace(table=table)
+        key = position_key(child)
+        remaining = limits.depth - child_depth
+        settled, stored = probe(st.table, key, child_depth, remaining, st.alpha[lv], st.beta[lv])
+        settled = settled & ~is_leaf
+        is_leaf = is_leaf | settled
     push = expand & ~is_leaf
     # The score reported to a parent: a leaf child's score to this level, or this finished node's
     # best score to the level above. It belongs to the root action just expanded or last pushed.
     target = jnp.where(expand, lv, lv - 1)
-    leaf = leaf_score(child, child_depth, heuristic, (expand & is_leaf) if lazy_leaves else None)
+    needed = (expand & is_leaf & ~settled) if lazy_leaves else None
+    leaf = jnp.where(settled, stored, leaf_score(child, child_depth, heuristic, needed))
     score = jnp.where(expand, leaf, st.best[lv])
+
     report = (expand & is_leaf) | (~expand & (lv > 0))
     root_action = jnp.where(expand & (lv == 0), action, st.root_action)
     st = _report(st, target, score, report, root_action, root_margin)
@@ -306,7 +342,7 @@ def _stack_step(
         root_action=root_action,
         first_done=st.first_done | (expand & first),
     )
-    st = _push(st, child, push, levels)
+    st = _push(st, child, push, levels, key)
     finished = ~expand & (lv == 0)
     iterations = st.iterations + 1
     return st.replace(
@@ -329,6 +365,7 @@ def alphabeta_stack(
     node_limit: int | jax.Array = NO_LIMIT,
     first_action: int | jax.Array = -1,
     lazy_leaves: bool = False,
+    table: TranspositionTable | None = None,
 ) -> SearchStack:
     """Run an alpha-beta search from ``state`` and return its final stack (for ``root_scores`` and
     the ``iterations`` statistic); ``alphabeta_search`` is the usual entry point.
@@ -341,7 +378,9 @@ def alphabeta_stack(
     stops after ``node_limit`` iterations (``complete`` False); ``first_action`` (-1: none), a legal
     root action, is searched first. ``lazy_leaves`` (static) evaluates ``heuristic`` only at the
     iterations that score an unfinished leaf, with a ``lax.cond``: for one search (not under
-    ``vmap``, see ``leaf_score``), where it skips a network's cost at the other iterations.
+    ``vmap``, see ``leaf_score``), where it skips a network's cost at the other iterations. A
+    ``table`` (``transposition``) settles the nodes it holds deep enough, and gets every finished
+    node below the root; the final stack's ``table`` is the updated one.
 
     The depth-first recursion is unrolled into a ``lax.while_loop`` over an explicit stack, each
     iteration searching one child (scoring it if it is a leaf, pushing it otherwise) or returning from
@@ -356,7 +395,8 @@ def alphabeta_stack(
     limits = StackLimits(jnp.asarray(depth, jnp.int32), jnp.asarray(node_limit, jnp.int32), first_slot)
     static = (rules, levels, quiescence, lazy_leaves, heuristic, root_margin)
     body = functools.partial(_stack_step, *static, limits)
-    return jax.lax.while_loop(lambda st: ~st.done, body, _initial_stack(rules, state, levels, first_slot))
+    initial = _initial_stack(rules, state, levels, first_slot, table)
+    return jax.lax.while_loop(lambda st: ~st.done, body, initial)
 
 
 def alphabeta_search(

@@ -10,12 +10,16 @@ root move are traced, so one compiled program serves every depth and every posit
 - **capture extensions**: leaves at the nominal depth with a capture to make are searched on until
   quiet (``EXTENSION`` levels at most), so exchanges are not cut in half at the horizon;
 - **move ordering**: the previous iteration's best move first at the root, captures first elsewhere;
+- **a transposition table**, optional (``table_bits`` > 0; ``transposition``): nodes searched before,
+  in this iteration, an earlier one or an earlier move of the game, are scored from it when their
+  stored result is deep enough and decides the window. It is off by default because it does not pay
+  on XLA:CPU: it saves 30-50% of the nodes of a fixed-depth search and far more on a repeated one,
+  but each table read inside the search loop costs about 5 us (a loop iteration went from 4.5 to
+  11-12 us, whatever the table's size; the cause inside XLA was not found), so at 0.3 s a move it
+  reached 5.3 plies instead of 5.7 with material leaves and 5.5 instead of 5.3 with a 5 x 32
+  network (15 positions; ``scripts/bench_search.py --alphabeta --table-bits 0 18``);
 - it stops early with one legal move, on a proven win or loss, and when the whole game tree below
   the root is searched (an iteration no larger than the last).
-
-A transposition table is not used: in a ``lax.while_loop`` over a fixed-size stack it would be a
-large hashed array updated every node, and the ordering above already gives most of alpha-beta's
-pruning at these depths (measured in ``scripts/bench_search.py``).
 
 Budgets are seconds of wall time (``seconds``), or nodes (``nodes``: deterministic, for tests and
 reproducible matches). A node is one iteration of the search loop (one child searched or one node
@@ -36,6 +40,7 @@ import numpy as np
 from neurocheckers.rules.presets import Rules
 from neurocheckers.rules.state import State
 from neurocheckers.search.alphabeta import WIN_SCORE, Heuristic, alphabeta_stack, color_sign
+from neurocheckers.search.transposition import TranspositionTable, empty_table
 
 MAX_DEPTH = 24
 """The deepest nominal depth tried (in plies, one jump of a multi-jump being one)."""
@@ -46,6 +51,8 @@ DEFAULT_RATE = 100_000.0
 """Nodes per second assumed before a player has measured its own rate."""
 MIN_NODES = 256
 """The smallest node limit an iteration is given."""
+TABLE_BITS = 0
+"""The default transposition table: none (see the module docstring); 18 (4 MiB) for one."""
 
 LeafScore = Callable[[Any, jax.Array], Heuristic]
 """``(params, key) -> Heuristic``: the leaf score of a search, built from an evaluator's parameters."""
@@ -74,23 +81,45 @@ class SearchInfo:
     seconds: float
     score: float
     """The chosen move's score from the mover's view (a win is near ``WIN_SCORE``)."""
+    table: TranspositionTable | None = None
+    """The transposition table after the search (None without one): pass it to the next move's."""
+
+
+@dataclasses.dataclass(frozen=True)
+class IterationKernel:
+    """One iteration's jitted search (``iteration_kernel``) and the size of its table."""
+
+    run: Callable
+    table_bits: int
+
+    def __call__(self, *args):
+        return self.run(*args)
 
 
 @functools.cache
-def iteration_kernel(rules: Rules, leaf: LeafScore, root_margin: float) -> Callable:
-    """The jitted ``(params, state, depth, node_limit, first_action, key) -> (scores, done, nodes,
-    complete)`` of one iteration: a quiescent alpha-beta of nominal ``depth``."""
+def iteration_kernel(
+    rules: Rules, leaf: LeafScore, root_margin: float, table_bits: int = TABLE_BITS
+) -> IterationKernel:
+    """The jitted ``(params, state, depth, node_limit, first_action, key, table) -> (scores, done,
+    nodes, complete, table)`` of one iteration: a quiescent alpha-beta of nominal ``depth``, with a
+    transposition table of ``2 ** table_bits`` entries (0: none; ``table`` is then None)."""
 
-    def run(params, state, depth, node_limit, first_action, key):
+    def run(params, state, depth, node_limit, first_action, key, table):
         final = alphabeta_stack(
             rules, state, depth, leaf(params, key), root_margin, max_levels=MAX_DEPTH + EXTENSION,
             quiescence=True, node_limit=node_limit, first_action=first_action, lazy_leaves=True,
+            table=table,
         )  # fmt: skip
         legal = state.legal_action_mask
         scores = color_sign(state.color) * final.root_scores
-        return scores, final.root_done & legal, final.iterations, final.complete
+        return scores, final.root_done & legal, final.iterations, final.complete, final.table
 
-    return jax.jit(run)
+    return IterationKernel(jax.jit(run, donate_argnums=6), table_bits)
+
+
+def new_table(kernel: IterationKernel) -> TranspositionTable | None:
+    """An empty transposition table for ``kernel`` (None when it uses none)."""
+    return empty_table(kernel.table_bits) if kernel.table_bits else None
 
 
 def legal_actions(state: State) -> np.ndarray:
@@ -102,12 +131,13 @@ def legal_actions(state: State) -> np.ndarray:
     return np.flatnonzero(legal.reshape(-1))
 
 
-def run_iteration(kernel: Callable, params, state: State, depth: int, node_limit: int, first: int, key):
-    """One iteration on the host (``IterationResult``)."""
-    scores, done, nodes, complete = jax.device_get(
-        kernel(params, state, np.int32(depth), np.int32(node_limit), np.int32(first), key)
-    )
-    return IterationResult(np.asarray(scores), np.asarray(done), int(nodes), bool(complete))
+def run_iteration(
+    kernel: IterationKernel, params, state: State, depth: int, node_limit: int, first: int, key, table
+):
+    """One iteration on the host: (``IterationResult``, the updated table, on the device)."""
+    out = kernel(params, state, np.int32(depth), np.int32(node_limit), np.int32(first), key, table)
+    scores, done, nodes, complete = jax.device_get(out[:4])
+    return IterationResult(np.asarray(scores), np.asarray(done), int(nodes), bool(complete)), out[4]
 
 
 def choose(result: IterationResult, first: int, rng: np.random.Generator) -> tuple[int, float] | None:
@@ -133,7 +163,7 @@ class Deepening:
     a node limit so that an iteration stops near the deadline.
     """
 
-    kernel: Callable
+    kernel: IterationKernel
     params: Any
     rate: float = DEFAULT_RATE
 
@@ -145,16 +175,20 @@ class Deepening:
         nodes: int | None = None,
         max_depth: int = MAX_DEPTH,
         rng: np.random.Generator | None = None,
+        table: TranspositionTable | None = None,
     ) -> SearchInfo:
         """The move for one game's ``state`` (host or device, unbatched) within ``seconds`` of wall
         time or ``nodes`` nodes (exactly one of them); ties are broken by ``rng`` (default: one
-        seeded by ``key``)."""
+        seeded by ``key``). ``table``: the game's transposition table from its previous move (used
+        up; the new one is ``SearchInfo.table``), or None for an empty one."""
         if (seconds is None) == (nodes is None):
             raise ValueError("give exactly one budget: seconds or nodes")
         start = time.perf_counter()
         legal = legal_actions(state)
         if len(legal) <= 1:
-            return SearchInfo(int(legal[0]) if len(legal) else 0, 0, 0, 0.0, 0.0)
+            return SearchInfo(int(legal[0]) if len(legal) else 0, 0, 0, 0.0, 0.0, table)
+        if table is None:
+            table = new_table(self.kernel)
         if rng is None:
             rng = np.random.default_rng(np.asarray(jax.random.key_data(key)).ravel())
         best, spent, last_nodes = (int(legal[0]), 0.0), 0, -1
@@ -164,7 +198,7 @@ class Deepening:
             if limit is None:
                 break
             first = best[0] if depth_done else -1
-            result = run_iteration(self.kernel, self.params, state, depth, limit, first, key)
+            result, table = run_iteration(self.kernel, self.params, state, depth, limit, first, key, table)
             spent += result.nodes
             self._measure(result.nodes, time.perf_counter() - start, spent)
             chosen = choose(result, first, rng)
@@ -175,7 +209,7 @@ class Deepening:
             if not result.complete or proven or exhausted:
                 break
             last_nodes = result.nodes
-        return SearchInfo(best[0], depth_done, spent, time.perf_counter() - start, best[1])
+        return SearchInfo(best[0], depth_done, spent, time.perf_counter() - start, best[1], table)
 
     def _node_limit(self, start, seconds, nodes, spent, depth) -> int | None:
         """The node limit of the next iteration, or None when there is no budget left for it."""
