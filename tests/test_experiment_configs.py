@@ -32,7 +32,8 @@ def test_the_american8_folder_holds_every_method():
     configs = {p.stem: load_config(p) for p in (EXPERIMENTS / "american8").glob("*.toml")}
     assert {c.rules for c in configs.values()} == {"american8"}
     strategies = {(c.strategy, c.evaluator, c.search) for c in configs.values()}
-    assert ("td_lambda", "mlp", "alphabeta") in strategies
+    assert ("td_lambda", "mlp", "alphabeta") in strategies and ("td_leaf", "mlp", "alphabeta") in strategies
+    assert configs["td_leaf"].depth >= 2
     assert ("boss_ga", "mlp", "mcts") in strategies and ("dqn", "mlp", "alphabeta") in strategies
     assert {c.evaluator for c in configs.values()} == {"mlp", "cnn", "transformer"}
     assert all(c.budget_minutes == 60 for c in configs.values())

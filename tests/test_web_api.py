@@ -173,12 +173,28 @@ def test_the_best_agent_of_the_rules_is_offered_first(tmp_path):
         ({"opponent": "random", "think_seconds": 0}, "think time must be in"),
         ({"opponent": "random", "rules": "chess"}, "unknown rules preset 'chess'"),
         ({}, "'opponent' must be a player spec"),
+        ({"opponent": "random", "seed": "x"}, "seed must be an integer"),
+        ({"opponent": "random", "seed": 1.5}, "seed must be an integer"),
+        ({"opponent": "random", "seed": [1]}, "seed must be an integer"),
+        ({"opponent": "random", "seed": -1}, "seed must be an integer"),
     ],
 )
 def test_bad_game_settings_are_refused_with_a_message(client, served, settings, message):
     (served.parent / "outside.safetensors").write_bytes((served / "agent.safetensors").read_bytes())
     response = client.post("/api/games", json=settings)
     assert response.status_code in (400, 403, 404) and message in response.json()["error"]
+
+
+def test_a_request_body_over_the_limit_is_refused_unread(client):
+    from neurocheckers.web.app import MAX_BODY_BYTES
+
+    big = b'{"opponent": "' + b"x" * (MAX_BODY_BYTES + 10) + b'"}'
+    response = client.post("/api/games", content=big, headers={"content-type": "application/json"})
+    assert response.status_code == 400 and "bytes" in response.json()["error"]
+    assert (
+        client.post("/api/games", content=b"[1, 2]").json()["error"]
+        == "the request body must be a JSON object"
+    )
 
 
 def test_a_multi_jump_is_played_step_by_step_and_undone_whole(served):

@@ -8,6 +8,7 @@ paths outside it are refused with 403, missing ones get 404, and every error is 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -44,9 +45,24 @@ async def _handle(request: Request, error: Exception) -> JSONResponse:
     return _error(400, str(error))
 
 
+MAX_BODY_BYTES = 64 * 1024
+"""The largest request body read (the API's bodies are a few hundred bytes)."""
+
+
 async def _body(request: Request) -> dict[str, Any]:
+    """The request's JSON object; ``SessionError`` for anything else, or for a body over
+    ``MAX_BODY_BYTES`` (read no further than that)."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+        raise SessionError(f"the request body is {int(declared)} bytes; at most {MAX_BODY_BYTES} are read")
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > MAX_BODY_BYTES:
+            raise SessionError(f"the request body is over {MAX_BODY_BYTES} bytes")
+        chunks.append(chunk)
     try:
-        body = await request.json()
+        body = json.loads(b"".join(chunks))
     except ValueError:
         raise SessionError("the request body must be a JSON object") from None
     if not isinstance(body, dict):

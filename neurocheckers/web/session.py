@@ -183,6 +183,8 @@ def new_session(
         raise SessionError(f"think time must be a number of seconds, got {think_seconds!r}")
     if not 0 < think_seconds <= MAX_THINK_SECONDS:
         raise SessionError(f"think time must be in (0, {MAX_THINK_SECONDS:g}] seconds, got {think_seconds}")
+    if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < 2**32:
+        raise SessionError(f"seed must be an integer in 0..{2**32 - 1}, got {seed!r}")
     player = make_opponent(root, opponent, preset, float(think_seconds))
     _prepare(player, preset, float(think_seconds))
     engine = player.player.new_game() if isinstance(player.player, PyDraughtsBot) else None
