@@ -987,30 +987,21 @@ def gauntlet(
         str, typer.Option(metavar="SPEC,...", help="Play only the rows against these opponents.")
     ] = "",
     kinds: Annotated[
-        str,
-        typer.Option(metavar="KIND,...", help="Only rows of these kinds: ladder, equal-depth, calibration."),
+        str, typer.Option(metavar="KINDS", help="Only rows of these kinds: ladder, equal-depth, calibration.")
     ] = "",
     first_opening: Annotated[
-        int,
-        typer.Option(
-            metavar="K",
-            help="Start at committed opening K (0-based): parts of a long row played in parallel"
-            " processes, pooled by scripts/merge_gauntlets.py.",
-        ),
+        int, typer.Option(metavar="K", help="Start at opening K (0-based): part of a row, pooled on merging.")
     ] = 0,
 ) -> None:
     """Rate a player on a fixed ladder: scores with 95% intervals, Elo.
 
     Every match is played over the same committed openings, each with both colours; rows against
     engines and timed players give both sides' seconds per move."""
-    from pathlib import Path
-
     from neurocheckers.analysis.gauntlet import GauntletConfig, format_gauntlet, run_gauntlet, write_gauntlet
 
     preset = _rules(rules)
     depths = _depth_list(equal_depths, "--equal-depths")
-    if Path(out).exists() and not Path(out).is_dir():
-        raise UserError(f"--out {out!r} is a file, not a folder")
+    _out_folder(out)
     try:
         config = GauntletConfig(
             openings, depth, depths, seed, batch, ladder=ladder, equal_time=equal_time,
@@ -1026,6 +1017,14 @@ def gauntlet(
     print(format_gauntlet(result))
     files = write_gauntlet(result, out)
     print("wrote " + ", ".join(str(p) for p in files.values()))
+
+
+def _out_folder(out: str) -> None:
+    """``UserError`` when ``--out`` names a file, before any work."""
+    from pathlib import Path
+
+    if Path(out).exists() and not Path(out).is_dir():
+        raise UserError(f"--out {out!r} is a file, not a folder")
 
 
 def _names(text: str) -> tuple[str, ...]:
