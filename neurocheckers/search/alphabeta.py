@@ -259,15 +259,19 @@ def _push(st: SearchStack, child: State, push: jax.Array, levels: int, key: jax.
         lambda stacked, x: stacked.at[c].set(jnp.where(push, x, stacked[c])), st.states, child
     )
     best = jnp.where(_maximising(child.color), -inf, inf)
-    return st.replace(
+    st = st.replace(
         states=states,
         cursor=st.cursor.at[c].set(jnp.where(push, 0, st.cursor[c])),
         alpha=st.alpha.at[c].set(jnp.where(push, st.alpha[lv], st.alpha[c])),
         beta=st.beta.at[c].set(jnp.where(push, st.beta[lv], st.beta[c])),
         best=st.best.at[c].set(jnp.where(push, best, st.best[c])),
+    )
+    if st.table is None:  # the entry windows and keys serve the table alone: no work without one
+        return st
+    return st.replace(
         entry_alpha=st.entry_alpha.at[c].set(jnp.where(push, st.alpha[lv], st.entry_alpha[c])),
         entry_beta=st.entry_beta.at[c].set(jnp.where(push, st.beta[lv], st.entry_beta[c])),
-        keys=st.keys if st.table is None else st.keys.at[c].set(jnp.where(push, key, st.keys[c])),
+        keys=st.keys.at[c].set(jnp.where(push, key, st.keys[c])),
     )
 
 
