@@ -1091,6 +1091,8 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         use_host_devices(int(wanted) if wanted else None)
     configure_jax()
+    if argv is None:
+        exit_soon_after_an_interrupt()
     code = _run_app(argv)
     if code == 130:
         print("neurocheckers: aborted", file=sys.stderr)
@@ -1099,6 +1101,38 @@ def main(argv: list[str] | None = None) -> int:
             sys.stderr.flush()
             os._exit(130)
     return code
+
+
+INTERRUPT_GRACE_SECONDS = 3.0
+"""How long Ctrl-C waits for the program to stop on its own before the process is ended."""
+
+
+def exit_soon_after_an_interrupt() -> None:
+    """End the process with status 130 a little after Ctrl-C, even if the main thread is stuck.
+
+    Python runs its interrupt handler only when the main thread next executes Python code, which a
+    long compile or a blocking wait on XLA's threads can put off for minutes. The C-level signal
+    handler writes the signal number to the wakeup descriptor at once, so a watcher thread sees it.
+    """
+    import os
+    import signal
+    import socket
+    import threading
+    import time
+
+    reader, writer = socket.socketpair()
+    writer.setblocking(False)
+    signal.set_wakeup_fd(writer.fileno(), warn_on_full_buffer=False)
+
+    def watch(writer: socket.socket = writer) -> None:  # holds the writer: closing it unsets the fd
+        while signal.SIGINT not in (received := reader.recv(64)):
+            if not received:
+                return
+        time.sleep(INTERRUPT_GRACE_SECONDS)  # the main thread usually stops cleanly within this
+        print("neurocheckers: aborted", file=sys.stderr, flush=True)
+        os._exit(130)
+
+    threading.Thread(target=watch, name="interrupt-watcher", daemon=True).start()
 
 
 def _run_app(argv: list[str] | None) -> int:

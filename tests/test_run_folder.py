@@ -209,3 +209,31 @@ def test_an_interrupt_ends_a_match_at_once(tmp_path):
         child.kill()
     assert code == 130
     assert "neurocheckers: aborted" in child.stderr.read()
+
+
+STUCK_ON_INTERRUPT = """
+import signal, sys, time
+from neurocheckers.cli import exit_soon_after_an_interrupt
+exit_soon_after_an_interrupt()
+signal.signal(signal.SIGINT, lambda *_: None)  # a main thread that never reacts, as in a long XLA call
+print("ready", flush=True)
+time.sleep(120)
+"""
+
+
+def test_an_interrupt_ends_the_process_even_when_the_main_thread_never_reacts():
+    child = subprocess.Popen(
+        [sys.executable, "-c", STUCK_ON_INTERRUPT],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_child_env(),
+    )
+    try:
+        assert child.stdout.readline().strip() == "ready"
+        child.send_signal(signal.SIGINT)
+        code = child.wait(timeout=60)
+    finally:
+        child.kill()
+    assert code == 130
+    assert "neurocheckers: aborted" in child.stderr.read()
