@@ -15,6 +15,9 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import sys
+
+from neurocheckers.runtime import set_jax_option
 
 _FLAG = "--xla_force_host_platform_device_count"
 
@@ -25,6 +28,8 @@ def backend_initialized() -> bool:
     Asked through public API: JAX refuses a new ``jax_num_cpu_devices`` once its backends exist,
     so this tries a different value and puts the old one back.
     """
+    if "jax" not in sys.modules:  # not imported yet, so no backend either
+        return False
     import jax
 
     current = jax.config.jax_num_cpu_devices
@@ -69,8 +74,6 @@ def use_host_devices(n: int | None = None) -> int:
         )
     flags = re.sub(rf"{_FLAG}=\S*", "", os.environ.get("XLA_FLAGS", "")).split()
     os.environ["XLA_FLAGS"] = " ".join([*flags, f"{_FLAG}={n}"])
-    import jax
-
     with contextlib.suppress(AttributeError, KeyError):  # a JAX without the option
-        jax.config.update("jax_num_cpu_devices", n)
+        set_jax_option("jax_num_cpu_devices", n)
     return n

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 
@@ -14,14 +15,23 @@ def default_cache_dir() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "neurocheckers" / "jax"
 
 
+def set_jax_option(name: str, value: str | int | float) -> None:
+    """Set JAX option ``name``: at once when JAX is imported, else through its environment variable
+    (``name`` in capitals), which JAX reads on import. So a command that computes nothing, such as
+    ``--help``, never pays for importing JAX."""
+    jax = sys.modules.get("jax")
+    if jax is not None and hasattr(jax, "config"):
+        jax.config.update(name, value)
+    else:
+        os.environ[name.upper()] = str(value)
+
+
 def configure_jax(cache_dir: str | Path | None = None) -> None:
     """Turn on JAX's persistent compilation cache, which makes a second process start in ~0.1 s."""
-    import jax
-
     path = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     path.mkdir(parents=True, exist_ok=True)
-    jax.config.update("jax_compilation_cache_dir", str(path))
+    set_jax_option("jax_compilation_cache_dir", str(path))
     # NEUROCHECKERS_CACHE_MIN_SECONDS: only programs slower to compile than this are written.
     min_seconds = float(os.environ.get("NEUROCHECKERS_CACHE_MIN_SECONDS", "0.5"))
-    jax.config.update("jax_persistent_cache_min_compile_time_secs", min_seconds)
-    jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
+    set_jax_option("jax_persistent_cache_min_compile_time_secs", min_seconds)
+    set_jax_option("jax_persistent_cache_min_entry_size_bytes", 0)

@@ -538,3 +538,26 @@ def test_display_name_cuts_agent_paths_only():
     assert display_name("mcts:runs/a/final.safetensors:16") == "mcts:final.safetensors:16"
     assert display_name("greedy:/abs/path/x.safetensors") == "greedy:x.safetensors"
     assert display_name("alphabeta:3") == "alphabeta:3"
+
+
+HELP_WITHOUT_JAX = """
+import sys
+from neurocheckers.cli import main
+try:
+    main(["--help"])
+    main(["evolve", "--help"])
+finally:
+    print("jax" in sys.modules, file=sys.stderr)
+"""
+
+
+def test_the_command_line_and_its_help_do_not_import_jax():
+    """``neurocheckers --help`` starts fast: neither importing the CLI nor its help imports JAX; the
+    JAX settings wait in environment variables for the first command that computes."""
+    import subprocess
+
+    done = subprocess.run(
+        [sys.executable, "-c", HELP_WITHOUT_JAX], capture_output=True, text=True, timeout=120
+    )
+    assert "Evolve a population against a rising boss" in done.stdout
+    assert done.stderr.strip().splitlines()[-1] == "False", done.stderr

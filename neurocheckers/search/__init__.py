@@ -1,15 +1,25 @@
 """Tree search over the rules engine: a compact, value-only MCTS with an injected leaf evaluator,
-knowledge-light baseline players, and the ``Policy`` and ``ValueFn`` types they share."""
+knowledge-light baseline players, and the ``Policy`` and ``ValueFn`` types they share.
 
-from neurocheckers.search.mcts import (
-    MCTSConfig,
-    SearchOutput,
-    anytime_search,
-    batched_search,
-    calibrate_simulations,
-    search,
-)
-from neurocheckers.search.types import Policy, ValueFn
+Names are loaded on first use, so that the plain-Python ``limits`` module can be imported without
+importing JAX (the command line's help does).
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
+_HOMES = {
+    "MCTSConfig": "mcts",
+    "SearchOutput": "mcts",
+    "anytime_search": "mcts",
+    "batched_search": "mcts",
+    "calibrate_simulations": "mcts",
+    "search": "mcts",
+    "Policy": "types",
+    "ValueFn": "types",
+}
 
 __all__ = [
     "MCTSConfig",
@@ -21,3 +31,27 @@ __all__ = [
     "calibrate_simulations",
     "search",
 ]
+
+if TYPE_CHECKING:
+    from neurocheckers.search.mcts import (
+        MCTSConfig,
+        SearchOutput,
+        anytime_search,
+        batched_search,
+        calibrate_simulations,
+        search,
+    )
+    from neurocheckers.search.types import Policy, ValueFn
+
+
+def __getattr__(name: str):
+    if name not in _HOMES:
+        # Submodules (``from neurocheckers.search import baselines``) are found by the import system.
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{_HOMES[name]}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_HOMES))
