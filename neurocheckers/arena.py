@@ -16,7 +16,6 @@ on the chunk size.
 from __future__ import annotations
 
 import functools
-import os
 from collections.abc import Callable
 from typing import Any
 
@@ -34,6 +33,7 @@ from neurocheckers.rules.state import BLACK, State
 from neurocheckers.search.baselines import AlphaBetaConfig, alphabeta_policy
 from neurocheckers.search.mcts import MCTSConfig, search
 from neurocheckers.search.types import Policy
+from neurocheckers.sharding import check_memory, over_leading_shards
 
 PopulationSearch = MCTSConfig | AlphaBetaConfig
 """How members and boss choose their moves in ``play_population``: MCTS with ``MCTSConfig``, or
@@ -239,46 +239,6 @@ def play_match(
     )
 
 
-class MemoryLimitError(ValueError):
-    """A compiled program needs more memory than the machine has; nothing was run."""
-
-
-def available_memory_bytes() -> int:
-    """Bytes JAX's first device can still take: the accelerator's free memory, else the host's
-    available RAM (``MemAvailable``, or all physical memory where /proc is missing)."""
-    stats = jax.local_devices()[0].memory_stats() or {}
-    if "bytes_limit" in stats:
-        return int(stats["bytes_limit"]) - int(stats.get("bytes_in_use", 0))
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-
-
-def check_memory(compiled: Any, what: str) -> None:
-    """Raise ``MemoryLimitError`` when the ``jax.stages.Compiled`` program needs more memory at once
-    (arguments, outputs, temporaries; on every local CPU device, which share the host's RAM) than
-    ``available_memory_bytes``. Compiling costs about the same for any array sizes, so a program far
-    too large for the machine is refused before it runs."""
-    stats = compiled.memory_analysis()
-    if stats is None:  # a backend without memory analysis: nothing to check
-        return
-    need = stats.argument_size_in_bytes + stats.output_size_in_bytes + stats.temp_size_in_bytes
-    need -= stats.alias_size_in_bytes
-    device = jax.local_devices()[0]
-    if device.platform == "cpu":
-        need *= jax.local_device_count()
-    have = available_memory_bytes()
-    if need > have:
-        raise MemoryLimitError(
-            f"{what} needs about {need / 2**30:,.1f} GiB of memory, {have / 2**30:,.1f} GiB is free"
-        )
-
-
 def _concatenate(parts: list[GameRecords], keep_actions: int) -> GameRecords:
     """One host-side ``GameRecords`` of the chunks, in game order; actions of the first
     ``keep_actions`` games only."""
@@ -421,38 +381,6 @@ def play_population(
     )
     play = over_leading_shards(play, num_members, (False, True, False, True, True))
     return play(population, boss, member_ids, key, openings)
-
-
-def over_leading_shards(play: Callable, count: int, replicated: tuple[bool, ...]) -> Callable:
-    """``play`` run with one shard of its leading axis (members, or games) per host device, when
-    there are several and they divide ``count``; ``replicated`` says which arguments every shard gets
-    whole (the others are split along their leading axis). Per-game keys come from global ids, so the
-    result is the same as on one device."""
-    devices = jax.local_device_count()
-    if devices == 1 or count % devices:
-        return play
-    mesh = jax.sharding.Mesh(np.array(jax.local_devices()), ("shards",))
-    whole, split = jax.sharding.PartitionSpec(), jax.sharding.PartitionSpec("shards")
-    return jax.shard_map(
-        play,
-        mesh=mesh,
-        in_specs=tuple(whole if r else split for r in replicated),
-        out_specs=split,
-        check_vma=False,
-    )
-
-
-def whole_on_every_device(tree: Any) -> Any:
-    """``tree`` (arrays, in a jitted function) laid whole on every host device when there are several
-    (a no-op on one): for data that ``over_leading_shards`` left split by games, before work that
-    reads all of it. A cumulative sum over a split array (``jax.random.choice``'s, over TD(lambda)'s
-    position weights) was partitioned into a windowed sum that made a two-device american6 epoch 5x
-    slower than one device's, and drew other minibatches."""
-    if jax.local_device_count() == 1:
-        return tree
-    mesh = jax.sharding.Mesh(np.array(jax.local_devices()), ("shards",))
-    whole = jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec())
-    return jax.lax.with_sharding_constraint(tree, whole)
 
 
 def _member_games_layout(

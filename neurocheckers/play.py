@@ -38,7 +38,8 @@ from neurocheckers.rules.notation import (
 from neurocheckers.rules.presets import Rules
 from neurocheckers.rules.state import BLACK, WHITE, State
 from neurocheckers.search.alphabeta import WIN_SCORE
-from neurocheckers.search.mcts import MCTSConfig, anytime_search
+from neurocheckers.search.anytime import anytime_search
+from neurocheckers.search.mcts import MCTSConfig
 from neurocheckers.search.timed import EXTENSION, MAX_DEPTH, SearchInfo
 from neurocheckers.timed_player import MAX_SECONDS, TimedPlayer, agent_player
 

@@ -63,7 +63,8 @@ def main(argv: list[str] | None = None) -> None:
     import jax
 
     from neurocheckers.arena import play_match
-    from neurocheckers.learners.common import regress, selfplay
+    from neurocheckers.learners.common import regress
+    from neurocheckers.learners.selfplay import selfplay
     from neurocheckers.learners.td_lambda import TDSettings, epoch, init, training_data
     from neurocheckers.rules.playout import random_playouts
     from neurocheckers.rules.presets import get_rules

@@ -14,11 +14,12 @@ import numpy as np
 import pytest
 
 from neurocheckers.analysis.match_report import format_table, summarize
-from neurocheckers.arena import MemoryLimitError, a_is_black_in_game, play_match, run_match
+from neurocheckers.arena import a_is_black_in_game, play_match, run_match
 from neurocheckers.players import parse_player
 from neurocheckers.rules import AMERICAN6, SIMPLE6
 from neurocheckers.rules.engine import step
 from neurocheckers.rules.outcome import KING_VALUE, points_for
+from neurocheckers.sharding import MemoryLimitError
 
 CAP = 12
 

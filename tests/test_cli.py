@@ -543,6 +543,7 @@ def test_display_name_cuts_agent_paths_only():
 HELP_WITHOUT_JAX = """
 import sys
 from neurocheckers.cli import main
+import neurocheckers.experiment.folder  # the run-folder reader is light too
 try:
     main(["--help"])
     main(["evolve", "--help"])
@@ -561,3 +562,25 @@ def test_the_command_line_and_its_help_do_not_import_jax():
     )
     assert "Evolve a population against a rising boss" in done.stdout
     assert done.stderr.strip().splitlines()[-1] == "False", done.stderr
+
+
+def test_evolve_runs_one_folder_per_seed(tmp_path, capsys):
+    config_file = tmp_path / "tiny.toml"
+    config_file.write_text("\n".join(f'{k} = "{v}"' if k == "rules" else f"{k} = {v}" for k, v in (
+        item.split("=", 1) for item in TINY_RUN)) + '\nname = "seeds"\nstrength_every = 0\n')  # fmt: skip
+    out = tmp_path / "runs"
+    assert (
+        main(["evolve", str(config_file), "--seeds", "3,4", "--epochs", "1", "--out", str(out), "--no-plot"])
+        == 0
+    )
+    folders = sorted(p.name for p in out.iterdir())
+    assert [name.split("_")[1] for name in folders] == ["seed3", "seed4"]
+    for args, words in (
+        (["--seeds", "1,1"], ["--seeds", "'1,1'"]),
+        (["--seeds", "1,x"], ["--seeds", "'1,x'"]),
+        (["--seeds", "1,2", "--seed", "5"], ["--seeds", "--seed"]),
+    ):
+        capsys.readouterr()
+        assert main(["evolve", str(config_file), *args, "--out", str(tmp_path / "refused")]) == 2
+        _error_line(capsys, *words)
+    assert not (tmp_path / "refused").exists()

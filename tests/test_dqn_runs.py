@@ -7,12 +7,12 @@ import re
 
 import numpy as np
 import pytest
-from killing import assert_killed_run_resumes_identically
 
 from neurocheckers.cli import main
 from neurocheckers.evaluator import value
 from neurocheckers.experiment.config import ConfigError, load_config
-from neurocheckers.experiment.run import create_run, learner_setup, run
+from neurocheckers.experiment.run import create_run, run
+from neurocheckers.experiment.trainers import make_trainer
 from neurocheckers.formats import TIMING_COLUMNS, read_lineage, read_metrics
 from neurocheckers.numpy_agent import NumpyAgent, encode_fen
 from neurocheckers.players import parse_player
@@ -68,7 +68,7 @@ def test_dqn_run_writes_metrics_and_snapshots_and_resumes_identically(dqn_run, c
 def test_exported_dqn_agent_loads_with_numpy_and_plays(dqn_run, config, tmp_path):
     agent_file = tmp_path / "dqn.safetensors"
     assert main(["export", str(dqn_run), "--out", str(agent_file)]) == 0
-    setup = learner_setup(config)
+    setup = make_trainer(config)
     player = parse_player(f"greedy:{agent_file}", setup.rules)
     fen = "B:W13,14,15,16,17,18:B1,2,3,4,5,6"
     expected = value(setup.spec, player.params, encode_fen(fen, 6))
@@ -93,7 +93,3 @@ def test_a_dqn_run_plots(dqn_run, tmp_path):
     """DQN fills no TD-error column; its learning curve still draws (the loss alone)."""
     assert main(["plot", str(dqn_run), "--out", str(tmp_path / "fitness.png")]) == 0
     assert (tmp_path / "fitness.png").stat().st_size > 0
-
-
-def test_a_dqn_run_killed_with_sigkill_resumes_to_identical_metrics(tmp_path):
-    assert_killed_run_resumes_identically([*DQN_RUN, "strength_every=0"], 300, tmp_path)

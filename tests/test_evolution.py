@@ -11,11 +11,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from killing import assert_killed_run_resumes_identically
 
 from neurocheckers.evolution.boss_ga import choose_boss, epoch_key, evolve_epoch, init, make_setup
 from neurocheckers.experiment.config import ConfigError, load_config
-from neurocheckers.experiment.run import CHECKPOINT, RunError, create_run, run
+from neurocheckers.experiment.folder import CHECKPOINT, RunError
+from neurocheckers.experiment.run import create_run, run
 from neurocheckers.formats import METRICS_FILE, TIMING_COLUMNS, read_metrics
 
 TINY = [
@@ -183,14 +183,9 @@ def test_bad_run_folders_give_clear_errors_and_change_nothing(uninterrupted_run,
         run(other)
 
 
-def test_evolve_command_killed_with_sigkill_resumes_to_identical_metrics(tmp_path):
-    """A real ``kill -9`` of ``neurocheckers evolve`` in the middle of its run, then ``--resume``."""
-    assert_killed_run_resumes_identically(TINY, 200, tmp_path)  # ~10 ms an epoch once compiled
-
-
 def test_scanned_run_and_vmapped_seeds_equal_the_epoch_loop(tiny_config):
     """A whole run as one lax.scan, and several seeds vmapped, give the epoch-by-epoch results."""
-    from neurocheckers.evolution.boss_ga import evolve_epochs, evolve_seeds
+    from neurocheckers.evolution.boss_ga import evolve_epochs
 
     setup = make_setup(tiny_config.evolution_settings())
     epochs = 3
@@ -211,7 +206,10 @@ def test_scanned_run_and_vmapped_seeds_equal_the_epoch_loop(tiny_config):
     ):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
 
-    states, per_seed = evolve_seeds(setup, epochs, jnp.array([0, 1]))
+    def whole_run(seed):  # a run as one function of its seed (the PureJaxRL way)
+        return evolve_epochs(setup, epochs, init(setup, jax.random.key(seed)), seed)
+
+    states, per_seed = jax.jit(jax.vmap(whole_run))(jnp.array([0, 1], jnp.uint32))
     for i, seed in enumerate((0, 1)):
         for name, values in looped[seed][1].items():
             np.testing.assert_array_equal(

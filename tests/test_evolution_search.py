@@ -19,7 +19,8 @@ from neurocheckers.cli import main
 from neurocheckers.evaluator import EvaluatorSpec, init_params, init_population, value_fn
 from neurocheckers.evolution.boss_ga import epoch_key, evolve_epoch, init, make_setup
 from neurocheckers.experiment.config import ConfigError, load_config
-from neurocheckers.experiment.run import config_summary, create_run, run
+from neurocheckers.experiment.folder import config_summary
+from neurocheckers.experiment.run import create_run, run
 from neurocheckers.formats import read_lineage, read_metrics
 from neurocheckers.numpy_agent import NumpyAgent
 from neurocheckers.rules import SIMPLE6
@@ -179,7 +180,7 @@ def test_checkpoints_written_before_the_new_keys_still_count(alphabeta_run, tmp_
     from safetensors import safe_open
     from safetensors.numpy import save_file
 
-    from neurocheckers.experiment.run import CHECKPOINT, checkpoint_epoch
+    from neurocheckers.experiment.folder import CHECKPOINT, checkpoint_epoch
 
     run_dir, config = alphabeta_run
     copy = Path(shutil.copytree(run_dir, tmp_path / "copy"))

@@ -8,7 +8,7 @@ import pytest
 
 from neurocheckers.experiment.config import load_config
 from neurocheckers.experiment.run import create_run, run
-from neurocheckers.experiment.sweep import load_sweep
+from neurocheckers.experiment.sweep_file import load_sweep
 from neurocheckers.formats import read_metrics
 
 EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
@@ -61,3 +61,20 @@ def test_the_american8_td_lambda_config_runs(tmp_path):
     rows = read_metrics(run_dir)
     assert [int(r["epoch"]) for r in rows] == [0, 1]
     assert all(int(float(r["plies"])) > 0 for r in rows)
+
+
+def test_the_config_reference_is_current():
+    """docs/config.md is what ``scripts/config_doc.py`` generates from the config's docstrings, and
+    lists every key once with the default the config has."""
+    import dataclasses
+
+    from neurocheckers.experiment.config import ExperimentConfig
+    from neurocheckers.experiment.config_doc import config_reference, config_sections
+
+    page = (EXPERIMENTS.parent / "docs" / "config.md").read_text()
+    assert page == config_reference(), "regenerate it: python scripts/config_doc.py > docs/config.md"
+    listed = [key for keys in config_sections().values() for key in keys]
+    assert sorted(listed) == sorted(f.name for f in dataclasses.fields(ExperimentConfig))
+    for f in dataclasses.fields(ExperimentConfig):
+        shown = str(f.default).lower() if isinstance(f.default, bool) else repr(f.default)
+        assert f"| `{f.name}` | `{shown}` |" in page

@@ -12,7 +12,8 @@ import pytest
 
 from neurocheckers.evaluator import init_params, value_fn
 from neurocheckers.learners import common
-from neurocheckers.learners.common import LearnerSettings, learner_spec, random_plies, selfplay
+from neurocheckers.learners.common import LearnerSettings, learner_spec, random_plies
+from neurocheckers.learners.selfplay import selfplay, selfplay_stages
 from neurocheckers.rules.engine import init_batch, material_balance
 from neurocheckers.rules.presets import get_rules
 from neurocheckers.search.alphabeta import (
@@ -166,7 +167,7 @@ def test_selfplay_in_shrinking_batches_plays_the_same_games(search, monkeypatch)
         rules="american6", layers=2, width=8, search=search, simulations=4, selfplay_games=64,
         opening_plies=2, max_plies=80, exploration_rate=0.2,
     )  # fmt: skip
-    assert common.selfplay_stages(settings, 64) == [64, 32, 16]
+    assert selfplay_stages(settings, 64) == [64, 32, 16]
     params = init_params(jax.random.key(7), learner_spec(settings))
     play = functools.partial(selfplay, settings, params, jax.random.key(8), jnp.float32(0.2))
     staged = jax.jit(play)()

@@ -21,7 +21,9 @@ from neurocheckers.analysis.lineage import boss_in_charge, lineage
 from neurocheckers.cli import main
 from neurocheckers.evaluator import value
 from neurocheckers.experiment.config import load_config
-from neurocheckers.experiment.run import CHECKPOINT, create_run, learner_setup, run
+from neurocheckers.experiment.folder import CHECKPOINT
+from neurocheckers.experiment.run import create_run, run
+from neurocheckers.experiment.trainers import make_trainer
 from neurocheckers.formats import LEARNER_COLUMNS, STRENGTH_COLUMNS, TIMING_COLUMNS, read_metrics
 from neurocheckers.numpy_agent import NumpyAgent, encode_fen
 from neurocheckers.players import parse_player
@@ -96,7 +98,7 @@ def test_exported_learner_agent_loads_with_numpy_plays_and_keeps_its_search(lear
     assert main(["export", str(learner_run), "--out", str(agent_file)]) == 0
     agent = NumpyAgent.load(agent_file)
     fen = "B:W13,14,15,16,17,18:B1,2,3,4,5,6"
-    setup = learner_setup(config)
+    setup = make_trainer(config)
     player = parse_player(f"greedy:{agent_file}", setup.rules)
     expected = value(setup.spec, player.params, encode_fen(fen, 6))
     np.testing.assert_allclose(agent.value_of_fen(fen), float(expected), rtol=1e-5)

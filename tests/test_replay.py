@@ -12,9 +12,11 @@ import pytest
 from neurocheckers.analysis import elo, matches, replay
 from neurocheckers.analysis.lineage import boss_in_charge, lineage
 from neurocheckers.analysis.pdn_games import load_game_file
+from neurocheckers.analysis.replay_figures import write_round_robin
 from neurocheckers.cli import main
 from neurocheckers.experiment.config import load_config
-from neurocheckers.experiment.run import RunError, create_run, run
+from neurocheckers.experiment.folder import RunError
+from neurocheckers.experiment.run import create_run, run
 from neurocheckers.formats import read_metrics
 
 TINY = [
@@ -37,7 +39,7 @@ def _synthetic_run(root, layers: int, promoted: list[int], epochs: int, extra: t
 
     from neurocheckers.agent_file import save_agent
     from neurocheckers.evaluator import EvaluatorSpec, init_params
-    from neurocheckers.experiment.run import search_metadata
+    from neurocheckers.experiment.folder import search_metadata
     from neurocheckers.formats import LINEAGE_DIR, LINEAGE_FILE, METRIC_COLUMNS, METRICS_FILE
 
     config = load_config(None, [*TINY, f"layers={layers}", f"epochs={epochs}", "name=other", *extra])
@@ -123,7 +125,7 @@ def test_round_robin_matrix_and_files(runs, tmp_path):
     assert result.scores.shape == (k, k) and len(result.entries) == k
     np.testing.assert_allclose(result.scores + result.scores.T, np.ones((k, k)))
     assert np.all((result.scores >= 0) & (result.scores <= 1))
-    files = elo.write_round_robin(result, tmp_path)
+    files = write_round_robin(result, tmp_path)
     for name in ("round_robin.csv", "round_robin.png", "elo.csv", "elo.png"):
         assert (tmp_path / name).stat().st_size > 0 and files[name] == tmp_path / name
     with open(tmp_path / "elo.csv", newline="") as f:

@@ -19,18 +19,13 @@ import pytest
 
 from neurocheckers.cli import main
 from neurocheckers.experiment.config import ConfigError, load_config
-from neurocheckers.experiment.run import (
-    RunError,
-    create_run,
-    read_metrics,
-    read_run_config,
-    run,
-    run_lock,
-)
+from neurocheckers.experiment.folder import RunError, read_run_config, run_lock
+from neurocheckers.experiment.run import create_run, run
+from neurocheckers.formats import read_metrics
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from tiny import TINY_RUN  # noqa: E402
+from tiny import TINY_BY_STRATEGY, TINY_RUN  # noqa: E402
 
 TINY = [
     *TINY_RUN,
@@ -113,7 +108,7 @@ def test_a_second_writer_is_refused_and_a_run_without_checkpoint_says_it_restart
 
 HOLD_LOCK = """
 import sys, time
-from neurocheckers.experiment.run import run_lock
+from neurocheckers.experiment.folder import run_lock
 with run_lock(sys.argv[1]):
     print("locked", flush=True)
     time.sleep(120)
@@ -237,3 +232,11 @@ def test_an_interrupt_ends_the_process_even_when_the_main_thread_never_reacts():
         child.kill()
     assert code == 130
     assert "neurocheckers: aborted" in child.stderr.read()
+
+
+def test_a_learner_whose_network_turns_non_finite_stops(tmp_path):
+    config = load_config(None, [*TINY_BY_STRATEGY["td_lambda"], "learning_rate=3e38", "epochs=3"])
+    run_dir = create_run(config, tmp_path)
+    with pytest.raises(RunError, match=r"made parameters non-finite .*learning_rate \(3e\+38\)"):
+        run(run_dir)
+    assert not (run_dir / "checkpoint.safetensors").exists()

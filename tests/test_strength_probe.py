@@ -18,7 +18,8 @@ from neurocheckers.arena import run_match
 from neurocheckers.cli import main
 from neurocheckers.evolution.boss_ga import make_setup
 from neurocheckers.experiment.config import load_config
-from neurocheckers.experiment.run import create_run, run, written_by
+from neurocheckers.experiment.folder import written_by
+from neurocheckers.experiment.run import create_run, run
 from neurocheckers.experiment.strength import PROBE_SEED, probe_openings, strength_probe
 from neurocheckers.formats import METRIC_COLUMNS, METRICS_FILE, STRENGTH_COLUMNS, read_metrics
 from neurocheckers.policies import alphabeta_player_policy

@@ -15,7 +15,8 @@ import pytest
 
 from neurocheckers.cli import main
 from neurocheckers.experiment.config import ExperimentConfig
-from neurocheckers.experiment.sweep import SweepError, format_summary, grid_entries, load_sweep, run_sweep
+from neurocheckers.experiment.sweep import format_summary, run_sweep
+from neurocheckers.experiment.sweep_file import SweepError, grid_entries, load_sweep
 from neurocheckers.formats import TIMING_COLUMNS, read_metrics
 
 REPO = Path(__file__).resolve().parents[1]

@@ -18,8 +18,8 @@ import pytest
 
 from neurocheckers.evaluator import EvaluatorSpec
 from neurocheckers.experiment.config import LEARNERS, ConfigError, load_config
-from neurocheckers.experiment.run import LEARNERS as REGISTRY
-from neurocheckers.experiment.run import learner_setup
+from neurocheckers.experiment.trainers import LEARNERS as REGISTRY
+from neurocheckers.experiment.trainers import make_trainer
 from neurocheckers.learners import (
     TDSettings,
     learner_rules,
@@ -136,9 +136,9 @@ def test_learner_config_keys_are_validated_with_clear_errors():
             load_config(None, [*learner, item])
         assert message in str(e.value)
     config = load_config(None, [*learner, "exploration=softmax", "exploration_rate=2", "lambda_=0.3"])
-    settings = learner_setup(config).settings
+    settings = make_trainer(config).settings
     assert isinstance(settings, TDSettings) and settings.lambda_ == 0.3 and settings.exploration_rate == 2
-    assert learner_setup(config).spec == EvaluatorSpec.for_rules(learner_rules(settings), 5, 32)
+    assert make_trainer(config).spec == EvaluatorSpec.for_rules(learner_rules(settings), 5, 32)
 
 
 def test_the_learner_experiments_load():

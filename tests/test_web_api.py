@@ -21,7 +21,7 @@ from neurocheckers.agent_file import save_agent
 from neurocheckers.analysis.pdn_games import load_game_file, save_game_file
 from neurocheckers.cli import main
 from neurocheckers.evaluator import EvaluatorSpec, init_params
-from neurocheckers.experiment.run import run_is_locked, run_lock
+from neurocheckers.experiment.folder import run_is_locked, run_lock
 from neurocheckers.rules import AMERICAN6, SIMPLE6
 from neurocheckers.rules.notation import parse_fen
 from neurocheckers.web import session as play

@@ -11,3 +11,38 @@ TINY_RUN = [
     "max_plies=20",
 ]
 """A 4-member population of 1 x 4 MLPs, 2 games of at most 20 plies, 2 simulations a move."""
+
+TINY_LEARNER = [
+    "rules=simple6",
+    "layers=1",
+    "width=4",
+    "search=alphabeta",
+    "depth=1",
+    "selfplay_games=4",
+    "max_plies=24",
+    "updates_per_epoch=1",
+    "batch_size=8",
+    "bootstrap_positions=16",
+    "bootstrap_steps=1",
+    "snapshot_every=2",
+    "strength_every=0",
+]
+"""The smallest self-play learner config: 4 self-play games of at most 24 plies, one update."""
+
+TINY_BY_STRATEGY = {
+    "boss_ga": [*TINY_RUN, "strategy=boss_ga"],
+    **{name: [*TINY_RUN, f"strategy={name}"] for name in ("SimpleGA", "Open_ES", "SNES", "CMA_ES")},
+    "td_lambda": [*TINY_LEARNER, "strategy=td_lambda"],
+    "td_leaf": [*TINY_LEARNER, "strategy=td_leaf", "depth=2"],
+    "dqn": [
+        *TINY_LEARNER,
+        "strategy=dqn",
+        "envs=4",
+        "buffer_size=64",
+        "steps_per_epoch=2",
+        "updates_per_epoch=2",
+        "target_update_every=3",
+        "epsilon_decay_epochs=3",
+    ],
+}
+"""A tiny config of every strategy (``config.STRATEGIES``), for the tests that every strategy passes."""

@@ -1,12 +1,11 @@
 """A round-robin of a run's bosses and their Elo ratings (Bradley-Terry fit, with standard errors).
 
-The matches are those of ``matches``; ``write_round_robin`` writes the tables and, through
-``replay_figures``, the heatmap and the rating plot.
+The matches are those of ``matches``; ``replay_figures.write_round_robin`` writes the tables, the
+heatmap and the rating plot.
 """
 
 from __future__ import annotations
 
-import csv
 import dataclasses
 from pathlib import Path
 
@@ -22,7 +21,7 @@ from neurocheckers.analysis.matches import (
     match_points,
     run_rules,
 )
-from neurocheckers.experiment.run import read_run_config
+from neurocheckers.experiment.folder import read_run_config
 from neurocheckers.stats import elo_standard_errors, fit_elo
 
 
@@ -91,42 +90,3 @@ def format_elo(result: RoundRobin) -> str:
         e = result.entries[index]
         lines.append(f"{'#' + str(e.boss_id):>6}  {e.epoch:>6}  {elo[index]:>+7.0f}  {errors[index]:>5.0f}")
     return "\n".join(lines)
-
-
-def _write_matrix(result: RoundRobin, path: Path) -> Path:
-    with open(path, "w", newline="") as f:
-        writer = csv.writer(f)
-        writer.writerow(["boss_id", "epoch", *(f"vs_{e.boss_id}" for e in result.entries)])
-        for e, row in zip(result.entries, result.scores, strict=True):
-            writer.writerow([e.boss_id, e.epoch, *(repr(float(x)) for x in row)])
-    return path
-
-
-def _write_elo(result: RoundRobin, elo: np.ndarray, errors: np.ndarray, path: Path) -> Path:
-    k = len(result.entries)
-    with open(path, "w", newline="") as f:
-        writer = csv.writer(f)
-        writer.writerow(["boss_id", "epoch", "elo", "elo_se", "score"])
-        for e, rating, error, row in zip(result.entries, elo, errors, result.scores, strict=True):
-            mean = (row.sum() - 0.5) / max(k - 1, 1)  # mean score against the others
-            writer.writerow([e.boss_id, e.epoch, f"{rating:.1f}", f"{error:.1f}", f"{mean:.4f}"])
-    return path
-
-
-def write_round_robin(result: RoundRobin, out_dir: str | Path) -> dict[str, Path]:
-    """``round_robin.csv`` (the matrix), ``round_robin.png`` (its heatmap), ``elo.csv`` and
-    ``elo.png`` (rating, with standard errors, against when each boss took charge) in ``out_dir``;
-    returns them by name."""
-    from neurocheckers.analysis.replay_figures import plot_elo, plot_round_robin
-
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    elo = fit_elo(result.scores, result.games)
-    errors = elo_standard_errors(result.scores, result.games, elo)
-    files = {
-        "round_robin.csv": _write_matrix(result, out_dir / "round_robin.csv"),
-        "round_robin.png": plot_round_robin(result, out_dir / "round_robin.png"),
-        "elo.csv": _write_elo(result, elo, errors, out_dir / "elo.csv"),
-        "elo.png": plot_elo(result, elo, errors, out_dir / "elo.png"),
-    }
-    return files

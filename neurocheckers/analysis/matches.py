@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from neurocheckers.analysis.lineage import LineageEntry
-from neurocheckers.experiment.run import RunError
+from neurocheckers.experiment.folder import RunError
 from neurocheckers.formats import read_metrics
 from neurocheckers.policies import Player
 

@@ -44,7 +44,7 @@ def _labels(run_dirs: Sequence[str | Path], configs) -> list[str]:
 
 def _read_runs(run_dirs: Sequence[str | Path]) -> list[tuple[Any, list[dict[str, str]], Any, int]]:
     """(run_dir, metrics rows, config, simulations) of every run with at least one epoch."""
-    from neurocheckers.experiment.run import read_run_config
+    from neurocheckers.experiment.folder import read_run_config
 
     runs = []
     for run_dir in run_dirs:

@@ -30,7 +30,7 @@ from neurocheckers.analysis.matches import (
     run_elapsed,
     run_rules,
 )
-from neurocheckers.experiment.run import RunError, read_run_config
+from neurocheckers.experiment.folder import RunError, read_run_config
 from neurocheckers.formats import read_metrics
 
 DID_NOT_BEAT = "did not beat"

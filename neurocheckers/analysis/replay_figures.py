@@ -1,4 +1,5 @@
-"""Figures of a boss round-robin: the score matrix as a heatmap, and Elo against time in charge.
+"""Files of a boss round-robin: the score matrix as a table and a heatmap, the Elo ratings as a table
+and a plot against time in charge.
 
 Figures are drawn on ``matplotlib.figure.Figure`` objects, never through pyplot, so no backend is
 chosen here (saving uses matplotlib's Agg renderer; no display is needed).
@@ -6,6 +7,7 @@ chosen here (saving uses matplotlib's Agg renderer; no display is needed).
 
 from __future__ import annotations
 
+import csv
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +15,7 @@ from matplotlib.figure import Figure
 
 from neurocheckers.analysis.elo import RoundRobin
 from neurocheckers.analysis.lineage import LineageEntry
+from neurocheckers.stats import elo_standard_errors, fit_elo
 
 MAX_LABELLED = 24
 """Above this many bosses the cell values and point labels no longer fit; they are left out."""
@@ -81,3 +84,40 @@ def elo_figure(result: RoundRobin, elo: np.ndarray, errors: np.ndarray) -> Figur
     ax.grid(alpha=0.3)
     fig.tight_layout()
     return fig
+
+
+def _write_matrix(result: RoundRobin, path: Path) -> Path:
+    with open(path, "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["boss_id", "epoch", *(f"vs_{e.boss_id}" for e in result.entries)])
+        for e, row in zip(result.entries, result.scores, strict=True):
+            writer.writerow([e.boss_id, e.epoch, *(repr(float(x)) for x in row)])
+    return path
+
+
+def _write_elo(result: RoundRobin, elo: np.ndarray, errors: np.ndarray, path: Path) -> Path:
+    k = len(result.entries)
+    with open(path, "w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["boss_id", "epoch", "elo", "elo_se", "score"])
+        for e, rating, error, row in zip(result.entries, elo, errors, result.scores, strict=True):
+            mean = (row.sum() - 0.5) / max(k - 1, 1)  # mean score against the others
+            writer.writerow([e.boss_id, e.epoch, f"{rating:.1f}", f"{error:.1f}", f"{mean:.4f}"])
+    return path
+
+
+def write_round_robin(result: RoundRobin, out_dir: str | Path) -> dict[str, Path]:
+    """``round_robin.csv`` (the matrix), ``round_robin.png`` (its heatmap), ``elo.csv`` and
+    ``elo.png`` (rating, with standard errors, against when each boss took charge) in ``out_dir``;
+    returns them by name."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    elo = fit_elo(result.scores, result.games)
+    errors = elo_standard_errors(result.scores, result.games, elo)
+    files = {
+        "round_robin.csv": _write_matrix(result, out_dir / "round_robin.csv"),
+        "round_robin.png": plot_round_robin(result, out_dir / "round_robin.png"),
+        "elo.csv": _write_elo(result, elo, errors, out_dir / "elo.csv"),
+        "elo.png": plot_elo(result, elo, errors, out_dir / "elo.png"),
+    }
+    return files

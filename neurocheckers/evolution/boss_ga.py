@@ -14,8 +14,8 @@ the fitness; or a stationary fitness (the benchmark points alone). Their draws u
 epoch key, so with every setting off an epoch is exactly the study's.
 
 ``evolve_epoch`` is one jitted function of (state, key); ``evolve_epochs`` scans it over many epochs
-as one compiled function of the seed, so several seeds can be vmapped at once (the PureJaxRL way)
-with the same metrics as the epoch-by-epoch driver.
+as one compiled function of the seed, so whole runs of several seeds can be vmapped at once (the
+PureJaxRL way; tested) with the same metrics as the epoch-by-epoch driver.
 """
 
 from __future__ import annotations
@@ -445,15 +445,3 @@ def evolve_epochs(
     [num_epochs] axis. Epoch keys come from ``seed`` and the epoch number as in :func:`epoch_key`, so
     the result equals ``num_epochs`` calls of :func:`evolve_epoch`."""
     return _evolve_epochs(setup, num_epochs, state, jnp.asarray(seed, jnp.uint32))
-
-
-@functools.partial(jax.jit, static_argnums=(0, 1))
-def evolve_seeds(setup: Setup, num_epochs: int, seeds: jax.Array) -> tuple[EvoState, dict[str, jax.Array]]:
-    """Whole runs of ``num_epochs`` epochs for every seed in ``seeds`` ([S]) at once, vmapped: states
-    get a leading [S] axis, metrics [S, num_epochs]. Each run equals the single run of that seed."""
-
-    def one_run(seed: jax.Array):
-        state = init(setup, jax.random.key(seed))
-        return _evolve_epochs(setup, num_epochs, state, seed)
-
-    return jax.vmap(one_run)(jnp.asarray(seeds, jnp.uint32))

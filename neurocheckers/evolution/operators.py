@@ -23,7 +23,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from neurocheckers.arena import over_leading_shards
+from neurocheckers.sharding import over_leading_shards
 
 Params = Any
 """A flax parameter pytree (one member, or a population with a leading ``[P]`` axis)."""

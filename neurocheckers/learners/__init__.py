@@ -15,11 +15,11 @@ from neurocheckers.learners.common import (
     principal_leaves,
     record_length,
     regress,
-    selfplay,
     weighted_mse,
 )
-from neurocheckers.learners.dqn import DQNSettings, DQNState
+from neurocheckers.learners.dqn_settings import DQNSettings, DQNState
 from neurocheckers.learners.replay import ReplayBuffer
+from neurocheckers.learners.selfplay import selfplay
 from neurocheckers.learners.td_lambda import TDLeafSettings, TDSettings, td_lambda_targets
 
 __all__ = [

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Callable
 from typing import Any
 
 import jax
@@ -22,7 +21,6 @@ import optax
 from flax import struct
 
 from neurocheckers.architectures import ArchitectureSettings, spec_of_settings
-from neurocheckers.arena import over_leading_shards, whole_on_every_device
 from neurocheckers.evaluator import EvaluatorSpec, encode, init_params, value, value_fn
 from neurocheckers.rules.engine import init_batch, random_action, step
 from neurocheckers.rules.presets import Rules, get_rules
@@ -36,6 +34,7 @@ from neurocheckers.search.baselines import (
 )
 from neurocheckers.search.fullwidth import fullwidth_search
 from neurocheckers.search.mcts import MCTSConfig, search
+from neurocheckers.sharding import whole_on_every_device
 
 OPENING_SALT = 0x7FFFFFFF
 """Folded into a game's key for its random opening plies (the searched plies fold in their number)."""
@@ -275,7 +274,7 @@ def recorded_positions(settings: LearnerSettings, params: Any, states: State, ac
         return states
     leaves = principal_leaves(settings, params, states, actions)
     keep = leaves.terminated | states.terminated
-    return jax.tree.map(lambda root, leaf: jnp.where(_games_axis(keep, root), root, leaf), states, leaves)
+    return jax.tree.map(lambda root, leaf: jnp.where(games_axis(keep, root), root, leaf), states, leaves)
 
 
 TIED_GAMES = 64
@@ -304,11 +303,6 @@ def _best_actions(keys: jax.Array, scores: jax.Array, legal: jax.Array) -> jax.A
     return jax.lax.cond(jnp.sum(tied) <= capacity, few, every)
 
 
-# ---------------------------------------------------------------------------
-# Self-play
-# ---------------------------------------------------------------------------
-
-
 def random_plies(rules: Rules, states: State, keys: jax.Array, plies: jax.Array | int) -> State:
     """``states`` ([N]) after ``plies`` uniformly random plies each (an int, or [N] per game); a
     finished game stays put. ``keys``: [N] game keys."""
@@ -319,145 +313,14 @@ def random_plies(rules: Rules, states: State, keys: jax.Array, plies: jax.Array 
         actions = jax.vmap(random_action, in_axes=(None, 0, 0))(rules, ply_keys, states)
         stepped = jax.vmap(step, in_axes=(None, 0, 0))(rules, states, actions)
         moving = ply < plies
-        return jax.tree.map(lambda new, old: jnp.where(_games_axis(moving, new), new, old), stepped, states)
+        return jax.tree.map(lambda new, old: jnp.where(games_axis(moving, new), new, old), stepped, states)
 
     return jax.lax.fori_loop(0, jnp.max(plies), body, states)
 
 
-def _games_axis(flags: jax.Array, like: jax.Array) -> jax.Array:
+def games_axis(flags: jax.Array, like: jax.Array) -> jax.Array:
     """[N] flags broadcast against a [N, ...] array."""
     return flags.reshape(flags.shape + (1,) * (like.ndim - 1))
-
-
-SELFPLAY_STAGES = 4
-"""Batch sizes a self-play shard of n games goes through: n, then n / 2, n / 4, n / 8 (while even and
-at least ``SMALLEST_STAGE``), each stage starting once its predecessor's unfinished games fit in it; the
-finished games are left out, so the long games at the end do not pay for the whole batch (8x8 games
-of up to 300 plies: 65 on average, the longest of 1,024 near 190; depth-1 self-play 1.2-1.3x faster,
-compiling in 20 s instead of 6)."""
-SMALLEST_STAGE = 16
-
-
-@struct.dataclass
-class _Records:
-    """What a self-play shard records of its n games (``SelfPlayBatch``'s fields of the same names)."""
-
-    positions: jax.Array
-    colors: jax.Array
-    actions: jax.Array
-    length: jax.Array
-
-
-def _take(states: State, rows: jax.Array) -> State:
-    return jax.tree.map(lambda x: x[rows], states)
-
-
-def _put(whole: State, rows: jax.Array, part: State) -> State:
-    return jax.tree.map(lambda w, p: w.at[rows].set(p), whole, part)
-
-
-def selfplay_stages(settings: LearnerSettings, n: int) -> list[int]:
-    """The batch sizes that a self-play shard of ``n`` games goes through (``SELFPLAY_STAGES``)."""
-    sizes = [n]
-    if searches_full_width(settings) and settings.depth > 1:
-        # Its cost follows the unfinished games' trees already: 8x8 depth 3 was 1.05x faster in
-        # stages, for 30 s more compiling.
-        return sizes
-    while len(sizes) < SELFPLAY_STAGES and sizes[-1] % 2 == 0 and sizes[-1] // 2 >= SMALLEST_STAGE:
-        sizes.append(sizes[-1] // 2)
-    return sizes
-
-
-def _play_stage(
-    settings: LearnerSettings,
-    params: Any,
-    rate: jax.Array,
-    game_keys: jax.Array,
-    slots: jax.Array,
-    carry: tuple[State, jax.Array, _Records],
-    next_size: int,
-) -> tuple[State, jax.Array, _Records]:
-    """Searched plies of the games ``slots`` ([m] of the shard's n; ``carry``: their states [m], the
-    ply, the shard's records) until every game is over or cut at the length cap, or (``next_size``
-    > 0) until the unfinished ones fit in ``next_size``."""
-    rules = learner_rules(settings)
-    length_cap = record_length(settings)
-    keys = game_keys[slots]
-    n = game_keys.shape[0]
-
-    def cond(carry):
-        live = jnp.sum(~carry[0].terminated)
-        return (carry[1] < length_cap) & (live > next_size) & (live > 0)
-
-    def body(carry):
-        states, ply, records = carry
-        ply_keys = jax.vmap(jax.random.fold_in, in_axes=(0, None))(keys, ply)
-        chosen = choose_actions(settings, params, states, ply_keys, rate)
-        live = ~states.terminated
-        rows = jnp.where(live, slots, n)  # a finished game's rows stay as they are
-        recorded = recorded_positions(settings, params, states, chosen)
-        records = records.replace(
-            positions=records.positions.at[rows, ply].set(
-                jax.vmap(encode, (None, 0))(rules, recorded), mode="drop"
-            ),
-            colors=records.colors.at[rows, ply].set(recorded.color.astype(jnp.int32), mode="drop"),
-            actions=records.actions.at[rows, ply].set(chosen, mode="drop"),
-            length=records.length.at[slots].add(live.astype(jnp.int32)),
-        )
-        states = jax.vmap(step, in_axes=(None, 0, 0))(rules, states, chosen)
-        return states, ply + 1, records
-
-    return jax.lax.while_loop(cond, body, carry)
-
-
-def _selfplay_shard(
-    settings: LearnerSettings, params: Any, game_ids: jax.Array, key: jax.Array, rate: jax.Array
-) -> SelfPlayBatch:
-    """The games ``game_ids`` ([n]) of a self-play batch: openings, then the searched plies, in
-    batches that shrink as games end (``SELFPLAY_STAGES``)."""
-    rules = learner_rules(settings)
-    length_cap = record_length(settings)
-    n = game_ids.shape[0]
-    game_keys = jax.vmap(jax.random.fold_in, in_axes=(None, 0))(key, game_ids)
-    opening_keys = jax.vmap(jax.random.fold_in, in_axes=(0, None))(game_keys, OPENING_SALT)
-    states = random_plies(rules, init_batch(rules, (n,)), opening_keys, settings.opening_plies)
-    records = _Records(
-        positions=jnp.zeros((n, length_cap + 1, 2 * rules.num_squares), jnp.float32),
-        colors=jnp.zeros((n, length_cap + 1), jnp.int32),
-        actions=jnp.full((n, length_cap), -1, jnp.int32),
-        length=jnp.zeros(n, jnp.int32),
-    )
-    sizes = selfplay_stages(settings, n)
-    slots, final, ply = jnp.arange(n, dtype=jnp.int32), states, jnp.int32(0)
-    for next_size in [*sizes[1:], 0]:
-        carry = (states, ply, records)
-        states, ply, records = _play_stage(settings, params, rate, game_keys, slots, carry, next_size)
-        final = _put(final, slots, states)
-        if next_size:  # the unfinished games first (they all fit), in their order
-            kept = jnp.argsort(states.terminated.astype(jnp.int32), stable=True)[:next_size]
-            slots, states = slots[kept], _take(states, kept)
-    games, length = jnp.arange(n), records.length
-    positions = records.positions.at[games, length].set(jax.vmap(encode, (None, 0))(rules, final))
-    colors = records.colors.at[games, length].set(final.color.astype(jnp.int32))
-    result = jnp.where(final.terminated, final.result, 0).astype(jnp.int32)
-    final_value = jax.vmap(material_value_fn(rules), in_axes=(None, 0, None))(None, final, None)
-    final_value = jnp.where(final.terminated, final_value, 0.5)
-    return SelfPlayBatch(positions, colors, records.actions, length, final.terminated, result, final_value)
-
-
-def selfplay(settings: LearnerSettings, params: Any, key: jax.Array, rate: jax.Array) -> SelfPlayBatch:
-    """``settings.selfplay_games`` self-play games of the network ``params`` (``SelfPlayBatch``),
-    exploring at ``rate``; split across the host devices when there are several and they divide the
-    games (the same games either way)."""
-    n = settings.selfplay_games
-    play = functools.partial(_selfplay_shard, settings)
-    play = over_game_shards(play, n, (True, False, True, True))
-    return play(params, jnp.arange(n, dtype=jnp.int32), key, jnp.asarray(rate, jnp.float32))
-
-
-def over_game_shards(play: Callable, num_games: int, replicated: tuple[bool, ...]) -> Callable:
-    """``play`` with one shard of the games per host device (``arena.over_leading_shards``)."""
-    return over_leading_shards(play, num_games, replicated)
 
 
 # ---------------------------------------------------------------------------

@@ -35,150 +35,21 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import math
 from typing import Any
 
 import jax
 import jax.numpy as jnp
 import optax
-from flax import struct
 
-from neurocheckers.architectures import ArchitectureSettings, spec_of_settings
 from neurocheckers.evaluator import EvaluatorSpec, Params, encode, init_params, value, value_fn
 from neurocheckers.learners import replay
+from neurocheckers.learners.dqn_settings import OPPONENTS, DQNSettings, DQNState, Transition
 from neurocheckers.rules.engine import init_batch, legal_action_slots, piece_counts, random_action, step
 from neurocheckers.rules.outcome import points_for
-from neurocheckers.rules.presets import PRESETS, Rules, get_rules
+from neurocheckers.rules.presets import Rules
 from neurocheckers.rules.state import BLACK, State
 from neurocheckers.search.baselines import greedy_policy, outcome_for, random_policy
 from neurocheckers.search.types import Policy
-
-OPPONENTS = ("random", "self")
-"""Opponents the learner builds itself; any other ``opponent`` is a player spec passed in resolved."""
-
-
-@dataclasses.dataclass(frozen=True)
-class DQNSettings(ArchitectureSettings):
-    """Everything a DQN run is (hashable: a static jit argument). Defaults: the american6 pilot."""
-
-    rules: str = "american6"
-    """Rules preset: simple6, american6 or american8."""
-    layers: int = 2
-    """Hidden ReLU layers of the Q network (the project's evaluator MLP)."""
-    width: int = 64
-    """Units per hidden layer."""
-    material_input: bool = False
-    """Feed the material balance straight to the output unit with its own weight."""
-    envs: int = 256
-    """Games played side by side; each epoch step is one learner move in every game."""
-    buffer_size: int = 65536
-    """Transitions the replay buffer keeps (the oldest are overwritten); at least ``envs``."""
-    batch_size: int = 256
-    """Transitions per gradient update; updates start once the buffer holds this many."""
-    steps_per_epoch: int = 8
-    """Learner moves per game per epoch (envs x this transitions are stored per epoch)."""
-    updates_per_epoch: int = 8
-    """Adam updates per epoch, after the epoch's moves."""
-    gamma: float = 0.99
-    """Discount of the bootstrapped value of the learner's next position."""
-    learning_rate: float = 0.001
-    """Adam learning rate."""
-    epsilon_start: float = 1.0
-    """Chance of a random learner move at epoch 0."""
-    epsilon_end: float = 0.05
-    """Chance of a random learner move after the decay."""
-    epsilon_decay_epochs: int = 200
-    """Epochs over which epsilon falls linearly from start to end (0: end from the start)."""
-    target_update_every: int = 100
-    """Gradient updates between copies of the online network into the target network."""
-    capture_reward: float = 0.0
-    """Reward per opponent piece the learner captures (shaping; 0: the game result alone)."""
-    crown_reward: float = 0.0
-    """Reward per learner man crowned (shaping)."""
-    piece_lost_penalty: float = 0.0
-    """Penalty per learner piece the opponent captures in its reply (shaping)."""
-    opponent: str = "random"
-    """random, self (the learner's own network), or a player spec resolved by the caller."""
-
-    def __post_init__(self) -> None:
-        for f in dataclasses.fields(self):
-            value_ = getattr(self, f.name)
-            kind = {"int": int, "float": (int, float), "bool": bool, "str": str}[str(f.type)]
-            if not isinstance(value_, kind) or (f.type != "bool" and isinstance(value_, bool)):
-                raise ValueError(f"DQNSettings.{f.name} must be {f.type}, got {value_!r}")
-            if f.type == "float" and not math.isfinite(value_):
-                raise ValueError(f"DQNSettings.{f.name} must be finite, got {value_!r}")
-        if self.rules not in PRESETS:
-            raise ValueError(f"DQNSettings.rules must be one of {', '.join(PRESETS)}, got {self.rules!r}")
-        for name in ("layers", "width", "envs", "batch_size", "steps_per_epoch", "target_update_every"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"DQNSettings.{name} must be >= 1, got {getattr(self, name)}")
-        for name in ("updates_per_epoch", "epsilon_decay_epochs", "learning_rate"):
-            if getattr(self, name) < 0:
-                raise ValueError(f"DQNSettings.{name} must be >= 0, got {getattr(self, name)}")
-        if self.buffer_size < self.envs:
-            raise ValueError(f"DQNSettings.buffer_size must be >= envs ({self.envs}), got {self.buffer_size}")
-        for name in ("gamma", "epsilon_start", "epsilon_end"):
-            if not 0 <= getattr(self, name) <= 1:
-                raise ValueError(f"DQNSettings.{name} must be in [0, 1], got {getattr(self, name)}")
-        if not self.opponent.strip():
-            raise ValueError("DQNSettings.opponent must be random, self or a player spec, got ''")
-
-    @property
-    def rules_preset(self) -> Rules:
-        """The ``Rules`` of ``rules``."""
-        return get_rules(self.rules)
-
-    @property
-    def spec(self) -> EvaluatorSpec:
-        """The Q network's shape."""
-        return spec_of_settings(self, self.rules_preset.board_size)
-
-
-@struct.dataclass
-class Transition:
-    """One learner move and what followed (shapes for one; the buffer adds [C], a batch [B]).
-
-    Fields:
-      afterstate: [2N] int8, the encoded position after the move (``evaluator.encode``, from the
-        view of the side to move there).
-      same_mover: [] bool, whether the learner is still to move in the afterstate (a multi-jump).
-      reward: [] float32, r (the game result if it ended, plus shaping).
-      done: [] bool, whether the game ended before the learner's next move (no bootstrap).
-      next_state: State, s': the learner's next position (the final one when ``done``).
-    """
-
-    afterstate: jax.Array
-    same_mover: jax.Array
-    reward: jax.Array
-    done: jax.Array
-    next_state: State
-
-
-@struct.dataclass
-class DQNState:
-    """Everything a DQN run needs to continue (E games).
-
-    Fields:
-      params: the online Q network's parameters (``evaluator`` layout).
-      target_params: the target network's parameters.
-      opt_state: Adam's state.
-      buffer: ``replay.ReplayBuffer`` of ``Transition``.
-      games: State with a leading [E] axis, the games in progress, the learner to move in each.
-      learner_black: [E] bool, whether the learner plays Black in each game.
-      epoch: [] int32, epochs completed.
-      updates: [] int32, gradient updates taken (the target copy counts them).
-    """
-
-    params: Params
-    target_params: Params
-    opt_state: Any
-    buffer: replay.ReplayBuffer
-    games: State
-    learner_black: jax.Array
-    epoch: jax.Array
-    updates: jax.Array
-
 
 # --- Q values and targets -----------------------------------------------------------------------
 

@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING
 _HOMES = {
     "MCTSConfig": "mcts",
     "SearchOutput": "mcts",
-    "anytime_search": "mcts",
+    "anytime_search": "anytime",
     "batched_search": "mcts",
-    "calibrate_simulations": "mcts",
+    "calibrate_simulations": "anytime",
     "search": "mcts",
     "Policy": "types",
     "ValueFn": "types",
@@ -33,14 +33,8 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from neurocheckers.search.mcts import (
-        MCTSConfig,
-        SearchOutput,
-        anytime_search,
-        batched_search,
-        calibrate_simulations,
-        search,
-    )
+    from neurocheckers.search.anytime import anytime_search, calibrate_simulations
+    from neurocheckers.search.mcts import MCTSConfig, SearchOutput, batched_search, search
     from neurocheckers.search.types import Policy, ValueFn
 
 

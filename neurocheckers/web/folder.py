@@ -23,14 +23,8 @@ from neurocheckers.analysis.games import GameFile, replay_game
 from neurocheckers.analysis.lineage import lineage
 from neurocheckers.analysis.pdn_games import load_game_file
 from neurocheckers.evaluator import value_fn
-from neurocheckers.experiment.run import (
-    config_summary,
-    read_metrics,
-    read_run_config,
-    run_is_complete,
-    run_is_locked,
-)
-from neurocheckers.formats import CONFIG_FILE, LINEAGE_DIR, METRICS_FILE, STRENGTH_COLUMNS
+from neurocheckers.experiment.folder import config_summary, read_run_config, run_is_complete, run_is_locked
+from neurocheckers.formats import CONFIG_FILE, LINEAGE_DIR, METRICS_FILE, STRENGTH_COLUMNS, read_metrics
 from neurocheckers.rules.presets import PRESETS, Rules
 from neurocheckers.rules.state import BLACK
 from neurocheckers.web.board import position_json

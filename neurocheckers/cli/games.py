@@ -1,0 +1,140 @@
+"""``play`` and ``show``: a game against an agent, and games drawn as boards."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from neurocheckers.cli.common import UserError, app, example, rules_preset
+
+
+@app.command(epilog=example("neurocheckers play --agent runs/agent.safetensors --seconds 2 --human white"))
+def play(
+    agent: Annotated[
+        str, typer.Option(metavar="PATH", help="The agent file to play against (.safetensors, see export).")
+    ],
+    rules: Annotated[
+        str | None, typer.Option(metavar="PRESET", help="Rules preset (default: the agent's own).")
+    ] = None,
+    seconds: Annotated[
+        float, typer.Option(metavar="SECONDS", help="The agent's thinking time per move.")
+    ] = 1.0,
+    search: Annotated[
+        str,
+        typer.Option(
+            metavar="SEARCH",
+            help="How the agent thinks: alphabeta (iterative-deepening alpha-beta, its network scoring"
+            " the leaves: timed:SECONDSs:FILE) or mcts (the anytime MCTS).",
+        ),
+    ] = "alphabeta",
+    human: Annotated[
+        str, typer.Option(metavar="COLOUR", help="Your colour: black (moves first) or white.")
+    ] = "black",
+    seed: Annotated[int, typer.Option(metavar="SEED", help="Random seed of the agent's search.")] = 0,
+    save: Annotated[
+        str | None,
+        typer.Option(metavar="PATH", help="Write the game to this file (PDN if it ends in .pdn, else JSON)."),
+    ] = None,
+) -> None:
+    """Play against an agent in the terminal.
+
+    Type moves as 9-14, 9x18 or 1x10x19, or help, moves, board, undo, quit. The agent thinks
+    --seconds a move with the timed alpha-beta search, or with MCTS (--search mcts)."""
+    import math
+    from pathlib import Path
+
+    from neurocheckers.agent_file import load_agent
+    from neurocheckers.play import SEARCHES, parse_color, play_game
+    from neurocheckers.timed_player import MAX_SECONDS
+
+    preset = rules_preset(rules) if rules is not None else None
+    if search not in SEARCHES:
+        raise UserError(f"--search must be one of {', '.join(SEARCHES)}, got {search!r}")
+    try:
+        color = parse_color(human)
+    except ValueError:
+        raise UserError(f"--human must be black or white, got {human!r}") from None
+    if not (seconds > 0 and math.isfinite(seconds)):
+        raise UserError(f"--seconds must be a positive number, got {seconds}")
+    if search == "alphabeta" and seconds > MAX_SECONDS:
+        raise UserError(f"--seconds must be at most {MAX_SECONDS:g} with --search alphabeta, got {seconds}")
+    if not Path(agent).is_file():
+        raise UserError(f"no agent file {agent!r}")
+    try:
+        loaded = load_agent(agent, preset)
+    except ValueError as e:
+        raise UserError(str(e)) from None
+    names = ("human", Path(agent).name)
+    game = play_game(loaded, loaded.rules, seconds, color, seed=seed, names=names, search=search)
+    if save is not None:
+        from neurocheckers.analysis.pdn_games import save_game_file
+
+        try:
+            print(f"game saved to {save_game_file(save, loaded.rules, [game])}")
+        except OSError as e:
+            raise UserError(f"cannot write --save {save!r}: {e.strerror or e}") from None
+
+
+@app.command(
+    epilog=example(
+        "neurocheckers show runs/games.json --game 2           # writes runs/games-game2.gif",
+        "neurocheckers show runs/games.json --svg-dir runs/game1",
+    )
+)
+def show(
+    games_file: Annotated[
+        str,
+        typer.Argument(
+            metavar="GAMES_FILE",
+            help="A game file (from match --save-games or play --save): JSON, or PDN when it ends in .pdn.",
+        ),
+    ],
+    game: Annotated[int, typer.Option(metavar="N", help="Which game of the file, counting from 1.")] = 1,
+    out: Annotated[
+        str | None,
+        typer.Option(
+            metavar="PATH",
+            help="GIF to write (default: beside GAMES_FILE, named after it: games.json or games.pdn"
+            " gives games-game1.gif).",
+        ),
+    ] = None,
+    svg_dir: Annotated[
+        str | None, typer.Option(metavar="FOLDER", help="Write one SVG per position into this folder.")
+    ] = None,
+    fps: Annotated[float, typer.Option(metavar="FPS", help="Frames (moves) per second of the GIF.")] = 1.5,
+) -> None:
+    """Draw a saved game as an animated GIF or SVG boards.
+
+    Draws the game move by move: a GIF by default, or one SVG board per position with --svg-dir."""
+    import math
+    from pathlib import Path
+
+    from neurocheckers.analysis.pdn_games import load_game_file
+
+    if not (fps > 0 and math.isfinite(fps)):
+        raise UserError(f"--fps must be a positive number, got {fps}")
+    if out is not None and (Path(out).is_dir() or Path(out).suffix.lower() != ".gif"):
+        raise UserError(f"--out must name a .gif file, got {out!r}")
+    if svg_dir is not None and Path(svg_dir).exists() and not Path(svg_dir).is_dir():
+        raise UserError(f"--svg-dir {svg_dir!r} is a file, not a folder")
+    try:
+        loaded = load_game_file(games_file)
+    except ValueError as e:
+        raise UserError(str(e)) from None
+    if not 1 <= game <= len(loaded.games):
+        raise UserError(f"--game must be in 1..{len(loaded.games)} for {games_file!r}, got {game}")
+    chosen = loaded.games[game - 1]
+    from neurocheckers.analysis.board_plot import save_gif, save_svgs
+
+    moves = len(chosen["moves"])
+    print(f"{chosen['black']} (Black) vs {chosen['white']} (White): {moves} moves, {chosen['result']}")
+    try:
+        if svg_dir is not None:
+            files = save_svgs(loaded.rules, chosen, svg_dir)
+            print(f"{len(files)} SVG boards in {svg_dir}")
+        if out is not None or svg_dir is None:
+            target = out or str(Path(games_file).with_suffix("")) + f"-game{game}.gif"
+            print(f"animation: {save_gif(loaded.rules, chosen, target, fps)}")
+    except OSError as e:
+        raise UserError(f"cannot write the drawing: {e.strerror or e}") from None

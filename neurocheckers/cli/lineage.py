@@ -1,0 +1,263 @@
+"""``lineage``, ``compare`` and ``gauntlet``: a run's bosses replayed, runs compared, an agent rated."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from neurocheckers.cli.common import (
+    OpeningPlies,
+    PairedGames,
+    Preset,
+    Seed,
+    UserError,
+    app,
+    at_least,
+    example,
+    match_progress,
+    rules_preset,
+)
+
+
+@app.command(
+    epilog=example(
+        "neurocheckers lineage runs/quick_seed0_20260101-120000 --games 40 --every 16 --out runs/replay"
+    )
+)
+def lineage(
+    run_dir: Annotated[str, typer.Argument(metavar="RUN_DIR", help="A run folder.")],
+    games: PairedGames = 20,
+    every: Annotated[
+        int, typer.Option(metavar="E", help="Table rows every this many epochs (and the last).")
+    ] = 32,
+    round_robin_games: Annotated[
+        int | None, typer.Option(metavar="N", help="Games per round-robin pair (default: --games).")
+    ] = None,
+    sample: Annotated[
+        int, typer.Option(metavar="N", help="Round-robin at most this many evenly spaced bosses (0: all).")
+    ] = 12,
+    seed: Seed = 0,
+    simulations: Annotated[
+        int | None, typer.Option(metavar="SIMS", help="MCTS simulations per move (default: the run's).")
+    ] = None,
+    opening_plies: OpeningPlies = 2,
+    round_robin: Annotated[
+        bool, typer.Option("--round-robin/--no-round-robin", help="Also play the round-robin.")
+    ] = True,
+    out: Annotated[
+        str | None, typer.Option(metavar="FOLDER", help="Folder for the outputs (default: RUN_DIR).")
+    ] = None,
+    save_games: Annotated[
+        str | None,
+        typer.Option(
+            metavar="FILE",
+            help="Also write Table 1's games (JSON, or PDN when FILE ends in .pdn) for show and serve.",
+        ),
+    ] = None,
+) -> None:
+    """Replay a run's boss lineage: Table 1 and Elo ratings.
+
+    Table 1 is the boss at every E-th epoch against the final boss; the round-robin of the bosses
+    gives a heatmap and Elo ratings."""
+    from pathlib import Path
+
+    from neurocheckers.analysis import elo, replay, replay_figures
+    from neurocheckers.analysis.lineage import lineage as boss_lineage
+    from neurocheckers.analysis.matches import check_games
+    from neurocheckers.experiment.folder import RunError
+    from neurocheckers.search.limits import MAX_SIMULATIONS
+
+    rr_games = games if round_robin_games is None else round_robin_games
+    try:
+        check_games(games)
+        check_games(rr_games, "--round-robin-games")
+        replay.table_epochs(0, every)
+        elo.sample_indices(2, sample or None)
+        if simulations is not None and not 1 <= simulations <= MAX_SIMULATIONS:
+            raise ValueError(f"--simulations must be in 1..{MAX_SIMULATIONS}, got {simulations}")
+        at_least("--opening-plies", opening_plies, 0)
+        boss_lineage(run_dir)  # a bad folder fails here, before any compiling
+        folder = Path(out or run_dir)
+        progress, update = match_progress("lineage table")
+        with progress:
+            played: list | None = [] if save_games else None
+            rows = replay.lineage_table(
+                run_dir, games, every, seed, simulations, opening_plies, update, games_out=played
+            )
+        print(replay.format_lineage_table(rows))
+        print(f"table: {replay.write_rows(rows, folder / 'lineage_table.csv')}")
+        if save_games:
+            print(f"games: {_save_lineage_games(run_dir, save_games, played)}")
+        if round_robin:
+            progress, update = match_progress("round-robin")
+            with progress:
+                result = elo.round_robin(
+                    run_dir, rr_games, sample or None, seed, simulations, opening_plies, update
+                )
+            print()
+            print(elo.format_elo(result))
+            files = replay_figures.write_round_robin(result, folder)
+            print("round-robin: " + ", ".join(str(f) for f in files.values()))
+    except (RunError, ValueError) as e:
+        raise UserError(str(e)) from None
+
+
+def _save_lineage_games(run_dir: str, path: str, games: list) -> str:
+    """Write a lineage replay's games (JSON, or PDN for a .pdn ``path``)."""
+    from neurocheckers.analysis.pdn_games import save_game_file
+    from neurocheckers.experiment.folder import read_run_config
+
+    return str(save_game_file(path, read_run_config(run_dir)[0].rules, games, event="lineage Table 1"))
+
+
+@app.command(
+    epilog=example(
+        "neurocheckers compare runs/grid/base_seed0_* runs/grid/layers7_seed0_* --out runs/compare.csv"
+    )
+)
+def compare(
+    base_run: Annotated[str, typer.Argument(metavar="BASE_RUN", help="The base run folder.")],
+    runs: Annotated[
+        list[str], typer.Argument(metavar="RUN_DIR", help="Run folders to compare with the base run.")
+    ],
+    games: PairedGames = 20,
+    seed: Seed = 0,
+    opening_plies: OpeningPlies = 2,
+    out: Annotated[
+        str | None,
+        typer.Option(metavar="PATH", help="CSV to write; a .md beside it (default: BASE_RUN/compare.csv)."),
+    ] = None,
+) -> None:
+    """Compare runs with a base run: Tables 2-4.
+
+    Each run's seconds per epoch, its final boss against the base run's final boss, and the first
+    epoch at which its boss beat the base run's final boss."""
+    from pathlib import Path
+
+    from neurocheckers.analysis import replay
+    from neurocheckers.analysis.lineage import lineage as boss_lineage
+    from neurocheckers.analysis.matches import check_games
+    from neurocheckers.experiment.folder import RunError
+
+    try:
+        check_games(games)
+        at_least("--opening-plies", opening_plies, 0)
+        for run_dir in (base_run, *runs):
+            boss_lineage(run_dir)  # a bad folder fails here, before any compiling
+        progress, update = match_progress("compare")
+        with progress:
+            rows = replay.compare_runs(base_run, runs, games, seed, opening_plies, update)
+    except (RunError, ValueError) as e:
+        raise UserError(str(e)) from None
+    print(replay.format_compare(rows))
+    path = replay.write_rows(rows, Path(out) if out else Path(base_run) / "compare.csv")
+    markdown = path.with_suffix(".md")
+    markdown.write_text(replay.format_compare_markdown(rows))
+    print(f"table: {path}, {markdown}")
+
+
+@app.command(
+    epilog=example(
+        "neurocheckers gauntlet results/base_final_boss.safetensors --out runs/gauntlet",
+        "neurocheckers gauntlet alphabeta:2 --rules american6 --openings 50 --out runs/gauntlet",
+    )
+)
+def gauntlet(
+    player: Annotated[
+        str,
+        typer.Argument(
+            metavar="PLAYER",
+            help="The player to rate: an agent file (played with the search it was trained with:"
+            " mcts:FILE:SIMS or alphabeta:D:FILE) or any player spec, e.g. mcts:FILE:64, alphabeta:3:FILE,"
+            " openspiel:mcts:100 (american8).",
+        ),
+    ],
+    rules: Preset = "simple6",
+    openings: Annotated[
+        int, typer.Option(metavar="N", help="Committed openings per match, each played with both colours.")
+    ] = 100,
+    depth: Annotated[
+        int, typer.Option(metavar="D", help="Deepest material alpha-beta opponent on the ladder.")
+    ] = 3,
+    equal_depths: Annotated[
+        str, typer.Option(metavar="D,D,...", help="Depths of the equal-depth test against material.")
+    ] = "1,2,3",
+    seed: Seed = 0,
+    batch: Annotated[int, typer.Option(metavar="N", help="Games played at once.")] = 512,
+    out: Annotated[
+        str, typer.Option(metavar="PATH", help="Folder for gauntlet.json, gauntlet.csv and gauntlet.png.")
+    ] = "runs/gauntlet",
+    ladder: Annotated[
+        str,
+        typer.Option(
+            metavar="NAME",
+            help="material (random, greedy-material, alphabeta:1..D) or american8 (material to depth 6,"
+            " alphabeta:2..6:heuristic, openspiel:mcts:1000, pydraughts:4/6/8).",
+        ),
+    ] = "material",
+    heuristic_depths: Annotated[
+        str, typer.Option(metavar="D,D,...", help="Depths of an equal-depth test against the heuristic.")
+    ] = "",
+    equal_time: Annotated[
+        bool,
+        typer.Option(
+            "--equal-time", help="Play the ladder with timed:equal:FILE: the opponent's time per move, timed."
+        ),
+    ] = False,
+    engine_openings: Annotated[
+        int, typer.Option(metavar="N", help="Openings against openspiel:mcts:1000 and pydraughts:8 (0: all).")
+    ] = 0,
+    only: Annotated[
+        str, typer.Option(metavar="SPEC,...", help="Play only the rows against these opponents.")
+    ] = "",
+    kinds: Annotated[
+        str, typer.Option(metavar="KINDS", help="Only rows of these kinds: ladder, equal-depth, calibration.")
+    ] = "",
+    first_opening: Annotated[
+        int, typer.Option(metavar="K", help="Start at opening K (0-based): part of a row, pooled on merging.")
+    ] = 0,
+) -> None:
+    """Rate a player on a fixed ladder: scores with 95% intervals, Elo.
+
+    Every match is played over the same committed openings, each with both colours; rows against
+    engines and timed players give both sides' seconds per move."""
+    from neurocheckers.analysis.gauntlet import GauntletConfig, format_gauntlet, run_gauntlet, write_gauntlet
+
+    preset = rules_preset(rules)
+    depths = _depth_list(equal_depths, "--equal-depths")
+    _out_folder(out)
+    try:
+        config = GauntletConfig(
+            openings, depth, depths, seed, batch, ladder=ladder, equal_time=equal_time,
+            heuristic_depths=_depth_list(heuristic_depths, "--heuristic-depths"),
+            engine_openings=engine_openings, only=_names(only), kinds=_names(kinds),
+            first_opening=first_opening,
+        )  # fmt: skip
+        progress, update = match_progress("gauntlet")
+        with progress:
+            result = run_gauntlet(preset, player, config, on_row=lambda done, total, row: update(done, total))
+    except ValueError as e:
+        raise UserError(str(e)) from None
+    print(format_gauntlet(result))
+    files = write_gauntlet(result, out)
+    print("wrote " + ", ".join(str(p) for p in files.values()))
+
+
+def _out_folder(out: str) -> None:
+    """``UserError`` when ``--out`` names a file, before any work."""
+    from pathlib import Path
+
+    if Path(out).exists() and not Path(out).is_dir():
+        raise UserError(f"--out {out!r} is a file, not a folder")
+
+
+def _names(text: str) -> tuple[str, ...]:
+    return tuple(name.strip() for name in text.split(",") if name.strip())
+
+
+def _depth_list(text: str, option: str) -> tuple[int, ...]:
+    try:
+        return tuple(int(d) for d in text.split(",") if d.strip())
+    except ValueError:
+        raise UserError(f"{option} must be comma-separated integers, got {text!r}") from None

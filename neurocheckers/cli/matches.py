@@ -1,0 +1,250 @@
+"""``perft`` and ``match``: rules counts and matches between any two players."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from neurocheckers.cli.common import (
+    OpeningPlies,
+    Preset,
+    Seed,
+    UserError,
+    app,
+    at_least,
+    example,
+    rules_preset,
+)
+
+
+@app.command(epilog=example("neurocheckers perft --rules american8 --depth 6"))
+def perft(
+    rules: Preset = "simple6",
+    depth: Annotated[
+        int, typer.Option(metavar="N", help="Depth in whole turns (a multi-jump is one turn).")
+    ] = 5,
+    fen: Annotated[
+        str | None, typer.Option(metavar="FEN", help="Start from this PDN FEN instead of the opening.")
+    ] = None,
+) -> None:
+    """Count the positions reachable in 1..N turns (perft).
+
+    Prints one line per depth: 'depth N: COUNT'."""
+    preset = rules_preset(rules)
+    if depth < 1:
+        raise UserError(f"--depth must be >= 1, got {depth}")
+    from neurocheckers.rules import init
+    from neurocheckers.rules.notation import parse_fen
+    from neurocheckers.rules.perft import perft_iter
+
+    try:
+        state = parse_fen(preset, fen) if fen is not None else init(preset)
+    except ValueError as e:
+        raise UserError(str(e)) from None
+    for d, count in perft_iter(preset, state, depth):
+        print(f"depth {d}: {count}", flush=True)
+
+
+@app.command(
+    epilog=example(
+        "neurocheckers match alphabeta:3 random --rules american8 --games 200",
+        "neurocheckers match mcts:runs/agent.safetensors:16 alphabeta:3 --save-games runs/games.json",
+        "neurocheckers match alphabeta:3 openspiel:mcts:100 --rules american8 --games 20 --openings 10"
+        " --save-games runs/games.pdn",
+    )
+)
+def match(
+    player_a: Annotated[
+        str,
+        typer.Argument(
+            metavar="A",
+            help="Player A: random | greedy:FILE | greedy-material | alphabeta:D | alphabeta:D:FILE"
+            " | mcts:FILE:SIMS | mcts-rollout:SIMS (D at most 14, SIMS at most 65536); on american8 also"
+            " OpenSpiel's bots openspiel:mcts:N | openspiel:alphabeta:D (pip install -e '.[engines]').",
+        ),
+    ],
+    player_b: Annotated[str, typer.Argument(metavar="B", help="Player B, same forms as A.")],
+    rules: Preset = "simple6",
+    games: Annotated[
+        int, typer.Option(metavar="N", help="Games to play; A moves first in every other game.")
+    ] = 1000,
+    seed: Seed = 0,
+    batch: Annotated[
+        int, typer.Option(metavar="N", help="Games played at once (in one compiled call).")
+    ] = 2048,
+    max_plies: Annotated[
+        int | None,
+        typer.Option(
+            metavar="N",
+            help="Cap on a game's length; games cut by it are reported as unfinished (default: a bound on"
+            " a game's length from the rules' own draw limits, so every game ends by the rules).",
+        ),
+    ] = None,
+    opening_plies: OpeningPlies = 0,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+    plot: Annotated[
+        str | None,
+        typer.Option(
+            metavar="PATH",
+            help="Save the final-material histogram to this PNG file (in a folder: PATH/material.png).",
+        ),
+    ] = None,
+    save_games: Annotated[
+        str | None,
+        typer.Option(
+            metavar="PATH",
+            help="Save some games in notation (for 'show'): standard PDN when PATH ends in .pdn, else JSON.",
+        ),
+    ] = None,
+    save_count: Annotated[
+        int, typer.Option(metavar="N", help="Games --save-games keeps: the first ones (colours alternate).")
+    ] = 16,
+    openings: Annotated[
+        int | None,
+        typer.Option(
+            metavar="N",
+            help="Start from the first N committed openings: games 2i and 2i+1 from opening i (mod N),"
+            " with the colours swapped.",
+        ),
+    ] = None,
+) -> None:
+    """Play a match of A against B and print the score.
+
+    Prints A's wins, draws, losses, unfinished games and score with a 95% confidence interval."""
+    preset = rules_preset(rules)
+    _check_match_numbers(games, batch, max_plies, opening_plies, save_count)
+    from neurocheckers.engines import parse_any_player
+    from neurocheckers.rules.openings import load_openings, opening_states
+
+    try:
+        a = parse_any_player(player_a, preset)
+        b = parse_any_player(player_b, preset)
+        starts = opening_states(preset, load_openings(preset, openings)) if openings is not None else None
+    except ValueError as e:
+        raise UserError(str(e)) from None
+    keep, clock = (save_count if save_games is not None else 0), _match_clock(a, b)
+    plot_path = _plot_path(plot) if plot else None
+    records = _play_match(
+        preset, a, b, games, seed, batch, max_plies, opening_plies, keep, as_json, starts, clock
+    )
+    _report_match(preset, a, b, records, seed, as_json, plot_path, save_games, starts, clock)
+
+
+def _match_clock(a, b):
+    """A ``MoveClock`` when a host player (an engine, the timed search) plays, else None."""
+    from neurocheckers.engines import MoveClock
+    from neurocheckers.policies import Player
+
+    return None if isinstance(a, Player) and isinstance(b, Player) else MoveClock()
+
+
+def _check_match_numbers(
+    games: int, batch: int, max_plies: int | None, opening_plies: int, save_count: int
+) -> None:
+    """``UserError`` naming the first of ``match``'s counts that is out of range."""
+    for name, value in (("--games", games), ("--batch", batch), ("--max-plies", max_plies)):
+        if value is not None and value < 1:
+            raise UserError(f"{name} must be >= 1, got {value}")
+    at_least("--opening-plies", opening_plies, 0)
+    if save_count < 1:
+        raise UserError(f"--save-count must be >= 1, got {save_count}")
+
+
+def _play_match(rules, a, b, games: int, seed: int, batch: int, max_plies: int | None, opening_plies: int,
+                keep_actions: int, quiet: bool, openings=None, clock=None):  # fmt: skip
+    """``engines.play_any_match`` (``arena.run_match`` for our players) under a transient progress
+    bar (none when ``quiet``)."""
+    from rich.progress import Progress
+
+    from neurocheckers.engines import play_any_match
+    from neurocheckers.sharding import MemoryLimitError
+
+    with Progress(transient=True, disable=quiet) as progress:
+        task = progress.add_task(f"{a.name} vs {b.name}", total=games)
+        try:
+            return play_any_match(
+                rules, a, b, games, seed, batch, max_plies, opening_plies, keep_actions,
+                on_progress=lambda done, _: progress.update(task, completed=done), openings=openings,
+                clock=clock,
+            )  # fmt: skip
+        except MemoryLimitError as e:
+            hint = f"lower --batch (now {min(batch, games)}) or the players' search sizes"
+            raise UserError(f"{e}; {hint}") from None
+
+
+def _plot_path(text: str):
+    """Where ``--plot`` writes: the file named, ``.png`` added when it has no suffix, or
+    ``material.png`` inside an existing folder."""
+    from pathlib import Path
+
+    path = Path(text)
+    if path.is_dir():
+        return path / "material.png"
+    if path.suffix.lower() not in (".png", ".svg", ".pdf", ".jpg", ".jpeg"):
+        if path.suffix:
+            raise UserError(f"--plot must name a .png, .svg, .pdf or .jpg file or a folder, got {text!r}")
+        return path.with_suffix(".png")
+    return path
+
+
+def _report_match(rules, a, b, records, seed: int, as_json: bool, plot, save_games: str | None,
+                  openings=None, clock=None):  # fmt: skip
+    """Print the summary of a played match (a table or JSON) with both sides' seconds per move when
+    it was timed, and write its games file and plot."""
+    import json
+
+    from neurocheckers.analysis.match_report import format_table, summarize
+
+    summary = summarize(records.score, records.length, records.material_diff, records.finished)
+    summary.update(player_a=a.name, player_b=b.name, rules=rules.name, seed=seed)
+    if clock is not None:
+        summary.update(seconds_per_move_a=clock.per_move(True), seconds_per_move_b=clock.per_move(False))
+    if save_games is not None:
+        summary["games_file"] = _save_match_games(rules, a, b, records, save_games, openings)
+    if as_json:
+        print(json.dumps(summary, indent=2))
+    else:
+        print(format_table(a.name, b.name, rules.name, summary))
+        if clock is not None:
+            print(
+                f"seconds per move: A {_seconds(clock.per_move(True))}, B {_seconds(clock.per_move(False))}"
+            )
+        if save_games is not None:
+            print(f"games: {summary['games_file']} ({len(records.actions)} games)")
+    if plot:
+        from neurocheckers.analysis.match_report import plot_material_histogram
+        from neurocheckers.formats import display_name
+
+        title = f"{display_name(a.name)} vs {display_name(b.name)} ({rules.name}, {summary['games']} games)"
+        try:
+            path = plot_material_histogram(records.material_diff, title, plot)
+        except OSError as e:
+            raise UserError(f"cannot write --plot {str(plot)!r}: {e.strerror or e}") from None
+        if not as_json:
+            print(f"histogram: {path}")
+
+
+def _seconds(value: float | None) -> str:
+    return "-" if value is None else f"{value:.4f}"
+
+
+def _save_match_games(rules, a, b, records, path: str, openings=None) -> str:
+    """Write the games whose actions ``records`` kept (the first ones) in notation, from their paired
+    ``openings`` when given (PDN for a ``.pdn`` path, else JSON); returns the path."""
+    import numpy as np
+
+    from neurocheckers.analysis.games import games_from_actions
+    from neurocheckers.analysis.pdn_games import save_game_file
+    from neurocheckers.arena import paired_opening_starts
+
+    kept = len(records.actions)
+    a_black = records.a_is_black[:kept]
+    names_black = [a.name if x else b.name for x in a_black]
+    names_white = [b.name if x else a.name for x in a_black]
+    starts = None if openings is None else paired_opening_starts(openings, np.arange(kept))
+    try:
+        played = games_from_actions(rules, records.actions, names_black, names_white, starts)
+        return str(save_game_file(path, rules, played, event=f"neurocheckers match {a.name} vs {b.name}"))
+    except OSError as e:
+        raise UserError(f"cannot write --save-games {path!r}: {e.strerror or e}") from None

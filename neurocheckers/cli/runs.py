@@ -1,0 +1,387 @@
+"""``evolve``, ``sweep``, ``plot`` and ``export``: runs, grids of runs, their curves and agents."""
+
+from __future__ import annotations
+
+import sys
+from typing import Annotated
+
+import typer
+
+from neurocheckers.cli.common import UserError, app, example
+
+
+def _config_keys_help() -> str:
+    """The experiment config's keys, defaults and one-line docs, for ``evolve --help``."""
+    import dataclasses
+
+    from neurocheckers.experiment.config import ExperimentConfig, field_docs
+
+    docs = field_docs()
+    lines = ["\b", "Config keys (TOML top level or --set KEY=VALUE), with defaults:"]
+    for f in dataclasses.fields(ExperimentConfig):
+        default = str(f.default).lower() if isinstance(f.default, bool) else repr(f.default)  # as in TOML
+        lines.append(f"  {f.name} = {default}: {docs.get(f.name, '')}")
+    examples = (
+        "neurocheckers evolve experiments/quick.toml --set population=32 --epochs 20 --out runs",
+        "neurocheckers evolve --resume runs/quick_seed0_20260101-120000",
+        "neurocheckers evolve experiments/american8/td_leaf.toml --seeds 0,1,2",
+    )
+    return "\n".join(lines) + "\n\n" + example(*examples)
+
+
+@app.command(epilog=_config_keys_help())
+def evolve(
+    config: Annotated[
+        str | None, typer.Argument(metavar="CONFIG", help="Experiment TOML file (see experiments/).")
+    ] = None,
+    out: Annotated[
+        str, typer.Option(metavar="FOLDER", help="Folder in which the run folder is created.")
+    ] = "runs",
+    epochs: Annotated[int | None, typer.Option(metavar="N", help="Override the number of epochs.")] = None,
+    seed: Annotated[int | None, typer.Option(metavar="SEED", help="Override the seed.")] = None,
+    seeds: Annotated[
+        str | None,
+        typer.Option(metavar="S,S,...", help="One run per seed (e.g. 0,1,2), each in its own folder."),
+    ] = None,
+    set_: Annotated[
+        list[str] | None,
+        typer.Option("--set", metavar="KEY=VALUE", help="Override a config key (repeatable)."),
+    ] = None,
+    resume: Annotated[
+        str | None,
+        typer.Option(metavar="RUN_DIR", help="Continue the run in this folder from its checkpoint."),
+    ] = None,
+    plot: Annotated[bool, typer.Option(help="Write fitness.png/svg in the run folder at the end.")] = True,
+) -> None:
+    """Evolve a population against a rising boss.
+
+    Writes a run folder: its config, metrics.csv, lineage.csv and the bosses, and checkpoints. A run
+    resumed with --resume goes on from its last checkpoint; a finished run is left as it is."""
+    for one_seed in _seed_list(seed, seeds, resume):
+        prepared = _prepare_run(config, out, epochs, one_seed, set_, resume)
+        if prepared is None:
+            return
+        run_dir, total = prepared
+        _evolve_with_progress(run_dir, total)
+        print(f"metrics: {run_dir}/metrics.csv")
+        print(f"lineage: {run_dir}/lineage/")
+        if plot:
+            from neurocheckers.analysis.plots import plot_fitness, plot_strength, strength_path
+
+            files = plot_fitness([run_dir], f"{run_dir}/fitness.png")
+            files += plot_strength([run_dir], strength_path(files[0]))
+            print("plot: " + ", ".join(str(f) for f in files))
+
+
+def _seed_list(seed: int | None, seeds: str | None, resume: str | None) -> list[int | None]:
+    """The seed of each run ``evolve`` starts: ``--seeds``' values, else ``[--seed]``."""
+    if seeds is None:
+        return [seed]
+    if seed is not None or resume is not None:
+        raise UserError("--seeds starts new runs, one per seed; give no --seed or --resume with it")
+    try:
+        values = [int(text) for text in seeds.split(",")]
+    except ValueError:
+        raise UserError(f"--seeds must be comma-separated integers, got {seeds!r}") from None
+    if len(set(values)) != len(values) or min(values) < 0:
+        raise UserError(f"--seeds must be distinct integers >= 0, got {seeds!r}")
+    return values
+
+
+def _prepare_run(config, out, epochs, seed, overrides, resume) -> tuple[str, int] | None:
+    """(run folder, epochs to reach) of a new run or of ``resume``, after printing the folder and its
+    config; None (after saying so) when ``resume`` is already complete. Nothing is created for a
+    config that is refused."""
+    from pathlib import Path
+
+    from neurocheckers.experiment.config import ConfigError, load_config
+    from neurocheckers.experiment.folder import (
+        CHECKPOINT,
+        RunError,
+        checkpoint_epoch,
+        config_summary,
+        read_run_config,
+    )
+    from neurocheckers.experiment.run import create_run
+    from neurocheckers.formats import read_metrics
+
+    try:
+        if resume is not None:
+            if config is not None or overrides or seed is not None:
+                raise UserError("--resume goes on with the run's own config; give no CONFIG, --set or --seed")
+            cfg, sims = read_run_config(resume)
+            total = epochs if epochs is not None else cfg.epochs
+            done = checkpoint_epoch(resume)
+            if done is not None and done >= total:
+                print(f"{resume} is already complete: {done} epochs done, {total} asked for; nothing to do")
+                return None
+            if not (Path(resume) / CHECKPOINT).exists():
+                rows = len(read_metrics(resume))
+                dropped = f"; its {rows} metric rows are replaced" if rows else ""
+                print(f"{resume} has no checkpoint: the run starts again from epoch 0{dropped}")
+            run_dir = resume
+        else:
+            if config is None:
+                raise UserError("give a CONFIG.toml (or --resume RUN_DIR)")
+            cfg = load_config(config, overrides, epochs=epochs, seed=seed)
+            run_dir = str(create_run(cfg, out, check_memory=True))
+            _, sims = read_run_config(run_dir)
+            total = cfg.epochs
+    except (ConfigError, RunError) as e:
+        raise UserError(str(e)) from None
+    except OSError as e:
+        raise UserError(f"cannot create a run folder in {out!r}: {e.strerror or e}") from None
+    print(f"run folder: {run_dir}")
+    print(config_summary(cfg, sims))
+    return run_dir, total
+
+
+def _evolve_with_progress(run_dir: str, total: int) -> None:
+    """``experiment.run.run`` up to ``total`` epochs under a progress bar of epochs."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from neurocheckers.experiment.config import LEARNERS
+    from neurocheckers.experiment.folder import RunError, learner_status, read_run_config
+    from neurocheckers.experiment.run import run
+    from neurocheckers.formats import read_metrics
+
+    games = read_run_config(run_dir)[0].games_per_epoch
+    learner = read_run_config(run_dir)[0].strategy in LEARNERS
+    columns = (
+        TextColumn("epoch"),
+        MofNCompleteColumn(),
+        BarColumn(),
+        TextColumn("{task.fields[status]}"),
+        TimeElapsedColumn(),
+    )
+    with Progress(*columns, transient=False) as progress:
+        task = progress.add_task("evolve", total=total, status="compiling...")
+        done = len(read_metrics(run_dir))
+        progress.update(task, completed=min(done, total))
+
+        def on_epoch(row):
+            if learner:
+                progress.update(task, completed=int(row["epoch"]) + 1, status=learner_status(row))
+                return
+            status = (  # points per game, as in the fitness plot
+                f"boss #{int(row['boss_id'])} mean {float(row['fitness_mean']) / games:.2f} "
+                f"best {float(row['best_points']) / games:.2f} pts/game "
+                f"{float(row['wall_seconds']):.2f} s/epoch"
+            )
+            progress.update(task, completed=int(row["epoch"]) + 1, status=status)
+
+        try:
+            run(run_dir, epochs=total, on_epoch=on_epoch)
+        except RunError as e:
+            raise UserError(str(e)) from None
+
+
+@app.command(
+    epilog=example(
+        "neurocheckers sweep experiments/study_grid.toml --epochs 32 --workers 2 --out runs",
+        "neurocheckers sweep experiments/study_grid.toml --ray local --out runs",
+    )
+)
+def sweep(
+    sweep_file: Annotated[
+        str,
+        typer.Argument(metavar="SWEEP_FILE", help="Sweep TOML file (e.g. experiments/study_grid.toml)."),
+    ],
+    out: Annotated[
+        str, typer.Option(metavar="FOLDER", help="Folder in which the sweep folder is created.")
+    ] = "runs",
+    epochs: Annotated[
+        int | None,
+        typer.Option(metavar="N", help="Override every run's epochs (remembered when the sweep resumes)."),
+    ] = None,
+    workers: Annotated[
+        int, typer.Option(metavar="N", help="Runs at once on this machine, each in its own process.")
+    ] = 1,
+    ray_address: Annotated[
+        str | None,
+        typer.Option(
+            "--ray",
+            metavar="ADDRESS",
+            help="Run each entry as a task on this Ray cluster: an address, 'auto' or 'local'"
+            " (pip install 'neurocheckers[ray]'; every node must see the --out folder).",
+        ),
+    ] = None,
+    cpus_per_run: Annotated[
+        int, typer.Option(metavar="N", help="CPUs (and host devices) each Ray task takes.")
+    ] = 1,
+) -> None:
+    """Run every config of a sweep file.
+
+    Writes one run folder per config, sweep.json and summary.csv. Run the same command again to
+    continue an interrupted sweep."""
+    from pathlib import Path
+
+    from neurocheckers.experiment.config import ConfigError
+    from neurocheckers.experiment.folder import RunError
+    from neurocheckers.experiment.sweep import run_sweep
+    from neurocheckers.experiment.sweep_file import SweepError, load_sweep
+
+    for name, value in (("--epochs", epochs), ("--workers", workers), ("--cpus-per-run", cpus_per_run)):
+        if value is not None and value < 1:
+            raise UserError(f"{name} must be >= 1, got {value}")
+    if ray_address is not None and workers != 1:
+        raise UserError(
+            f"--workers is for runs on this machine; with --ray give --cpus-per-run, got {workers}"
+        )
+    try:
+        plan = load_sweep(sweep_file)
+    except SweepError as e:
+        raise UserError(str(e)) from None
+    print(f"sweep {plan.name}: {len(plan.entries)} runs in {Path(out) / plan.name}")
+    with _SweepProgress(len(plan.entries)) as progress:
+        try:
+            result = run_sweep(plan, out, epochs, workers, ray_address, progress.on_event, cpus_per_run)
+        except (SweepError, ConfigError, RunError) as e:
+            raise UserError(str(e)) from None
+    _print_sweep(plan.name, result)
+    if result.failed:
+        labels = ", ".join(r["label"] for r in result.failed)
+        print(
+            f"neurocheckers: {len(result.failed)} run(s) failed: {labels}; run again to retry",
+            file=sys.stderr,
+        )
+        raise typer.Exit(1)
+
+
+class _SweepProgress:
+    """Rich progress bars of a sweep: one for the runs, one per run in progress (``on_event``)."""
+
+    def __init__(self, runs: int) -> None:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        columns = (
+            TextColumn("{task.description}"),
+            MofNCompleteColumn(),
+            BarColumn(),
+            TextColumn("{task.fields[status]}"),
+            TimeElapsedColumn(),
+        )
+        self.progress = Progress(*columns, transient=False)
+        self.overall = self.progress.add_task("runs", total=runs, status="")
+        self.bars: dict[str, object] = {}
+
+    def __enter__(self) -> _SweepProgress:
+        self.progress.__enter__()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.progress.__exit__(*exc)
+
+    def on_event(self, event) -> None:
+        progress, bars = self.progress, self.bars
+        if event.kind == "start":
+            bars[event.label] = progress.add_task(
+                f"  {event.label}", total=event.epochs, completed=event.epochs_done, status="starting..."
+            )
+        elif event.kind == "progress" and event.label in bars:
+            m = event.metrics or {}
+            status = f"boss #{int(float(m['boss_id']))} mean {float(m['fitness_mean']):.2f}" if m else ""
+            progress.update(bars[event.label], completed=event.epochs_done, status=status)
+        elif event.kind in ("skip", "done", "failed"):
+            if event.label in bars:
+                progress.remove_task(bars.pop(event.label))
+            progress.advance(self.overall)
+            text = {"skip": "finished earlier", "done": "done", "failed": f"FAILED: {event.message}"}
+            epochs = f"{event.epochs_done}/{event.epochs} epochs"
+            progress.console.print(f"{event.label}: {text[event.kind]} ({epochs}, {event.run_dir})")
+
+
+def _print_sweep(name: str, result) -> None:
+    """The sweep's summary table (80 columns) and where its files are."""
+    from neurocheckers.experiment.sweep import format_summary
+
+    print(format_summary(result.rows))
+    print(f"sweep folder: {result.sweep_dir}")
+    print(f"summary: {result.summary}")
+
+
+@app.command(epilog=example("neurocheckers plot runs/study_grid/*_seed0_* --out runs/study_grid/fitness.png"))
+def plot(
+    run_dirs: Annotated[
+        list[str], typer.Argument(metavar="RUN_DIR", help="One or more run folders (overlaid).")
+    ],
+    out: Annotated[
+        str | None,
+        typer.Option(
+            metavar="PATH", help="Output .png (an .svg is written beside it; default: RUN_DIR/fitness.png)."
+        ),
+    ] = None,
+    smooth: Annotated[
+        int | None,
+        typer.Option(
+            metavar="N", help="Rolling mean over this many epochs (default: 1 for one run, ~1/50 of the run)."
+        ),
+    ] = None,
+    label: Annotated[
+        list[str] | None,
+        typer.Option(metavar="TEXT", help="Legend label of each run, in order (default: its name)."),
+    ] = None,
+) -> None:
+    """Plot the fitness (and strength) of one or more runs over epochs.
+
+    Shows the band, mean and best member per game and the boss promotions, runs overlaid, with the
+    number of bosses promoted below. Runs made with strength_every also get a strength figure beside
+    it (fitness.png -> strength.png): the boss's probe scores against epochs and against wall time."""
+    from neurocheckers.analysis.plots import plot_fitness, plot_strength, strength_path
+    from neurocheckers.experiment.folder import RunError, read_run_config
+
+    if smooth is not None and smooth < 1:
+        raise UserError(f"--smooth must be >= 1, got {smooth}")
+    if label and len(label) != len(run_dirs):
+        raise UserError(f"give one --label per run: {len(run_dirs)} runs, {len(label)} labels")
+    try:
+        for run_dir in run_dirs:
+            read_run_config(run_dir)
+        fitness_out = out or f"{run_dirs[0]}/fitness.png"
+        files = plot_fitness(run_dirs, fitness_out, label, smooth)
+        files += plot_strength(run_dirs, strength_path(fitness_out), label)
+    except (RunError, ValueError) as e:
+        raise UserError(str(e)) from None
+    except OSError as e:
+        raise UserError(f"cannot write the plot: {e.strerror or e}") from None
+    for path in files:
+        print(path)
+
+
+@app.command(
+    epilog=example("neurocheckers export runs/quick_seed0_20260101-120000 --out runs/agent.safetensors")
+)
+def export(
+    run_dir: Annotated[str, typer.Argument(metavar="RUN_DIR", help="A run folder.")],
+    out: Annotated[
+        str, typer.Option(metavar="PATH", help="The agent file to write (.safetensors).")
+    ] = "agent.safetensors",
+    epoch: Annotated[
+        int | None,
+        typer.Option(
+            metavar="EPOCH", help="Export the boss that played this epoch instead of the final one."
+        ),
+    ] = None,
+) -> None:
+    """Export a run's boss as an agent file for match and play.
+
+    The final boss by default, or the one that played --epoch."""
+    from pathlib import Path
+
+    from neurocheckers.analysis.lineage import export_boss
+    from neurocheckers.experiment.folder import RunError
+
+    folder = next((p for p in Path(out).parents if p.exists()), Path("."))
+    if Path(out).is_dir():
+        example = Path(out) / "agent.safetensors"
+        raise UserError(f"--out {out!r} is a folder; give the agent file's name, e.g. {example}")
+    if not folder.is_dir():
+        raise UserError(f"cannot write --out {out!r}: {str(folder)!r} is a file, not a folder")
+    try:
+        path, entry = export_boss(run_dir, out, epoch)
+    except (RunError, ValueError) as e:
+        raise UserError(str(e)) from None
+    except OSError as e:
+        raise UserError(f"cannot write --out {out!r}: {e.strerror or e}") from None
+    origin = "the initial random boss" if entry.epoch < 0 else f"promoted after epoch {entry.epoch}"
+    print(f"boss #{entry.boss_id} ({origin}) written to {path}")

@@ -1,0 +1,40 @@
+"""``serve``: the web app over a folder."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from neurocheckers.cli.common import UserError, app, example
+
+
+@app.command(epilog=example("neurocheckers serve results/ --port 8000"))
+def serve(
+    folder: Annotated[
+        str, typer.Argument(metavar="FOLDER", help="The folder to serve: its runs, game and agent files.")
+    ] = ".",
+    port: Annotated[int, typer.Option(metavar="PORT", help="The port to listen on.")] = 8000,
+    host: Annotated[
+        str, typer.Option(metavar="HOST", help="The address to listen on (127.0.0.1: this machine only).")
+    ] = "127.0.0.1",
+) -> None:
+    """Open the web app: play, replay games, watch runs.
+
+    Serves FOLDER read-only (it never writes there, nor shows anything outside it); everything
+    the page needs ships with the package, so it works offline. Ctrl-C stops it."""
+    from pathlib import Path
+
+    if not Path(folder).is_dir():
+        raise UserError(f"FOLDER must be a folder, got {folder!r}")
+    if not 0 <= port <= 65535:
+        raise UserError(f"--port must be in 0..65535, got {port}")
+    import uvicorn
+
+    from neurocheckers.web.app import create_app
+
+    print(f"serving {folder} at http://{host}:{port}/ (Ctrl-C stops)", flush=True)
+    try:
+        uvicorn.run(create_app(folder), host=host, port=port, log_level="warning")
+    except OSError as e:
+        raise UserError(f"cannot listen on {host}:{port}: {e.strerror or e}") from None

@@ -1,0 +1,212 @@
+"""A run folder read and locked without the training stack (no JAX): its config, whether it is
+complete or in use, its training time, and the one-line summaries of its config.
+
+``analysis``, ``web`` and the command line read run folders through this module; ``experiment.run``
+writes them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import dataclasses
+import datetime
+import io
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from safetensors import SafetensorError, safe_open
+
+from neurocheckers.experiment.config import LEARNERS, ConfigError, ExperimentConfig, make_config
+from neurocheckers.formats import CONFIG_FILE, METRICS_FILE, read_metrics
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - not POSIX: run folders are not locked
+    fcntl = None  # type: ignore[assignment]
+
+CHECKPOINT = "checkpoint.safetensors"
+LOCK_FILE = "run.lock"
+CHECKPOINT_FORMAT = "neurocheckers-checkpoint"
+CHECKPOINT_VERSION = "1"
+
+
+class RunError(ValueError):
+    """A run folder or checkpoint that cannot be used; nothing was changed."""
+
+
+def run_folder_name(config: ExperimentConfig, now: datetime.datetime | None = None) -> str:
+    """``{name}_seed{seed}_{YYYYmmdd-HHMMSS}``."""
+    now = now or datetime.datetime.now()
+    return f"{config.name}_seed{config.seed}_{now:%Y%m%d-%H%M%S}"
+
+
+def csv_writer(f):
+    """A CSV writer with LF line endings (the csv module's default is CRLF)."""
+    return csv.writer(f, lineterminator="\n")
+
+
+def csv_text(columns: tuple[str, ...], rows: list[dict[str, str]]) -> str:
+    """A whole CSV file (LF line endings) of ``rows`` under ``columns``."""
+    buffer = io.StringIO()
+    writer = csv_writer(buffer)
+    writer.writerow(columns)
+    writer.writerows([r.get(c, "") for c in columns] for r in rows)  # older files lack new columns
+    return buffer.getvalue()
+
+
+def read_run_config(run_dir: str | Path) -> tuple[ExperimentConfig, int]:
+    """(config, simulations used) of a run folder; ``RunError`` if it is not one."""
+    run_dir = Path(run_dir)
+    path = run_dir / CONFIG_FILE
+    if not run_dir.is_dir():
+        raise RunError(f"no run folder {run_dir}" + (" (it is a file)" if run_dir.exists() else ""))
+    missing = [name for name in (CONFIG_FILE, METRICS_FILE) if not (run_dir / name).is_file()]
+    if missing:
+        raise RunError(f"{run_dir} is not a neurocheckers run folder: it has no {' and no '.join(missing)}")
+    try:
+        data = json.loads(path.read_text())
+        return make_config(data["config"]), int(data["simulations_used"])
+    except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError, ConfigError) as e:
+        raise RunError(f"{path} is not a valid run config: {e}") from None
+
+
+def checkpoint_epoch(run_dir: str | Path) -> int | None:
+    """Epochs done according to the run's checkpoint; None without a readable checkpoint written
+    by the run's own config."""
+    config, _ = read_run_config(run_dir)
+    try:
+        with safe_open(str(Path(run_dir) / CHECKPOINT), framework="numpy") as f:
+            metadata = f.metadata() or {}
+        if not written_by(metadata.get("config"), config):
+            return None
+        return int(metadata["epoch"])
+    except (SafetensorError, OSError, ValueError, KeyError):
+        return None
+
+
+def written_by(stored: str | None, config: ExperimentConfig) -> bool:
+    """Whether a checkpoint's stored config (JSON) is ``config``; keys added to the config since the
+    checkpoint was written count at their defaults, so older runs still resume."""
+    try:
+        return make_config(json.loads(stored or "")).to_dict() == config.to_dict()
+    except (ValueError, TypeError, AttributeError):  # not JSON, or not a config (ConfigError too)
+        return False
+
+
+@contextlib.contextmanager
+def run_lock(run_dir: str | Path):
+    """Hold the exclusive lock of ``run_dir`` (``fcntl.flock`` on its ``run.lock``) while in the
+    block; ``RunError`` at once if another process holds it. The lock goes with the process."""
+    path = Path(run_dir) / LOCK_FILE
+    with open(path, "a") as f:
+        if fcntl is not None:
+            try:
+                fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise RunError(
+                    f"{run_dir} is in use by another process (it holds {path}); wait for it to end"
+                ) from None
+        yield
+
+
+def run_is_locked(run_dir: str | Path) -> bool:
+    """Whether a process holds ``run_dir``'s lock (a run is going on), found without writing or
+    locking anything: from ``/proc/locks`` where there is one (Linux), else by a shared-lock probe of
+    an existing ``run.lock``. False when the folder has no ``run.lock``."""
+    path = Path(run_dir) / LOCK_FILE
+    try:
+        status = path.stat()
+    except OSError:
+        return False
+    try:
+        locks = Path("/proc/locks").read_text()
+    except OSError:
+        locks = None
+    if locks is not None:
+        device = f"{os.major(status.st_dev):02x}:{os.minor(status.st_dev):02x}:{status.st_ino}"
+        return any(device in line.split() for line in locks.splitlines() if "FLOCK" in line)
+    if fcntl is None:  # pragma: no cover - not POSIX
+        return False
+    with open(path) as f:
+        try:
+            fcntl.flock(f.fileno(), fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(f.fileno(), fcntl.LOCK_UN)
+    return False
+
+
+def training_seconds(run_dir: str | Path) -> float:
+    """The training wall time of the epochs in ``metrics.csv`` (the sum of ``wall_seconds``; the
+    strength probes are measurement, not training, and are left out)."""
+    return float(sum(float(r.get("wall_seconds") or 0.0) for r in read_metrics(run_dir)))
+
+
+def run_is_complete(run_dir: str | Path, epochs: int) -> bool:
+    """Whether the run's checkpoint already holds ``epochs`` (or more) epochs."""
+    done = checkpoint_epoch(run_dir)
+    return done is not None and done >= epochs
+
+
+def search_metadata(search: str, depth: int) -> dict[str, str]:
+    """Agent-file metadata naming the search a run's players used (next to ``simulations``):
+    ``search``, and ``depth`` for alpha-beta, so ``gauntlet FILE`` plays the agent the same way."""
+    return {"search": search, **({"depth": str(depth)} if search == "alphabeta" else {})}
+
+
+def config_summary(config: ExperimentConfig, simulations: int) -> str:
+    if config.strategy in LEARNERS:
+        return learner_summary(config)
+    d = dataclasses.asdict(config)
+    search = f"{simulations} simulations/move"
+    if config.search == "alphabeta":
+        search = f"alpha-beta depth {config.depth}"
+    material = " + material input" if config.material_input else ""
+    network = network_summary(config)
+    return (
+        f"{d['name']}: {d['rules']}, {network}{material}, P={d['population']}, "
+        f"G={d['games_per_epoch']}, {search}, strategy {d['strategy']}, seed {d['seed']}"
+    )
+
+
+def network_summary(config: ExperimentConfig) -> str:
+    """The config's network in words, e.g. ``5x32 MLP`` (quoted with every figure)."""
+    if config.evaluator == "cnn":
+        return f"CNN {config.cnn_channels} + dense {config.cnn_dense}"
+    if config.evaluator == "transformer":
+        return (
+            f"transformer {config.transformer_layers} blocks x {config.transformer_heads} heads x "
+            f"width {config.transformer_width}"
+        )
+    return f"{config.layers}x{config.width} MLP"
+
+
+def learner_summary(config: ExperimentConfig) -> str:
+    """One line describing a learner config (``config_summary``'s)."""
+    search = f"alpha-beta depth {config.depth}"
+    if config.search == "mcts":
+        search = f"{config.simulations} simulations/move"
+    material = " + material input" if config.material_input else ""
+    if config.strategy == "dqn":
+        return (
+            f"{config.name}: {config.rules}, {network_summary(config)}{material}, strategy dqn against "
+            f"{config.opponent}, {config.envs} games at once, gamma {config.gamma:g}, epsilon "
+            f"{config.epsilon_start:g}->{config.epsilon_end:g}, seed {config.seed}"
+        )
+    extra = f", lambda {config.lambda_:g}" if config.strategy in ("td_lambda", "td_leaf") else ""
+    return (
+        f"{config.name}: {config.rules}, {network_summary(config)}{material}, strategy "
+        f"{config.strategy}{extra}, {config.selfplay_games} self-play games/epoch, {search}, "
+        f"{config.exploration} {config.exploration_rate:g}, seed {config.seed}"
+    )
+
+
+def learner_status(row: dict[str, Any]) -> str:
+    """The progress bar's status of a learner epoch's metrics row (loss and TD error when it has them)."""
+    parts = [f"snapshot #{int(row['boss_id'])}"]
+    shown = [name for name in ("loss", "td_error") if name in row]
+    parts += [f"{name.replace('_', ' ')} {float(row[name]):.4f}" for name in shown]
+    return " ".join([*parts, f"{float(row['wall_seconds']):.2f} s/epoch"])

@@ -1,0 +1,202 @@
+"""Every strategy as the one run loop drives it: a ``Trainer`` of pure ``init`` and ``epoch``
+functions (evosax's init/ask/tell shape, one compiled epoch), the network it saves, and how its
+lineage grows.
+
+The boss GA and the evosax strategies (``evolution.boss_ga``) and the self-play learners
+(``learners``: TD(lambda), TDLeaf(lambda), DQN) are all built here from an ``ExperimentConfig``;
+``experiment.run`` knows none of them by name.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections.abc import Callable
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+
+from neurocheckers.architectures import spec_of_settings
+from neurocheckers.arena import PopulationSearch
+from neurocheckers.evaluator import EvaluatorSpec
+from neurocheckers.evolution import boss_ga
+from neurocheckers.evolution.selection import fixed_opponent_policy
+from neurocheckers.experiment.config import ExperimentConfig
+from neurocheckers.experiment.folder import RunError, search_metadata
+from neurocheckers.learners import dqn, td_lambda
+from neurocheckers.rules.presets import Rules, get_rules
+from neurocheckers.sharding import MemoryLimitError, check_memory
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Trainer:
+    """One strategy of a run config, as the run loop drives it (hashes by identity).
+
+    Fields:
+      rules: the rules preset.
+      spec: the network's shape.
+      search: how the network plays (``MCTSConfig`` or ``AlphaBetaConfig``), for the strength probe.
+      simulations: MCTS simulations per move (a ``seconds_per_move`` run's calibrated count).
+      settings: the static first argument of ``init`` and ``epoch`` (a boss GA ``Setup``, or a
+        learner's frozen settings).
+      init: ``init(settings, key) -> state``: pure; the state is a pytree of plain arrays (no typed
+        PRNG keys: it is checkpointed leaf by leaf) with ``epoch`` ([] int32, epochs completed).
+      epoch: ``epoch(settings, state, key) -> (state, metrics)``, jitted with ``settings`` static:
+        pure (a resumed run repeats the metrics), ``epoch + 1``; metrics are scalars named after
+        ``metrics.csv`` columns (others are dropped), ``plies`` among them.
+      network: ``network(state) -> params``: the network saved in the lineage, probed and exported.
+      checked: ``checked(state) -> pytree`` of the arrays that must stay finite.
+      snapshots: True for a learner (its one network is saved every ``snapshot_every`` epochs), False
+        for evolution (an epoch's ``boss_changed`` metric saves the new boss).
+      points_column: the metrics column saved as a lineage entry's ``points``.
+      agent_metadata: metadata of every lineage file besides its id, epoch and points.
+      host_copy: copy the state to the host after each epoch when there are several devices.
+      non_finite_hint: what to lower when the parameters stop being finite.
+      memory_hint: what to lower when an epoch does not fit in memory.
+    """
+
+    rules: Rules
+    spec: EvaluatorSpec
+    search: PopulationSearch
+    simulations: int
+    settings: Any
+    init: Callable[[Any, jax.Array], Any]
+    epoch: Callable[[Any, Any, jax.Array], tuple[Any, dict[str, Any]]]
+    network: Callable[[Any], Any]
+    checked: Callable[[Any], Any]
+    snapshots: bool
+    points_column: str
+    agent_metadata: dict[str, str]
+    host_copy: bool
+    non_finite_hint: str
+    memory_hint: str
+
+    def template(self) -> Any:
+        """The state's shapes and dtypes (nothing is computed)."""
+        return jax.eval_shape(lambda: self.init(self.settings, jax.random.key(0)))
+
+    def check_fits(self) -> None:
+        """Compile one epoch (cheap whatever the sizes; the run reuses it) and raise ``RunError`` when
+        its arrays need more memory than this machine has, before anything runs."""
+        key = jax.eval_shape(lambda: boss_ga.epoch_key(0, 0))  # shapes only
+        compiled = self.epoch.lower(self.settings, self.template(), key).compile()
+        try:
+            check_memory(compiled, "one epoch of this config")
+        except MemoryLimitError as e:
+            raise RunError(f"{e}; lower {self.memory_hint}") from None
+
+
+@functools.cache
+def jitted(function: Callable) -> Callable:
+    """``function(settings, ...)`` jitted with the settings static (a jitted one is inlined)."""
+    return jax.jit(function, static_argnums=0)
+
+
+@jax.jit
+def all_finite(tree: Any) -> jax.Array:
+    """Whether every array of ``tree`` is finite ([] bool)."""
+    return jnp.all(jnp.stack([jnp.all(jnp.isfinite(x)) for x in jax.tree.leaves(tree)]))
+
+
+@dataclasses.dataclass(frozen=True)
+class Learner:
+    """A self-play learner (a module of ``neurocheckers.learners``): its pure ``init(settings, key)``
+    and ``epoch(settings, state, key)`` (state with ``params`` in ``evaluator`` layout) and its frozen
+    settings dataclass, whose every field is the experiment config key of the same name."""
+
+    init: Callable[[Any, jax.Array], Any]
+    epoch: Callable[[Any, Any, jax.Array], tuple[Any, dict[str, Any]]]
+    settings: type
+
+
+def dqn_opponent(settings: dqn.DQNSettings) -> tuple[Any, Any] | None:
+    """The (policy, params) DQN plays against: None for random and self-play (built in), else the
+    fixed opponent's policy."""
+    if settings.opponent in ("random", "self"):
+        return None
+    return fixed_opponent_policy(get_rules(settings.rules), settings.opponent), None
+
+
+def dqn_init(settings: dqn.DQNSettings, key: jax.Array) -> dqn.DQNState:
+    return dqn.init(settings, key, dqn_opponent(settings))
+
+
+def dqn_epoch(settings: dqn.DQNSettings, state: dqn.DQNState, key: jax.Array):
+    return dqn.epoch(settings, state, key, dqn_opponent(settings))
+
+
+LEARNERS: dict[str, Learner] = {
+    "td_lambda": Learner(td_lambda.init, td_lambda.epoch, td_lambda.TDSettings),
+    "td_leaf": Learner(td_lambda.init, td_lambda.epoch, td_lambda.TDLeafSettings),
+    "dqn": Learner(dqn_init, dqn_epoch, dqn.DQNSettings),
+}
+"""The learners by ``strategy`` name (each also listed in ``config.LEARNERS``)."""
+
+
+def evolution_trainer(config: ExperimentConfig, simulations: int) -> Trainer:
+    """The boss GA, or an evosax strategy inside it, with ``simulations`` per move for MCTS."""
+    setup = boss_ga.make_setup(config.evolution_settings(simulations))
+    return Trainer(
+        rules=setup.rules,
+        spec=setup.spec,
+        search=setup.search,
+        simulations=simulations,
+        settings=setup,
+        init=boss_ga.init,  # not jitted: the runs written before the one loop started so
+        epoch=boss_ga.evolve_epoch,
+        network=lambda state: state.boss,
+        checked=lambda state: (state.population, state.boss),
+        snapshots=False,
+        points_column="promoted_points",
+        agent_metadata={
+            "games_per_epoch": str(setup.settings.games_per_epoch),
+            "simulations": str(setup.settings.simulations),
+            **search_metadata(setup.settings.search, setup.settings.depth),
+        },
+        host_copy=False,
+        non_finite_hint=f"mutation_rate ({config.mutation_rate}) or learning_rate ({config.learning_rate})",
+        memory_hint="population, games_per_epoch, simulations or max_plies",
+    )
+
+
+def learner_trainer(config: ExperimentConfig, simulations: int) -> Trainer:
+    """A self-play learner of ``LEARNERS``; its snapshots are its lineage."""
+    learner = LEARNERS[config.strategy]
+    fields = dataclasses.fields(learner.settings)
+    settings = learner.settings(**{f.name: getattr(config, f.name) for f in fields})
+    rules = get_rules(config.rules)
+    return Trainer(
+        rules=rules,
+        spec=spec_of_settings(config, rules.board_size),
+        search=boss_ga.population_search(config.evolution_settings()),
+        simulations=simulations,
+        settings=settings,
+        init=jitted(learner.init),
+        epoch=jitted(learner.epoch),
+        network=lambda state: state.params,
+        checked=lambda state: state.params,
+        snapshots=True,
+        points_column="strength_material",
+        agent_metadata={
+            "strategy": config.strategy,
+            "games_per_epoch": str(config.selfplay_games),
+            "simulations": str(simulations),
+            **search_metadata(config.search, config.depth),
+        },
+        # Self-play split across host devices returns the state replicated over them; a host copy
+        # (uncommitted, like init's) lets the next epoch reuse the same compiled program.
+        host_copy=True,
+        non_finite_hint=f"learning_rate ({config.learning_rate})",
+        memory_hint="selfplay_games, max_plies, simulations or depth",
+    )
+
+
+@functools.cache
+def make_trainer(config: ExperimentConfig, simulations: int | None = None) -> Trainer:
+    """The ``Trainer`` of ``config`` (cached: one compiled epoch per config), with ``simulations``
+    per move (default: the config's)."""
+    simulations = config.simulations if simulations is None else simulations
+    if config.strategy in LEARNERS:
+        return learner_trainer(config, simulations)
+    return evolution_trainer(config, simulations)
