@@ -13,6 +13,8 @@ import textwrap
 import jax
 import pytest
 
+pytestmark = pytest.mark.devices
+
 # Two epochs of a tiny config; population 8 splits evenly over 2 devices, so the sharded path runs.
 EPOCHS_OF_A_TINY_RUN = textwrap.dedent(
     """

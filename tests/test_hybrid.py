@@ -12,8 +12,8 @@ import pytest
 
 from neurocheckers.arena import play_population
 from neurocheckers.evolution.boss_ga import evolve_epoch, init, learner_training_data, make_setup
-from neurocheckers.evolution.operators import td_lambda_member_targets
 from neurocheckers.experiment.config import ConfigError, load_config
+from neurocheckers.fitting import td_lambda_targets
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from tiny import TINY_RUN  # noqa: E402
@@ -27,9 +27,9 @@ def test_member_targets_equal_a_hand_computed_example():
     t3 = lam * 1.0 + (1 - lam) * 1.0  # the end of the game, valued at the score
     t2 = lam * t3 + (1 - lam) * 0.6
     t0 = lam * t2 + (1 - lam) * 0.4
-    targets = td_lambda_member_targets(values, valid, jnp.array([1.0]), lam)
+    targets = td_lambda_targets(values, valid, jnp.zeros_like(valid), jnp.array([1.0]), lam)
     np.testing.assert_allclose(np.asarray(targets)[0, [0, 2, 3]], [t0, t2, t3], rtol=1e-6)
-    outcome = td_lambda_member_targets(values, valid, jnp.array([0.5]), 1.0)
+    outcome = td_lambda_targets(values, valid, jnp.zeros_like(valid), jnp.array([0.5]), 1.0)
     np.testing.assert_allclose(np.asarray(outcome)[0, [0, 2, 3]], 0.5)
 
 
@@ -107,3 +107,17 @@ def test_pooled_learners_train_on_every_members_games():
     assert not np.array_equal(np.asarray(first[3:]), np.asarray(last[3:]))
     with pytest.raises(ConfigError, match="learner_pool = true needs train_batch > 0"):
         load_config(None, [*TINY_RUN, "learner_pool=true"])
+
+
+def test_td_lambda_targets_of_a_hand_computed_game_with_turns_and_skipped_slots():
+    """One game of the general target function: slot 1 is passed over (not a position to learn),
+    the side to move changes after slot 0 and after slot 2 (the end is seen by the other side)."""
+    values = jnp.array([0.3, 0.8, 0.6, 0.1])
+    valid = jnp.array([True, False, True, True])
+    flips = jnp.array([True, False, False, True])  # slot 0 -> 2 turns; 2 -> 3 does not; 3 -> end turns
+    end, lam = jnp.array(0.0), 0.25  # the side after slot 3 lost: slot 3's side won
+    t3 = lam * 1.0 + (1 - lam) * 1.0
+    t2 = lam * t3 + (1 - lam) * 0.1
+    t0 = lam * (1 - t2) + (1 - lam) * (1 - 0.6)
+    got = td_lambda_targets(values, valid, flips, end, lam)
+    np.testing.assert_allclose(np.asarray(got)[[0, 2, 3]], [t0, t2, t3], rtol=1e-6)

@@ -23,6 +23,8 @@ from neurocheckers.web.app import create_app
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from web_folder import EPOCHS_WRITTEN, GAME_MOVES, make_served_folder  # noqa: E402
 
+pytestmark = pytest.mark.browser
+
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",

@@ -31,7 +31,7 @@ from flax import struct
 from neurocheckers.architectures import spec_of_settings
 from neurocheckers.arena import PopulationSearch, play_population, play_population_against
 from neurocheckers.evaluator import EvaluatorSpec, init_params, init_population, value
-from neurocheckers.evolution.operators import next_generation, rank_members, td_lambda_member_targets
+from neurocheckers.evolution.operators import next_generation, rank_members
 from neurocheckers.evolution.selection import (
     confirmed_pick,
     draw_openings,
@@ -43,6 +43,7 @@ from neurocheckers.evolution.selection import (
 )
 from neurocheckers.evolution.settings import EvolutionSettings
 from neurocheckers.evolution.strategies import es_ask, es_init, es_tell, make_strategy
+from neurocheckers.fitting import td_lambda_targets
 from neurocheckers.rules.openings import load_openings, opening_states
 from neurocheckers.rules.presets import Rules, get_rules
 from neurocheckers.search.baselines import AlphaBetaConfig
@@ -188,9 +189,11 @@ def learner_training_data(setup: Setup, population: Any, records) -> tuple[jax.A
     if c.supervised_target == "td_lambda":
         flat = positions.reshape(p, g * length, d)
         values = jax.vmap(functools.partial(value, setup.spec))(population, flat).reshape(p, g, length)
-        targets = td_lambda_member_targets(values, member_moves, records.score, c.lambda_)
+        # Each player's positions seen by that player alone: no flips between them.
+        no_flips = jnp.zeros_like(member_moves)
+        targets = td_lambda_targets(values, member_moves, no_flips, records.score, c.lambda_)
         if c.learner_sides == "both":
-            theirs = td_lambda_member_targets(values, opponent_moves, 1.0 - records.score, c.lambda_)
+            theirs = td_lambda_targets(values, opponent_moves, no_flips, 1.0 - records.score, c.lambda_)
             targets = jnp.where(records.a_to_move, targets, theirs)
     else:
         targets = jnp.broadcast_to(jnp.where(records.a_to_move, score, 1.0 - score), (p, g, length))

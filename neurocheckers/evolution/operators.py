@@ -23,6 +23,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
+from neurocheckers.fitting import adam_steps
 from neurocheckers.sharding import over_leading_shards
 
 Params = Any
@@ -185,23 +186,9 @@ def train_member(
     def loss_fn(p: Params, _=None) -> jax.Array:
         return masked_loss(apply_fn(p, inputs), targets, weights, loss)
 
-    new_params = _adam_steps(loss_fn, params, learning_rate, None, steps)
-    return new_params, loss_fn(params), loss_fn(new_params)
-
-
-def _adam_steps(loss_fn, params: Params, learning_rate, xs, length: int | None = None) -> Params:
-    """Adam on ``loss_fn(params, x)`` for each ``x`` of ``xs`` in turn (``length`` steps with x None
-    when ``xs`` is None), in ``lax.scan``."""
     optimizer = optax.adam(learning_rate)
-
-    def step(carry, x):
-        p, opt_state = carry
-        grads = jax.grad(loss_fn)(p, x)
-        updates, opt_state = optimizer.update(grads, opt_state, p)
-        return (optax.apply_updates(p, updates), opt_state), None
-
-    (new_params, _), _ = jax.lax.scan(step, (params, optimizer.init(params)), xs, length=length)
-    return new_params
+    new_params, _, _ = adam_steps(optimizer, loss_fn, params, optimizer.init(params), None, steps)
+    return new_params, loss_fn(params), loss_fn(new_params)
 
 
 def train_member_minibatch(
@@ -235,7 +222,8 @@ def train_member_minibatch(
     def batch_loss(p: Params, idx: jax.Array) -> jax.Array:
         return masked_loss(apply_fn(p, inputs[idx]), targets[idx], jnp.broadcast_to(mask, idx.shape), loss)
 
-    new_params = _adam_steps(batch_loss, params, learning_rate, rows)
+    optimizer = optax.adam(learning_rate)
+    new_params, _, _ = adam_steps(optimizer, batch_loss, params, optimizer.init(params), rows)
     return new_params, batch_loss(params, rows[0]), batch_loss(new_params, rows[0])
 
 
@@ -406,31 +394,3 @@ def next_generation(
         metrics["best_fitness"] = fitness[ranking[0]].astype(jnp.float32)
         metrics["elite_fitness_mean"] = jnp.mean(fitness[elite_idx].astype(jnp.float32))
     return new_pop, metrics
-
-
-def td_lambda_member_targets(
-    values: jax.Array, valid: jax.Array, score: jax.Array, lambda_: float | jax.Array
-) -> jax.Array:
-    """[..., L] TD(lambda) targets of the positions one player moved from in a game, all from that
-    player's view: going back from the end, ``t_i = lambda * t_next + (1 - lambda) * v_next``, where
-    "next" is the player's next recorded position (the end of the game, of value ``score``, after the
-    last one). ``lambda_ = 1`` gives the outcome target (the score everywhere).
-
-    Args:
-      values: [..., L] the player's network's value of each recorded position.
-      valid: [..., L] bool, which slots hold a position the player moved from.
-      score: [...] the player's final points in the game (0, 1/2 or 1).
-      lambda_: TD(lambda)'s lambda in [0, 1].
-    """
-
-    def back(carry, x):
-        next_target, next_value = carry
-        value_i, valid_i = x
-        target = lambda_ * next_target + (1.0 - lambda_) * next_value
-        carry = (jnp.where(valid_i, target, next_target), jnp.where(valid_i, value_i, next_value))
-        return carry, target
-
-    lead = jnp.moveaxis(values, -1, 0), jnp.moveaxis(valid, -1, 0)
-    start = (score.astype(values.dtype), score.astype(values.dtype))
-    _, targets = jax.lax.scan(back, start, lead, reverse=True)
-    return jnp.moveaxis(targets, 0, -1)

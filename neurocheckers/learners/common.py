@@ -22,6 +22,7 @@ from flax import struct
 
 from neurocheckers.architectures import ArchitectureSettings, spec_of_settings
 from neurocheckers.evaluator import EvaluatorSpec, encode, init_params, value, value_fn
+from neurocheckers.fitting import adam_steps
 from neurocheckers.rules.engine import init_batch, random_action, step
 from neurocheckers.rules.presets import Rules, get_rules
 from neurocheckers.rules.state import State
@@ -368,11 +369,5 @@ def regress(
     def loss_fn(params, picked):
         return weighted_mse(spec, params, obs[picked], targets[picked], jnp.ones(picked.shape))
 
-    def one_step(carry, picked):
-        params, opt_state = carry
-        loss, grads = jax.value_and_grad(loss_fn)(params, picked)
-        updates, opt_state = opt.update(grads, opt_state, params)
-        return (optax.apply_updates(params, updates), opt_state), loss
-
-    (params, opt_state), losses = jax.lax.scan(one_step, (state.params, state.opt_state), picks)
+    params, opt_state, losses = adam_steps(opt, loss_fn, state.params, state.opt_state, picks)
     return state.replace(params=params, opt_state=opt_state), losses

@@ -42,6 +42,7 @@ import jax.numpy as jnp
 import optax
 
 from neurocheckers.evaluator import EvaluatorSpec, Params, encode, init_params, value, value_fn
+from neurocheckers.fitting import adam_step
 from neurocheckers.learners import replay
 from neurocheckers.learners.dqn_settings import OPPONENTS, DQNSettings, DQNState, Transition
 from neurocheckers.rules.engine import init_batch, legal_action_slots, piece_counts, random_action, step
@@ -258,10 +259,12 @@ def _update(settings: DQNSettings, carry, key: jax.Array):
     params, target_params, opt_state, updates, buffer = carry
     batch = replay.sample(buffer, key, settings.batch_size)
     y = targets(settings, target_params, batch)
-    batch_loss, grads = jax.value_and_grad(functools.partial(loss, settings.spec))(params, batch, y)
-    changes, new_opt_state = optimizer(settings).update(grads, opt_state, params)
+    batch_loss_fn = lambda p, batch_y: loss(settings.spec, p, *batch_y)  # noqa: E731
+    stepped, new_opt_state, batch_loss = adam_step(
+        optimizer(settings), batch_loss_fn, params, opt_state, (batch, y)
+    )
     ready = buffer.size >= settings.batch_size
-    params = jax.tree.map(lambda n, o: jnp.where(ready, n, o), optax.apply_updates(params, changes), params)
+    params = jax.tree.map(lambda n, o: jnp.where(ready, n, o), stepped, params)
     opt_state = jax.tree.map(lambda n, o: jnp.where(ready, n, o), new_opt_state, opt_state)
     updates = updates + ready.astype(jnp.int32)
     copy = ready & (updates % settings.target_update_every == 0)

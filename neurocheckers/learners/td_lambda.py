@@ -29,6 +29,7 @@ import functools
 import jax
 import jax.numpy as jnp
 
+from neurocheckers import fitting
 from neurocheckers.evaluator import value
 from neurocheckers.learners.common import (
     LearnerSettings,
@@ -66,29 +67,18 @@ class TDLeafSettings(TDSettings):
 
 
 def td_lambda_targets(values: jax.Array, flips: jax.Array, length: jax.Array, lambda_: float) -> jax.Array:
-    """[N, L + 1] TD(lambda) targets of N games' positions.
+    """[N, L + 1] TD(lambda) targets of N self-play games' positions (``fitting.td_lambda_targets``
+    in the layout of a ``SelfPlayBatch``).
 
     ``values`` [N, L + 1]: each position's value for its side to move, slot ``length`` holding the
     final position's value (its exact result, or the bootstrap of a cut game); ``flips`` [N, L]:
     whether the side to move changes from slot ``i`` to ``i + 1``; ``length`` [N]: plies played.
-    Slot ``length`` gets its own value, slots before it the recursion of the module docstring; slots
-    after it are meaningless."""
-    slots = jnp.arange(values.shape[1])
+    Slots from ``length`` on get their own value, slots before it the recursion of the module
+    docstring."""
+    played = jnp.arange(values.shape[1])[None, :] < length[:, None]
     padded_flips = jnp.concatenate([flips, jnp.zeros_like(flips[:, :1])], axis=1)
-
-    def back(carry, x):
-        next_target, next_value = carry
-        value_i, flip_i, slot = x
-        # The successor's numbers seen by p_i's side to move.
-        next_target = jnp.where(flip_i, 1.0 - next_target, next_target)
-        next_value = jnp.where(flip_i, 1.0 - next_value, next_value)
-        target = lambda_ * next_target + (1.0 - lambda_) * next_value
-        target = jnp.where(slot >= length, value_i, target)
-        return (target, value_i), target
-
-    start = (values[:, -1], values[:, -1])
-    _, targets = jax.lax.scan(back, start, (values.T, padded_flips.T, slots), reverse=True)
-    return targets.T
+    end = jnp.take_along_axis(values, length[:, None], axis=1)[:, 0]
+    return jnp.where(played, fitting.td_lambda_targets(values, played, padded_flips, end, lambda_), values)
 
 
 def training_data(
