@@ -15,6 +15,7 @@ on the chunk size.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Callable
 from typing import Any
@@ -246,25 +247,58 @@ def _concatenate(parts: list[GameRecords], keep_actions: int) -> GameRecords:
     return joined.replace(actions=joined.actions[:keep_actions])
 
 
+@dataclasses.dataclass(frozen=True, eq=False)
+class MatchOptions:
+    """How the games of a match are played: ``run_match``, ``engines.play_any_match``, the gauntlet
+    and the ``match`` command take one (each field is checked here, once).
+
+    Fields:
+      games: games to play; A is Black in the even ones, so the colours differ by at most one.
+      seed: the match's seed: the same seed plays the same games whatever ``batch`` is.
+      batch: games played at once (one compile).
+      max_plies: the ply cap, None for ``default_max_plies`` (every game ends by the rules); games it
+        cuts are unfinished and score half a point.
+      opening_plies: uniformly random plies at the start of each game.
+      keep_actions: the first games whose actions ([K, max_plies]) the records keep.
+      openings: [M] opening states: games ``2i`` and ``2i + 1`` start from opening ``i mod M`` with
+        the colours swapped; None: the initial position.
+    """
+
+    games: int = 1000
+    seed: int = 0
+    batch: int = 2048
+    max_plies: int | None = None
+    opening_plies: int = 0
+    keep_actions: int = 0
+    openings: State | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("games", "batch", "max_plies"):
+            value = getattr(self, name)
+            if value is not None and value < 1:
+                raise ValueError(f"{name} must be >= 1, got {value}")
+        if self.games >= 2**31:  # game numbers are int32
+            raise ValueError(f"games must be below 2**31, got {self.games}")
+        for name in ("opening_plies", "keep_actions"):
+            if getattr(self, name) < 0:
+                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
+
+    def plies_cap(self, rules: Rules) -> int:
+        """``max_plies``, or the rules' own bound when it is None."""
+        return default_max_plies(rules) if self.max_plies is None else self.max_plies
+
+
 def run_match(
     rules: Rules,
     policy_a: Policy,
     params_a: Any,
     policy_b: Policy,
     params_b: Any,
-    games: int,
-    seed: int = 0,
-    batch: int = 2048,
-    max_plies: int | None = None,
-    opening_plies: int = 0,
-    keep_actions: int = 0,
+    options: MatchOptions,
     on_progress: Callable[[int, int], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
-    openings: State | None = None,
 ) -> GameRecords:
-    """A match of ``games`` games of A against B, played ``batch`` games at a time (one compile).
-    With ``openings`` ([M] states) games ``2i`` and ``2i + 1`` start from opening ``i`` with the
-    colours swapped (see ``play_match``).
+    """A match of A against B as ``options`` says, played ``batch`` games at a time (one compile).
 
     Game ``i`` has A as Black when ``i`` is even, so the colours differ by at most one game; the
     same ``seed`` plays the same games whatever ``batch`` is. Returns host (NumPy) ``GameRecords``
@@ -274,16 +308,12 @@ def run_match(
     early and the records hold the ``N < games`` games played so far. ``MemoryLimitError`` before
     any game when a batch needs more memory than the machine has.
     """
-    max_plies = default_max_plies(rules) if max_plies is None else max_plies
-    for name, value in (("games", games), ("batch", batch), ("max_plies", max_plies)):
-        if value < 1:
-            raise ValueError(f"{name} must be >= 1, got {value}")
-    if games >= 2**31:  # game numbers are int32
-        raise ValueError(f"games must be below 2**31, got {games}")
-    if opening_plies < 0 or keep_actions < 0:
-        raise ValueError(f"opening_plies and keep_actions must be >= 0, got {opening_plies}, {keep_actions}")
-    batch = min(batch, games)
-    key = jax.random.key(seed)
+    games, keep_actions, opening_plies, openings = (
+        options.games, options.keep_actions, options.opening_plies, options.openings
+    )  # fmt: skip
+    max_plies = options.plies_cap(rules)
+    batch = min(options.batch, games)
+    key = jax.random.key(options.seed)
     compiled = play_match.lower(
         rules, policy_a, params_a, policy_b, params_b, key, batch, max_plies, opening_plies,
         record_actions=keep_actions > 0, first_game=0, openings=openings,

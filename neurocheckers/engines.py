@@ -42,14 +42,13 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from neurocheckers.arena import GameRecords, game_keys, paired_opening_starts, run_match
+from neurocheckers.arena import GameRecords, MatchOptions, game_keys, paired_opening_starts, run_match
 from neurocheckers.players import parse_player
 from neurocheckers.policies import Player
 from neurocheckers.pydraughts_engine import PyDraughtsBot, is_pydraughts_spec, parse_pydraughts
 from neurocheckers.rules.engine import init_batch, material_balance, piece_counts, random_action, step
 from neurocheckers.rules.openspiel_actions import legal_moves_of, openspiel_action_to_ours, position_of
 from neurocheckers.rules.outcome import KING_VALUE, points_for
-from neurocheckers.rules.playout import default_max_plies
 from neurocheckers.rules.presets import Rules
 from neurocheckers.rules.state import BLACK, State
 from neurocheckers.timed_player import EQUAL_TIME_SHARE, TimedPlayer, is_timed_spec, parse_timed
@@ -354,22 +353,20 @@ def play_engine_games(
     a: AnyPlayer,
     b: AnyPlayer,
     game_ids: np.ndarray,
-    seed: int = 0,
-    max_plies: int | None = None,
-    opening_plies: int = 0,
-    openings: State | None = None,
+    options: MatchOptions,
     on_game_end: Callable[[int], None] | None = None,
     clock: MoveClock | None = None,
 ) -> GameRecords:
     """Match games ``game_ids`` of A against B (any players: OpenSpiel bots, py-draughts, timed
     search, ours), all played ply by ply together on the host; with an OpenSpiel bot every game is
     also played in OpenSpiel (see the module docstring). Games are judged by our rules alone. Host
-    ``GameRecords`` with every game's actions ([N, max_plies], -1 after its end); the thinking time
-    of each side goes into ``clock``. ``on_game_end(finished)`` is called whenever more games have
-    ended."""
+    ``GameRecords`` with every game's actions ([N, max_plies], -1 after its end); the seed, the ply
+    cap, the random opening plies and the openings are ``options``'. The thinking time of each side
+    goes into ``clock``. ``on_game_end(finished)`` is called whenever more games have ended."""
     mirror = isinstance(a, EngineBot) or isinstance(b, EngineBot)
     game = openspiel_modules()[0].load_game("checkers") if mirror else None
-    max_plies = default_max_plies(rules) if max_plies is None else max_plies
+    seed, opening_plies, openings = options.seed, options.opening_plies, options.openings
+    max_plies = options.plies_cap(rules)
     clock = MoveClock() if clock is None else clock
     game_ids = np.asarray(game_ids, np.int32)
     count, ids = len(game_ids), jnp.asarray(game_ids)
@@ -434,66 +431,42 @@ def run_engine_match(
     rules: Rules,
     a: AnyPlayer,
     b: AnyPlayer,
-    games: int,
-    seed: int = 0,
-    batch: int = 2048,
-    max_plies: int | None = None,
-    opening_plies: int = 0,
-    keep_actions: int = 0,
+    options: MatchOptions,
     on_progress: Callable[[int, int], None] | None = None,
     should_stop: Callable[[], bool] | None = None,
-    openings: State | None = None,
     clock: MoveClock | None = None,
 ) -> GameRecords:
-    """``arena.run_match`` with host players: ``games`` games of A against B, ``batch`` at a time
-    (``play_engine_games``), A Black in the even games, paired openings from ``openings``. Host
-    ``GameRecords`` [N] with the actions of the first ``keep_actions`` games; ``on_progress(done,
-    games)`` as games end, ``should_stop()`` asked before each batch; thinking times into ``clock``."""
-    for name, value in (("games", games), ("batch", batch), ("max_plies", max_plies or 1)):
-        if value < 1:
-            raise ValueError(f"{name} must be >= 1, got {value}")
+    """``arena.run_match`` with host players: the games of ``options``, ``batch`` at a time
+    (``play_engine_games``), A Black in the even games. Host ``GameRecords`` [N] with the actions of
+    the first ``keep_actions`` games; ``on_progress(done, games)`` as games end, ``should_stop()``
+    asked before each batch; thinking times into ``clock``."""
+    games, batch = options.games, options.batch
     parts: list[GameRecords] = []
     done = 0
     while done < games and not (should_stop is not None and should_stop()):
         ids = np.arange(done, min(done + batch, games))
         ended = None if on_progress is None else lambda n, done=done: on_progress(done + n, games)
-        parts.append(
-            play_engine_games(
-                rules, a, b, ids, seed, max_plies, opening_plies, openings, on_game_end=ended, clock=clock
-            )
-        )
+        parts.append(play_engine_games(rules, a, b, ids, options, on_game_end=ended, clock=clock))
         done += len(ids)
         if on_progress is not None:
             on_progress(done, games)
     if not parts:
         raise ValueError("the match was stopped before its first game")
     joined = jax.tree.map(lambda *xs: np.concatenate(xs), *parts)
-    return joined.replace(actions=joined.actions[:keep_actions])
+    return joined.replace(actions=joined.actions[: options.keep_actions])
 
 
 def play_any_match(
     rules: Rules,
     a: AnyPlayer,
     b: AnyPlayer,
-    games: int,
-    seed: int = 0,
-    batch: int = 2048,
-    max_plies: int | None = None,
-    opening_plies: int = 0,
-    keep_actions: int = 0,
+    options: MatchOptions,
     on_progress: Callable[[int, int], None] | None = None,
-    openings: State | None = None,
     clock: MoveClock | None = None,
 ) -> GameRecords:
     """A match of A against B: ``arena.run_match`` when both are our players and no ``clock`` is
     asked for, else ``run_engine_match`` (which times both sides into ``clock``); the same
-    arguments and records either way."""
+    options and records either way."""
     if isinstance(a, Player) and isinstance(b, Player) and clock is None:
-        return run_match(
-            rules, a.policy, a.params, b.policy, b.params, games, seed, batch, max_plies, opening_plies,
-            keep_actions, on_progress=on_progress, openings=openings,
-        )  # fmt: skip
-    return run_engine_match(
-        rules, a, b, games, seed, batch, max_plies, opening_plies, keep_actions, on_progress,
-        openings=openings, clock=clock,
-    )  # fmt: skip
+        return run_match(rules, a.policy, a.params, b.policy, b.params, options, on_progress=on_progress)
+    return run_engine_match(rules, a, b, options, on_progress, clock=clock)

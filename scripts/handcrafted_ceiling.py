@@ -28,7 +28,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from neurocheckers.arena import run_match
+from neurocheckers.arena import MatchOptions, run_match
 from neurocheckers.rules.engine import material_balance
 from neurocheckers.rules.openings import load_openings, opening_states
 from neurocheckers.rules.presets import PRESETS, get_rules
@@ -111,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
             start = time.perf_counter()
             records = run_match(
                 rules, alphabeta_policy(rules, depth, value_fn), None, alphabeta_policy(rules, depth), None,
-                games, seed=args.seed, batch=games, openings=starts,
+                MatchOptions(games, seed=args.seed, batch=games, openings=starts),
             )  # fmt: skip
             score = np.asarray(records.score)
             mean, low, high = paired_interval(score)

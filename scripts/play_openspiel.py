@@ -19,7 +19,7 @@ import numpy as np
 
 from neurocheckers.analysis.games import games_from_actions
 from neurocheckers.analysis.pdn_games import save_pdn
-from neurocheckers.arena import paired_opening_starts
+from neurocheckers.arena import MatchOptions, paired_opening_starts
 from neurocheckers.engines import parse_any_player, play_any_match
 from neurocheckers.rules import AMERICAN8
 from neurocheckers.rules.openings import load_openings, opening_states
@@ -40,7 +40,8 @@ def main() -> None:
     openings = opening_states(AMERICAN8, load_openings(AMERICAN8, args.openings))
     games = 2 * args.openings
     start = time.perf_counter()
-    records = play_any_match(AMERICAN8, a, b, games, args.seed, keep_actions=games, openings=openings)
+    options = MatchOptions(games, args.seed, keep_actions=games, openings=openings)
+    records = play_any_match(AMERICAN8, a, b, options)
     seconds = time.perf_counter() - start
     score = np.asarray(records.score)
     mean, low, high = paired_interval(score)

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from neurocheckers.analysis.match_report import format_table, summarize
-from neurocheckers.arena import a_is_black_in_game, play_match, run_match
+from neurocheckers.arena import MatchOptions, a_is_black_in_game, play_match, run_match
 from neurocheckers.players import parse_player
 from neurocheckers.rules import AMERICAN6, SIMPLE6
 from neurocheckers.rules.engine import step
@@ -29,9 +29,10 @@ def players():
     return parse_player("random", SIMPLE6), parse_player("greedy-material", SIMPLE6)
 
 
-def _match(players, games: int, batch: int, seed: int = 0, **kwargs):
+def _match(players, games: int, batch: int, seed: int = 0, keep_actions: int = 0, **progress):
     a, b = players
-    return run_match(SIMPLE6, a.policy, a.params, b.policy, b.params, games, seed, batch, CAP, **kwargs)
+    options = MatchOptions(games, seed, batch, CAP, keep_actions=keep_actions)
+    return run_match(SIMPLE6, a.policy, a.params, b.policy, b.params, options, **progress)
 
 
 @pytest.mark.parametrize("batch", [2, 3, 4])
@@ -126,10 +127,12 @@ def lazy_policy(params, state, key):
 
 def test_the_default_cap_lets_long_games_end_by_the_rules():
     """Without a total-ply limit (American rules) no game is cut before the rules' own draw limits."""
-    records = run_match(LAZY6, lazy_policy, None, lazy_policy, None, 4, seed=0, batch=4)
+    records = run_match(LAZY6, lazy_policy, None, lazy_policy, None, MatchOptions(4, seed=0, batch=4))
     assert records.finished.all()
     assert records.length.max() > 200  # the arena's old cap would have cut (and drawn) these games
-    cut = run_match(LAZY6, lazy_policy, None, lazy_policy, None, 4, seed=0, batch=4, max_plies=200)
+    cut = run_match(
+        LAZY6, lazy_policy, None, lazy_policy, None, MatchOptions(4, seed=0, batch=4, max_plies=200)
+    )
     long = records.length > 200
     assert not cut.finished[long].any() and np.all(cut.length[long] == 200)
     assert np.all(cut.score[long] == 0.5)
@@ -166,4 +169,6 @@ def test_a_batch_too_large_for_memory_is_refused_before_it_runs(players):
     # Recorded actions alone: 10**6 games x 10**7 plies x 4 bytes = 40 TB.
     games, plies = 10**6, 10**7
     with pytest.raises(MemoryLimitError, match=r"a batch of 1000000 games needs about .* GiB of memory"):
-        run_match(SIMPLE6, a.policy, None, b.policy, None, games, 0, games, plies, keep_actions=1)
+        run_match(
+            SIMPLE6, a.policy, None, b.policy, None, MatchOptions(games, 0, games, plies, keep_actions=1)
+        )

@@ -14,7 +14,7 @@ pytest.importorskip("pyspiel")
 from neurocheckers import engines  # noqa: E402
 from neurocheckers.analysis.games import RESULTS, games_from_actions  # noqa: E402
 from neurocheckers.analysis.gauntlet import GauntletConfig, play_row  # noqa: E402
-from neurocheckers.arena import paired_opening_starts  # noqa: E402
+from neurocheckers.arena import MatchOptions, paired_opening_starts  # noqa: E402
 from neurocheckers.cli import main  # noqa: E402
 from neurocheckers.policies import Player  # noqa: E402
 from neurocheckers.rules import AMERICAN6, AMERICAN8, SIMPLE6  # noqa: E402
@@ -76,9 +76,8 @@ def test_a_tiny_match_against_openspiel_is_legal_and_balanced():
     a = engines.parse_any_player("random", AMERICAN8)
     b = engines.parse_any_player("openspiel:alphabeta:1", AMERICAN8)
     seen = []
-    records = engines.play_any_match(
-        AMERICAN8, a, b, 4, seed=1, keep_actions=4, openings=openings, on_progress=lambda d, n: seen.append(d)
-    )
+    options = MatchOptions(4, seed=1, keep_actions=4, openings=openings)
+    records = engines.play_any_match(AMERICAN8, a, b, options, on_progress=lambda d, n: seen.append(d))
     assert records.a_is_black.tolist() == [True, False, True, False] and seen[-1] == 4
     assert np.all(records.finished) and records.actions.shape[0] == 4
     assert np.array_equal(
@@ -90,7 +89,9 @@ def test_a_tiny_match_against_openspiel_is_legal_and_balanced():
     assert played[0]["start_fen"] == played[1]["start_fen"] != played[2]["start_fen"]
     assert [g["result"] for g in played] == [RESULTS[int(r)] for r in records.result]
     # OpenSpiel's MCTS plays too, as A (Black in game 0).
-    mcts = engines.play_any_match(AMERICAN8, engines.parse_any_player("openspiel:mcts:4", AMERICAN8), a, 1)
+    mcts = engines.play_any_match(
+        AMERICAN8, engines.parse_any_player("openspiel:mcts:4", AMERICAN8), a, MatchOptions(1)
+    )
     assert mcts.a_is_black.tolist() == [True] and bool(mcts.finished[0])
 
 
@@ -101,11 +102,12 @@ def test_py_draughts_and_the_timed_search_play_in_the_host_loop():
     a = engines.parse_any_player("timed:300n:material", AMERICAN8)
     b = engines.parse_any_player("pydraughts:1", AMERICAN8)
     clock = engines.MoveClock()
-    records = engines.play_any_match(AMERICAN8, a, b, 2, seed=0, openings=openings, clock=clock, max_plies=60)
+    options = MatchOptions(2, seed=0, max_plies=60, openings=openings)
+    records = engines.play_any_match(AMERICAN8, a, b, options, clock=clock)
     assert records.a_is_black.tolist() == [True, False]
     assert clock.moves[True] > 0 and clock.moves[False] > 0
     assert clock.per_move(True) > 0 and clock.per_move(False) > 0
-    again = engines.play_any_match(AMERICAN8, a, b, 2, seed=0, openings=openings, max_plies=60)
+    again = engines.play_any_match(AMERICAN8, a, b, options)
     assert np.array_equal(again.score, records.score) and np.array_equal(again.length, records.length)
 
 

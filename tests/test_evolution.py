@@ -93,6 +93,7 @@ def test_evosax_strategies_run_epochs(tiny_config, strategy):
     for epoch in range(2):
         state, metrics = evolve_epoch(setup, state, epoch_key(1, epoch))
         assert np.isfinite(float(metrics["fitness_mean"]))
+        assert "learner_loss_before" not in metrics  # no learners, no loss (an empty column, not NaN)
     assert int(state.epoch) == 2
 
 

@@ -26,7 +26,7 @@ from neurocheckers.analysis.gauntlet import (
     run_gauntlet,
     write_gauntlet,
 )
-from neurocheckers.arena import run_match
+from neurocheckers.arena import MatchOptions, run_match
 from neurocheckers.players import parse_player
 from neurocheckers.rules import AMERICAN6, SIMPLE6, get_rules
 from neurocheckers.rules.notation import to_fen
@@ -124,9 +124,8 @@ def test_paired_openings_give_each_colour_once_per_opening():
     openings = load_openings(SIMPLE6, 3)
     starts = opening_states(SIMPLE6, openings)
     player = parse_player("random", SIMPLE6)
-    records = run_match(
-        SIMPLE6, player.policy, None, player.policy, None, 6, seed=1, batch=4, keep_actions=6, openings=starts
-    )
+    options = MatchOptions(6, seed=1, batch=4, keep_actions=6, openings=starts)
+    records = run_match(SIMPLE6, player.policy, None, player.policy, None, options)
     assert records.a_is_black.tolist() == [True, False] * 3
     # Both games of a pair start from the same position: their first actions are legal there.
     for game in range(6):
@@ -284,8 +283,9 @@ def test_alphabeta_with_a_material_shaped_network_plays_like_alphabeta(tmp_path,
     by_material = act(None, starts, keys, material.policy)
     np.testing.assert_array_equal(np.asarray(by_network), np.asarray(by_material))
     # The same net at the leaves of a whole match gives the same games as the material count.
-    a = run_match(SIMPLE6, network.policy, network.params, material.policy, None, 8, seed=2, openings=starts)
-    b = run_match(SIMPLE6, material.policy, None, material.policy, None, 8, seed=2, openings=starts)
+    options = MatchOptions(8, seed=2, openings=starts)
+    a = run_match(SIMPLE6, network.policy, network.params, material.policy, None, options)
+    b = run_match(SIMPLE6, material.policy, None, material.policy, None, options)
     np.testing.assert_array_equal(a.score, b.score)
 
 

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from neurocheckers.analysis import games, pdn_games
-from neurocheckers.arena import paired_opening_starts, run_match
+from neurocheckers.arena import MatchOptions, paired_opening_starts, run_match
 from neurocheckers.cli import main
 from neurocheckers.players import parse_player
 from neurocheckers.rules import AMERICAN8, SIMPLE6
@@ -141,9 +141,8 @@ def test_match_games_round_trip_through_pdn(tmp_path):
     rules = SIMPLE6
     player = parse_player("random", rules)
     openings = opening_states(rules, load_openings(rules, 2))
-    records = run_match(  # the match `match --games 4 --openings 2` plays (one compile for both tests)
-        rules, player.policy, None, player.policy, None, 4, seed=2, batch=4, keep_actions=4, openings=openings
-    )
+    options = MatchOptions(4, seed=2, batch=4, keep_actions=4, openings=openings)
+    records = run_match(rules, player.policy, None, player.policy, None, options)  # as `match --openings 2`
     starts = paired_opening_starts(openings, jnp.arange(4))
     played = games.games_from_actions(rules, records.actions, "a", "b", starts)
     path = pdn_games.save_game_file(tmp_path / "match.pdn", rules, played, event="round trip")

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from neurocheckers.analysis.plots import fitness_figure, plot_strength, strength_figure
-from neurocheckers.arena import run_match
+from neurocheckers.arena import MatchOptions, run_match
 from neurocheckers.cli import main
 from neurocheckers.evolution.boss_ga import make_setup
 from neurocheckers.experiment.config import load_config
@@ -80,9 +80,8 @@ def test_the_probe_rates_the_network_at_the_leaves_against_material(config):
     probe = strength_probe(setup, material_network(setup.spec))
     material = alphabeta_player_policy(setup.rules, 2)
     openings = probe_openings(setup.rules)
-    records = run_match(
-        setup.rules, material, None, material, None, 64, seed=PROBE_SEED, batch=64, openings=openings
-    )
+    options = MatchOptions(64, seed=PROBE_SEED, batch=64, openings=openings)
+    records = run_match(setup.rules, material, None, material, None, options)
     assert probe["strength_material"] == pytest.approx(float(np.mean(records.score)))
     assert len(records.score) == 2 * jax.tree.leaves(openings)[0].shape[0] == 64
 

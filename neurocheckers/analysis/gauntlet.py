@@ -36,6 +36,7 @@ from typing import Any
 import jax
 import numpy as np
 
+from neurocheckers.arena import MatchOptions
 from neurocheckers.engines import MoveClock, parse_any_player, play_any_match
 from neurocheckers.formats import display_name
 from neurocheckers.players import trained_player_spec
@@ -236,10 +237,8 @@ def play_row(rules: Rules, kind: str, a_spec: str, b_spec: str, starts, config: 
     starts = jax.tree.map(lambda x: x[:openings], starts)
     games = 2 * openings
     clock = None if isinstance(a, Player) and isinstance(b, Player) else MoveClock()
-    records = play_any_match(
-        rules, a, b, games, seed=config.seed, batch=min(config.batch, games), max_plies=config.max_plies,
-        openings=starts, clock=clock,
-    )  # fmt: skip
+    options = MatchOptions(games, config.seed, min(config.batch, games), config.max_plies, openings=starts)
+    records = play_any_match(rules, a, b, options, clock=clock)
     score = np.asarray(records.score)
     mean, low, high = paired_interval(score)
     return Row(

@@ -125,9 +125,10 @@ def match(
         raise UserError(str(e)) from None
     keep, clock = (save_count if save_games is not None else 0), _match_clock(a, b)
     plot_path = _plot_path(plot) if plot else None
-    records = _play_match(
-        preset, a, b, games, seed, batch, max_plies, opening_plies, keep, as_json, starts, clock
-    )
+    from neurocheckers.arena import MatchOptions
+
+    options = MatchOptions(games, seed, batch, max_plies, opening_plies, keep, starts)
+    records = _play_match(preset, a, b, options, as_json, clock)
     _report_match(preset, a, b, records, seed, as_json, plot_path, save_games, starts, clock)
 
 
@@ -144,15 +145,12 @@ def _check_match_numbers(
 ) -> None:
     """``UserError`` naming the first of ``match``'s counts that is out of range."""
     for name, value in (("--games", games), ("--batch", batch), ("--max-plies", max_plies)):
-        if value is not None and value < 1:
-            raise UserError(f"{name} must be >= 1, got {value}")
+        at_least(name, value, 1)
     at_least("--opening-plies", opening_plies, 0)
-    if save_count < 1:
-        raise UserError(f"--save-count must be >= 1, got {save_count}")
+    at_least("--save-count", save_count, 1)
 
 
-def _play_match(rules, a, b, games: int, seed: int, batch: int, max_plies: int | None, opening_plies: int,
-                keep_actions: int, quiet: bool, openings=None, clock=None):  # fmt: skip
+def _play_match(rules, a, b, options, quiet: bool, clock=None):
     """``engines.play_any_match`` (``arena.run_match`` for our players) under a transient progress
     bar (none when ``quiet``)."""
     from rich.progress import Progress
@@ -161,15 +159,18 @@ def _play_match(rules, a, b, games: int, seed: int, batch: int, max_plies: int |
     from neurocheckers.sharding import MemoryLimitError
 
     with Progress(transient=True, disable=quiet) as progress:
-        task = progress.add_task(f"{a.name} vs {b.name}", total=games)
+        task = progress.add_task(f"{a.name} vs {b.name}", total=options.games)
         try:
             return play_any_match(
-                rules, a, b, games, seed, batch, max_plies, opening_plies, keep_actions,
-                on_progress=lambda done, _: progress.update(task, completed=done), openings=openings,
+                rules,
+                a,
+                b,
+                options,
+                on_progress=lambda done, _: progress.update(task, completed=done),
                 clock=clock,
-            )  # fmt: skip
+            )
         except MemoryLimitError as e:
-            hint = f"lower --batch (now {min(batch, games)}) or the players' search sizes"
+            hint = f"lower --batch (now {min(options.batch, options.games)}) or the players' search sizes"
             raise UserError(f"{e}; {hint}") from None
 
 

@@ -228,7 +228,7 @@ def _breed(
     key: jax.Array,
 ) -> tuple[Any, Any, dict[str, jax.Array]]:
     """(next population, next strategy state, the learners' losses): the boss GA's four quarters, or
-    the evosax strategy told the fitness (its losses are NaN: it has no learners)."""
+    the evosax strategy told the fitness (no losses: it has no learners)."""
     c = setup.settings
     if setup.strategy is None:
         inputs, targets, weights = learner_training_data(setup, population, records)
@@ -252,8 +252,7 @@ def _breed(
     es_state, _ = es_tell(key, setup.strategy, population, fitness, es_state, setup.es_params)
     # Keep the carried state's exact types (no weak types) so the next epoch reuses this compile.
     es_state = jax.tree.map(lambda new, old: jnp.asarray(new, old.dtype), es_state, state.es_state)
-    nan = jnp.float32(jnp.nan)
-    return population, es_state, {"learner_loss_before": nan, "learner_loss_after": nan}
+    return population, es_state, {}  # no learners: their loss columns stay empty
 
 
 def _epoch_metrics(

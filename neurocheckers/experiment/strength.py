@@ -17,7 +17,7 @@ import functools
 import time
 from typing import Any, Protocol
 
-from neurocheckers.arena import PopulationSearch, run_match
+from neurocheckers.arena import MatchOptions, PopulationSearch, run_match
 from neurocheckers.evaluator import EvaluatorSpec, value_fn
 from neurocheckers.evolution.selection import member_policy
 from neurocheckers.policies import alphabeta_player_policy, random_player_policy
@@ -64,9 +64,8 @@ def strength_probe(setup: ProbedSetup, boss: Any) -> dict[str, float]:
     }
     row: dict[str, float] = {}
     for name, (policy, opponent) in matches.items():
-        records = run_match(
-            rules, policy, boss, opponent, None, games, seed=PROBE_SEED, batch=games, openings=openings
-        )
+        options = MatchOptions(games, seed=PROBE_SEED, batch=games, openings=openings)
+        records = run_match(rules, policy, boss, opponent, None, options)
         score, low, high = paired_interval(records.score)
         row.update({f"strength_{name}": score, f"strength_{name}_low": low, f"strength_{name}_high": high})
     row["strength_seconds"] = time.perf_counter() - start
