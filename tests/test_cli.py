@@ -292,9 +292,15 @@ def test_export_paths_that_cannot_be_written(runs, tmp_path, capsys):
     blocker = tmp_path / "file"
     blocker.write_text("x")
     assert main(["export", str(run_dir), "--out", str(blocker / "agent.safetensors")]) == 2
-    _error_line(capsys, "cannot write --out", "is a file, not a folder")
-    assert main(["export", str(run_dir), "--out", str(blocker)]) == 0  # an existing file is replaced
-    assert _metadata(blocker)["format"] == "neurocheckers-agent"
+    _error_line(capsys, "--out", "is a file, not a folder")
+    assert main(["export", str(run_dir), "--out", str(blocker)]) == 2  # not an agent file's name
+    _error_line(capsys, "--out", "must end in .safetensors")
+    assert main(["export", str(run_dir), "--out", str(tmp_path / "agent.txt")]) == 2
+    _error_line(capsys, "--out", "agent.txt", "must end in .safetensors")
+    old = tmp_path / "old.safetensors"
+    old.write_text("x")
+    assert main(["export", str(run_dir), "--out", str(old)]) == 0  # an existing file is replaced
+    assert _metadata(old)["format"] == "neurocheckers-agent"
 
 
 def test_exported_agent_refuses_other_rules(exported, capsys):
@@ -584,3 +590,42 @@ def test_evolve_runs_one_folder_per_seed(tmp_path, capsys):
         assert main(["evolve", str(config_file), *args, "--out", str(tmp_path / "refused")]) == 2
         _error_line(capsys, *words)
     assert not (tmp_path / "refused").exists()
+
+
+OUT_THAT_CANNOT_BE_WRITTEN = [
+    ["gauntlet", "random", "--rules", "simple6", "--openings", "1", "--out", "{blocked}/gauntlet"],
+    ["lineage", "{run}", "--games", "2", "--out", "{blocked}/replay"],
+    ["lineage", "{run}", "--games", "2", "--save-games", "{blocked}/games.pdn"],
+    ["compare", "{run}", "{run}", "--games", "2", "--out", "{blocked}/compare.csv"],
+    ["match", "random", "random", "--games", "2", "--save-games", "{blocked}/games.pdn"],
+    ["match", "random", "random", "--games", "2", "--plot", "{blocked}/material.png"],
+    ["show", "{games}", "--out", "{blocked}/game.gif"],
+    ["show", "{games}", "--out", "{missing}/game.gif"],
+]
+
+
+@pytest.mark.parametrize("args", OUT_THAT_CANNOT_BE_WRITTEN, ids=lambda a: " ".join(a[:1] + a[-2:-1]))
+def test_an_output_that_cannot_be_written_is_refused_before_any_game(
+    args, runs, tmp_path, capsys, monkeypatch
+):
+    """Every command that writes results checks where it writes first: exit 2 with one line naming the
+    option, and no game played (the players' match functions would fail the test)."""
+    from neurocheckers import arena, engines
+    from neurocheckers.analysis import gauntlet, replay
+
+    games = tmp_path / "games.json"
+    if args[0] == "show":
+        assert main(["match", "random", "random", "--games", "2", "--save-games", str(games)]) == 0
+    blocked = tmp_path / "blocker"
+    blocked.write_text("a file where a folder should be")
+
+    def played(*_, **__):
+        raise AssertionError("a game was played before the output path was checked")
+
+    for module, name in ((arena, "run_match"), (engines, "play_any_match"), (gauntlet, "run_gauntlet"),
+                         (replay, "lineage_table"), (replay, "compare_runs")):  # fmt: skip
+        monkeypatch.setattr(module, name, played)
+    filled = [a.format(blocked=blocked, run=runs[0], games=games, missing=tmp_path / "missing") for a in args]
+    capsys.readouterr()
+    assert main(filled) == 2
+    _error_line(capsys, args[-2])

@@ -6,7 +6,7 @@ from typing import Annotated
 
 import typer
 
-from neurocheckers.cli.common import UserError, app, example, rules_preset
+from neurocheckers.cli.common import UserError, app, example, rules_preset, writable_file
 
 
 @app.command(epilog=example("neurocheckers play --agent runs/agent.safetensors --seconds 2 --human white"))
@@ -114,8 +114,8 @@ def show(
 
     if not (fps > 0 and math.isfinite(fps)):
         raise UserError(f"--fps must be a positive number, got {fps}")
-    if out is not None and (Path(out).is_dir() or Path(out).suffix.lower() != ".gif"):
-        raise UserError(f"--out must name a .gif file, got {out!r}")
+    if out is not None:
+        writable_file(out, "--out", (".gif",), make_folder=False)
     if svg_dir is not None and Path(svg_dir).exists() and not Path(svg_dir).is_dir():
         raise UserError(f"--svg-dir {svg_dir!r} is a file, not a folder")
     try:

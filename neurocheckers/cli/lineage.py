@@ -17,6 +17,8 @@ from neurocheckers.cli.common import (
     example,
     match_progress,
     rules_preset,
+    writable_file,
+    writable_folder,
 )
 
 
@@ -79,6 +81,9 @@ def lineage(
         at_least("--opening-plies", opening_plies, 0)
         boss_lineage(run_dir)  # a bad folder fails here, before any compiling
         folder = Path(out or run_dir)
+        writable_folder(str(folder))
+        if save_games:
+            writable_file(save_games, "--save-games")
         progress, update = match_progress("lineage table")
         with progress:
             played: list | None = [] if save_games else None
@@ -145,6 +150,7 @@ def compare(
         at_least("--opening-plies", opening_plies, 0)
         for run_dir in (base_run, *runs):
             boss_lineage(run_dir)  # a bad folder fails here, before any compiling
+        writable_file(out or str(Path(base_run) / "compare.csv"), "--out", (".csv",))
         progress, update = match_progress("compare")
         with progress:
             rows = replay.compare_runs(base_run, runs, games, seed, opening_plies, update)
@@ -226,7 +232,7 @@ def gauntlet(
 
     preset = rules_preset(rules)
     depths = _depth_list(equal_depths, "--equal-depths")
-    _out_folder(out)
+    writable_folder(out)
     try:
         config = GauntletConfig(
             openings, depth, depths, seed, batch, ladder=ladder, equal_time=equal_time,
@@ -242,14 +248,6 @@ def gauntlet(
     print(format_gauntlet(result))
     files = write_gauntlet(result, out)
     print("wrote " + ", ".join(str(p) for p in files.values()))
-
-
-def _out_folder(out: str) -> None:
-    """``UserError`` when ``--out`` names a file, before any work."""
-    from pathlib import Path
-
-    if Path(out).exists() and not Path(out).is_dir():
-        raise UserError(f"--out {out!r} is a file, not a folder")
 
 
 def _names(text: str) -> tuple[str, ...]:

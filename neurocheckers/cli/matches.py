@@ -15,6 +15,7 @@ from neurocheckers.cli.common import (
     at_least,
     example,
     rules_preset,
+    writable_file,
 )
 
 
@@ -125,6 +126,10 @@ def match(
         raise UserError(str(e)) from None
     keep, clock = (save_count if save_games is not None else 0), _match_clock(a, b)
     plot_path = _plot_path(plot) if plot else None
+    if plot_path is not None:
+        writable_file(str(plot_path), "--plot")
+    if save_games is not None:
+        writable_file(save_games, "--save-games")
     from neurocheckers.arena import MatchOptions
 
     options = MatchOptions(games, seed, batch, max_plies, opening_plies, keep, starts)

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from neurocheckers.cli.common import UserError, app, example
+from neurocheckers.cli.common import UserError, app, example, writable_file
 
 
 def _config_keys_help() -> str:
@@ -371,12 +371,10 @@ def export(
     from neurocheckers.analysis.lineage import export_boss
     from neurocheckers.experiment.folder import RunError
 
-    folder = next((p for p in Path(out).parents if p.exists()), Path("."))
     if Path(out).is_dir():
         example = Path(out) / "agent.safetensors"
         raise UserError(f"--out {out!r} is a folder; give the agent file's name, e.g. {example}")
-    if not folder.is_dir():
-        raise UserError(f"cannot write --out {out!r}: {str(folder)!r} is a file, not a folder")
+    writable_file(out, "--out", (".safetensors",))
     try:
         path, entry = export_boss(run_dir, out, epoch)
     except (RunError, ValueError) as e:
