@@ -629,3 +629,16 @@ def test_an_output_that_cannot_be_written_is_refused_before_any_game(
     capsys.readouterr()
     assert main(filled) == 2
     _error_line(capsys, args[-2])
+
+
+def test_serve_refuses_a_busy_port_before_printing_a_url(tmp_path, capsys):
+    import socket
+
+    busy = socket.create_server(("127.0.0.1", 0))
+    try:
+        assert (
+            main(["serve", str(tmp_path), "--host", "127.0.0.1", "--port", str(busy.getsockname()[1])]) == 2
+        )
+    finally:
+        busy.close()
+    _error_line(capsys, "cannot listen on 127.0.0.1")  # and nothing on stdout: no URL printed

@@ -150,7 +150,11 @@ def test_cli_errors_are_one_line(files, capsys, tmp_path):
         (["--agent", str(tmp_path / "none.safetensors")], "no agent file"),
         (["--agent", files["simple6"], "--rules", "chess"], "unknown rules preset 'chess'"),
         (["--agent", files["simple6"], "--search", "minimax"], "--search must be one of alphabeta, mcts"),
-        (["--agent", files["simple6"], "--seconds", "90"], "--seconds must be at most 60 with --search alph"),
+        (["--agent", files["simple6"], "--seconds", "90"], "--seconds must be at most 60, got 90"),
+        (
+            ["--agent", files["simple6"], "--seconds", "1e9", "--search", "mcts"],
+            "--seconds must be at most 60",
+        ),
     ]
     for args, message in cases:
         assert main(["play", *args]) == 2

@@ -29,12 +29,21 @@ def serve(
         raise UserError(f"FOLDER must be a folder, got {folder!r}")
     if not 0 <= port <= 65535:
         raise UserError(f"--port must be in 0..65535, got {port}")
+    import socket
+
     import uvicorn
 
     from neurocheckers.web.app import create_app
 
-    print(f"serving {folder} at http://{host}:{port}/ (Ctrl-C stops)", flush=True)
-    try:
-        uvicorn.run(create_app(folder), host=host, port=port, log_level="warning")
+    try:  # the port is taken before the URL is printed: a busy port is an error, not a dead link
+        listening = socket.create_server(
+            (host, port), family=socket.AF_INET6 if ":" in host else socket.AF_INET
+        )
     except OSError as e:
-        raise UserError(f"cannot listen on {host}:{port}: {e.strerror or e}") from None
+        raise UserError(
+            f"cannot listen on {host}:{port}: {e.strerror or 'the address is not usable'}"
+        ) from None
+    port = listening.getsockname()[1]  # the one the system chose for --port 0
+    server = uvicorn.Server(uvicorn.Config(create_app(folder), log_level="warning"))
+    print(f"serving {folder} at http://{host}:{port}/ (Ctrl-C stops)", flush=True)
+    server.run(sockets=[listening])
