@@ -240,3 +240,57 @@ def test_a_learner_whose_network_turns_non_finite_stops(tmp_path):
     with pytest.raises(RunError, match=r"made parameters non-finite .*learning_rate \(3e\+38\)"):
         run(run_dir)
     assert not (run_dir / "checkpoint.safetensors").exists()
+
+
+def _tiny_toml(path: Path) -> str:
+    items = (item.split("=", 1) for item in TINY_RUN)
+    lines = [f'{k} = "{v}"' if k == "rules" else f"{k} = {v}" for k, v in items]
+    path.write_text("\n".join([*lines, 'name = "says"', "strength_every = 0"]) + "\n")
+    return str(path)
+
+
+def test_evolve_says_why_it_stopped_and_where_a_resume_goes_on(tmp_path, capsys):
+    config = _tiny_toml(tmp_path / "tiny.toml")
+    out = tmp_path / "runs"
+    assert main(["evolve", config, "--epochs", "2", "--out", str(out), "--no-plot"]) == 0
+    assert "finished: 2 of 2 epochs" in capsys.readouterr().out
+    (run_dir,) = out.iterdir()
+    assert main(["evolve", "--resume", str(run_dir), "--epochs", "3", "--no-plot"]) == 0
+    said = capsys.readouterr().out
+    assert "continuing from its checkpoint after epoch 2 of 3" in said and "finished: 3 of 3 epochs" in said
+    budget = ["--set", "budget_minutes=0.000001", "--epochs", "50"]
+    assert main(["evolve", config, *budget, "--out", str(tmp_path / "budget"), "--no-plot"]) == 0
+    said = capsys.readouterr().out
+    assert "stopped: the training budget is spent" in said and "after 1 of 50 epochs" in said
+
+
+def test_ctrl_c_on_evolve_prints_the_resume_command(tmp_path):
+    config = _tiny_toml(tmp_path / "tiny.toml")
+    out = tmp_path / "runs"
+    command = [
+        sys.executable,
+        "-m",
+        "neurocheckers",
+        "evolve",
+        config,
+        "--epochs",
+        "100000",
+        "--out",
+        str(out),
+    ]
+    child = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_child_env()
+    )
+    try:
+        deadline = time.time() + 120
+        while time.time() < deadline and not list(out.glob("*/lineage/boss_0000_*")):
+            time.sleep(0.05)
+        time.sleep(1.0)  # into the epochs
+        child.send_signal(signal.SIGINT)
+        code = child.wait(timeout=60)
+    finally:
+        child.kill()
+    (run_dir,) = out.iterdir()
+    err = child.stderr.read()
+    assert code == 130 and "neurocheckers: aborted" in err
+    assert f"neurocheckers evolve --resume {run_dir}" in err

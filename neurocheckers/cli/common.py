@@ -113,3 +113,7 @@ def os_writable(folder) -> bool:
     import os
 
     return os.access(folder, os.W_OK | os.X_OK)
+
+
+INTERRUPT_HINTS: list[str] = []
+"""Lines printed after "aborted" when Ctrl-C stops the program (e.g. how to resume a run)."""

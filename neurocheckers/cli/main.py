@@ -6,7 +6,7 @@ import sys
 
 import typer
 
-from neurocheckers.cli.common import UserError, app
+from neurocheckers.cli.common import INTERRUPT_HINTS, UserError, app
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -35,12 +35,17 @@ def main(argv: list[str] | None = None) -> int:
         exit_soon_after_an_interrupt()
     code = _run_app(argv)
     if code == 130:
-        print("neurocheckers: aborted", file=sys.stderr)
+        print_aborted()
         if argv is None:
             sys.stdout.flush()
             sys.stderr.flush()
             os._exit(130)
     return code
+
+
+def print_aborted() -> None:
+    """The message of a program stopped by Ctrl-C, with the hints of the command that ran."""
+    print("\n".join(["neurocheckers: aborted", *INTERRUPT_HINTS]), file=sys.stderr, flush=True)
 
 
 INTERRUPT_GRACE_SECONDS = 3.0
@@ -69,7 +74,7 @@ def exit_soon_after_an_interrupt() -> None:
             if not received:
                 return
         time.sleep(INTERRUPT_GRACE_SECONDS)  # the main thread usually stops cleanly within this
-        print("neurocheckers: aborted", file=sys.stderr, flush=True)
+        print_aborted()
         os._exit(130)
 
     threading.Thread(target=watch, name="interrupt-watcher", daemon=True).start()

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from neurocheckers.cli.common import UserError, app, example, writable_file
+from neurocheckers.cli.common import INTERRUPT_HINTS, UserError, app, example, writable_file
 
 
 def _config_keys_help() -> str:
@@ -63,6 +63,9 @@ def evolve(
             return
         run_dir, total = prepared
         _evolve_with_progress(run_dir, total)
+        from neurocheckers.experiment.folder import stop_message
+
+        print(stop_message(run_dir, total))
         print(f"metrics: {run_dir}/metrics.csv")
         print(f"lineage: {run_dir}/lineage/")
         if plot:
@@ -119,6 +122,8 @@ def _prepare_run(config, out, epochs, seed, overrides, resume) -> tuple[str, int
                 rows = len(read_metrics(resume))
                 dropped = f"; its {rows} metric rows are replaced" if rows else ""
                 print(f"{resume} has no checkpoint: the run starts again from epoch 0{dropped}")
+            elif done is not None:
+                print(f"{resume}: continuing from its checkpoint after epoch {done} of {total}")
             run_dir = resume
         else:
             if config is None:
@@ -170,6 +175,9 @@ def _evolve_with_progress(run_dir: str, total: int) -> None:
             )
             progress.update(task, completed=int(row["epoch"]) + 1, status=status)
 
+        INTERRUPT_HINTS[:] = [
+            f"the run resumes from its last checkpoint: neurocheckers evolve --resume {run_dir}"
+        ]
         try:
             run(run_dir, epochs=total, on_epoch=on_epoch)
         except RunError as e:

@@ -210,3 +210,31 @@ def learner_status(row: dict[str, Any]) -> str:
     shown = [name for name in ("loss", "td_error") if name in row]
     parts += [f"{name.replace('_', ' ')} {float(row[name]):.4f}" for name in shown]
     return " ".join([*parts, f"{float(row['wall_seconds']):.2f} s/epoch"])
+
+
+def run_status(run_dir: str | Path, epochs: int | None = None) -> str:
+    """Where a run stands, in words: ``running`` (a process holds its lock), ``finished`` (its
+    checkpoint has ``epochs``, default the config's), ``budget reached`` (its training time is spent),
+    ``interrupted (resumable)`` (epochs remain: ``evolve --resume`` goes on), or ``not started``."""
+    config, _ = read_run_config(run_dir)
+    total = config.epochs if epochs is None else epochs
+    done = checkpoint_epoch(run_dir)
+    if run_is_locked(run_dir):
+        return "running"
+    if done is not None and done >= total:
+        return "finished"
+    if config.budget_minutes > 0 and training_seconds(run_dir) >= config.budget_minutes * 60:
+        return "budget reached"
+    return "interrupted (resumable)" if done is not None else "not started"
+
+
+def stop_message(run_dir: str | Path, epochs: int | None = None) -> str:
+    """One line on why a run that is not running stopped, for the end of ``evolve``."""
+    config, _ = read_run_config(run_dir)
+    total = config.epochs if epochs is None else epochs
+    done = checkpoint_epoch(run_dir) or 0
+    status = run_status(run_dir, total)
+    if status == "budget reached":
+        spent = f"{training_seconds(run_dir) / 60:.1f} of {config.budget_minutes:g} min"
+        return f"stopped: the training budget is spent ({spent}) after {done} of {total} epochs"
+    return f"{status}: {done} of {total} epochs"
