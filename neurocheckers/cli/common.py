@@ -60,7 +60,9 @@ def match_progress(description: str):
 
 OpeningPlies = Annotated[
     int,
-    typer.Option(metavar="N", help="Random plies at the start of each game (match: 0; lineage, compare: 2)."),
+    typer.Option(
+        metavar="N", help="Random plies at each game's start (match: 0; lineage and compare use 2)."
+    ),
 ]
 """An ``--opening-plies`` option (the default is the command's)."""
 
