@@ -527,7 +527,8 @@ def test_numpy_agent_refuses_bad_weight_values(exported, tmp_path):
 def test_evolve_help_lists_every_config_key_with_its_doc(capsys):
     import dataclasses
 
-    from neurocheckers.experiment.config import ExperimentConfig, field_docs
+    from neurocheckers.experiment.config import ExperimentConfig
+    from neurocheckers.experiment.config_doc import field_docs
 
     assert main(["evolve", "--help"]) == 0
     out = " ".join(capsys.readouterr().out.split())

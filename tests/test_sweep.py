@@ -332,3 +332,16 @@ def test_summary_table_fits_80_columns_with_one_column_per_fact():
     assert lines[0].split() == ["run", "status", "epochs", "bosses", "s/epoch", "pts/game"]
     assert lines[2].split() == [row["label"], "running", "512/512", "438", "0.1537", "0.427"]
     assert row["run_dir"] not in text  # the folder is in summary.csv
+
+
+def test_sweep_set_overrides_every_run_and_names_a_bad_key(tmp_path, capsys):
+    from neurocheckers.experiment.sweep_file import with_overrides
+
+    plan = with_overrides(load_sweep(write_tiny(tmp_path)), ["population=8", "mutation_rate=0.5"])
+    assert {(e.config.population, e.config.mutation_rate) for e in plan.entries} == {(8, 0.5)}
+    with pytest.raises(SweepError, match="--set: unknown config key.*colour"):
+        with_overrides(plan, ["colour=red"])
+    assert (
+        main(["sweep", str(write_tiny(tmp_path)), "--set", "population=3", "--out", str(tmp_path / "o")]) == 2
+    )
+    assert "population" in capsys.readouterr().err and not (tmp_path / "o").exists()

@@ -14,7 +14,8 @@ def _config_keys_help() -> str:
     """The experiment config's keys, defaults and one-line docs, for ``evolve --help``."""
     import dataclasses
 
-    from neurocheckers.experiment.config import ExperimentConfig, field_docs
+    from neurocheckers.experiment.config import ExperimentConfig
+    from neurocheckers.experiment.config_doc import field_docs
 
     docs = field_docs()
     lines = ["\b", "Config keys (TOML top level or --set KEY=VALUE), with defaults:"]
@@ -188,6 +189,7 @@ def _evolve_with_progress(run_dir: str, total: int) -> None:
     epilog=example(
         "neurocheckers sweep experiments/study_grid.toml --epochs 32 --workers 2 --out runs",
         "neurocheckers sweep experiments/study_grid.toml --ray local --out runs",
+        "neurocheckers sweep experiments/study_grid.toml --set population=32 --set epochs=4 --out runs/try",
     )
 )
 def sweep(
@@ -217,6 +219,10 @@ def sweep(
     cpus_per_run: Annotated[
         int, typer.Option(metavar="N", help="CPUs (and host devices) each Ray task takes.")
     ] = 1,
+    set_: Annotated[
+        list[str] | None,
+        typer.Option("--set", metavar="KEY=VALUE", help="Override a key of every run's config (repeatable)."),
+    ] = None,
 ) -> None:
     """Run every config of a sweep file.
 
@@ -227,7 +233,7 @@ def sweep(
     from neurocheckers.experiment.config import ConfigError
     from neurocheckers.experiment.folder import RunError
     from neurocheckers.experiment.sweep import run_sweep
-    from neurocheckers.experiment.sweep_file import SweepError, load_sweep
+    from neurocheckers.experiment.sweep_file import SweepError, load_sweep, with_overrides
 
     for name, value in (("--epochs", epochs), ("--workers", workers), ("--cpus-per-run", cpus_per_run)):
         if value is not None and value < 1:
@@ -237,7 +243,7 @@ def sweep(
             f"--workers is for runs on this machine; with --ray give --cpus-per-run, got {workers}"
         )
     try:
-        plan = load_sweep(sweep_file)
+        plan = with_overrides(load_sweep(sweep_file), set_ or [])
     except SweepError as e:
         raise UserError(str(e)) from None
     print(f"sweep {plan.name}: {len(plan.entries)} runs in {Path(out) / plan.name}")

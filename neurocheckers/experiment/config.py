@@ -197,22 +197,6 @@ class ExperimentConfig:
         return EvolutionSettings(**fields)
 
 
-def field_docs() -> dict[str, str]:
-    """Each field's one-line documentation, read from the attribute docstrings in this source."""
-    import ast
-    import inspect
-
-    tree = ast.parse(inspect.getsource(ExperimentConfig))
-    docs: dict[str, str] = {}
-    body = tree.body[0].body  # type: ignore[attr-defined]
-    for node, following in zip(body, body[1:], strict=False):
-        if isinstance(node, ast.AnnAssign) and isinstance(following, ast.Expr):
-            value = getattr(following, "value", None)
-            if isinstance(value, ast.Constant) and isinstance(value.value, str):
-                docs[node.target.id] = value.value.strip()  # type: ignore[attr-defined]
-    return docs
-
-
 _TYPES = {f.name: f.type for f in dataclasses.fields(ExperimentConfig)}
 
 
@@ -480,6 +464,17 @@ def _channels_as_text(values: dict[str, Any]) -> dict[str, Any]:
     return values
 
 
+def parse_overrides(items: list[str]) -> dict[str, Any]:
+    """``--set key=value`` items as config values (TOML numbers and booleans, else strings)."""
+    values: dict[str, Any] = {}
+    for item in items:
+        key, sep, text = item.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"--set needs key=value, got {item!r}")
+        values[key.strip()] = _parse_value(key.strip(), text.strip())
+    return values
+
+
 def load_config(
     path: str | Path | None = None, overrides: list[str] | None = None, **fields: Any
 ) -> ExperimentConfig:
@@ -489,10 +484,6 @@ def load_config(
     if path is not None:
         values["name"] = Path(path).stem
         values.update(_read_toml(Path(path)))
-    for item in overrides or []:
-        key, sep, text = item.partition("=")
-        if not sep or not key.strip():
-            raise ConfigError(f"--set needs key=value, got {item!r}")
-        values[key.strip()] = _parse_value(key.strip(), text.strip())
+    values.update(parse_overrides(overrides or []))
     values.update({k: v for k, v in fields.items() if v is not None})
     return make_config(values)

@@ -1,11 +1,29 @@
-"""The config reference (``docs/config.md``): every key of ``ExperimentConfig`` with its default and
-one-line documentation, grouped by the part of the code that reads it."""
+"""Every key of ``ExperimentConfig`` with its default and one-line documentation (read from the
+field docstrings): for ``evolve --help`` and the config reference (``docs/config.md``), grouped by the
+part of the code that reads it. No JAX."""
 
 from __future__ import annotations
 
 import dataclasses
 
-from neurocheckers.experiment.config import ExperimentConfig, field_docs
+from neurocheckers.experiment.config import ExperimentConfig
+
+
+def field_docs() -> dict[str, str]:
+    """Each field's one-line documentation, read from the attribute docstrings in this source."""
+    import ast
+    import inspect
+
+    tree = ast.parse(inspect.getsource(ExperimentConfig))
+    docs: dict[str, str] = {}
+    body = tree.body[0].body  # type: ignore[attr-defined]
+    for node, following in zip(body, body[1:], strict=False):
+        if isinstance(node, ast.AnnAssign) and isinstance(following, ast.Expr):
+            value = getattr(following, "value", None)
+            if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                docs[node.target.id] = value.value.strip()  # type: ignore[attr-defined]
+    return docs
+
 
 SEARCH_KEYS = ("search", "simulations", "seconds_per_move", "depth")
 """The keys of how agents choose their moves, whichever the strategy."""

@@ -22,7 +22,13 @@ import re
 from pathlib import Path
 from typing import Any
 
-from neurocheckers.experiment.config import ConfigError, ExperimentConfig, load_config, make_config
+from neurocheckers.experiment.config import (
+    ConfigError,
+    ExperimentConfig,
+    load_config,
+    make_config,
+    parse_overrides,
+)
 from neurocheckers.experiment.files import read_toml
 
 TABLES = ("sweep", "set", "grid")
@@ -169,3 +175,17 @@ def with_epochs(sweep: Sweep, epochs: int) -> Sweep:
         )
     except ConfigError as e:
         raise SweepError(f"--epochs: {e}") from None
+
+
+def with_overrides(sweep: Sweep, items: list[str]) -> Sweep:
+    """Every entry with the ``--set key=value`` ``items`` applied (stored in its config, so a resume
+    with other values is refused); ``SweepError`` naming a bad item."""
+    try:
+        values = parse_overrides(items)
+        entries = tuple(
+            dataclasses.replace(e, config=make_config({**e.config.to_dict(), **values}))
+            for e in sweep.entries
+        )
+    except ConfigError as e:
+        raise SweepError(f"--set: {e}") from None
+    return dataclasses.replace(sweep, entries=entries)
