@@ -4,6 +4,7 @@ games (``analysis.pdn_games``), ``match --openings N --save-games FILE.pdn`` and
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
@@ -118,11 +119,17 @@ def test_hand_written_games_read_with_the_engine(tmp_path, capsys):
 def test_an_illegal_move_names_the_game_and_the_move(tmp_path, capsys):
     path = tmp_path / "bad.pdn"
     path.write_text(HAND_WRITTEN.replace("2. 8-11 22-17", "2. 8-11 22-13"))
-    with pytest.raises(ValueError, match=r"bad.pdn: game 2: move 3: illegal move '22-13'; legal moves: "):
-        pdn_games.load_game_file(path)
-    assert main(["show", str(path)]) == 2
+    loaded = pdn_games.load_game_file(path)  # the bad game is skipped, the others stay readable
+    assert len(loaded.games) == HAND_WRITTEN.count("[Event") - 1
+    assert len(loaded.skipped) == 1
+    assert re.search(r"bad.pdn: game 2: move 3: illegal move '22-13'; legal moves: ", loaded.skipped[0])
+    assert main(["show", str(path), "--out", str(tmp_path / "first.gif")]) == 0
     error = capsys.readouterr().err
-    assert error.count("\n") == 1 and "game 2: move 3" in error
+    assert error.count("\n") == 1 and "warning: skipped" in error and "game 2: move 3" in error
+    second_alone = "[Event" + HAND_WRITTEN.split("[Event")[2]
+    path.write_text(second_alone.replace("22-17", "22-13"))
+    with pytest.raises(ValueError, match=r"game 1: move 3: illegal move '22-13'"):  # no game left
+        pdn_games.load_game_file(path)
     path.write_text(HAND_WRITTEN.replace('[Result "0-1"]', '[Result "1-0"]').replace("} 0-1", "} 1-0"))
     assert pdn_games.load_pdn(path).games[0]["result"] == "1-0"  # a result the moves do not settle
     path.write_text('[GameType "20"]\n1. 32-28 *')
@@ -131,8 +138,9 @@ def test_an_illegal_move_names_the_game_and_the_move(tmp_path, capsys):
     path.write_text("1. 11-15 23-19 2. 8-11 22-17 1/2-1/2\n")
     assert pdn_games.load_pdn(path).games[0]["result"] == "1/2-1/2"
     path.write_text('[Variant "american6"]\n1. 5-8 *\n[Variant "american8"]\n1. 11-15 *')
-    with pytest.raises(ValueError, match="game 2: its rules are american8, an earlier game's american6"):
-        pdn_games.load_pdn(path)
+    mixed = pdn_games.load_pdn(path)
+    assert len(mixed.games) == 1 and mixed.rules.name == "american6"
+    assert "game 2: its rules are american8, an earlier game's american6" in mixed.skipped[0]
 
 
 def test_match_games_round_trip_through_pdn(tmp_path):

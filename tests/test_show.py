@@ -163,9 +163,9 @@ def test_match_save_games_and_show(tmp_path, capsys):
         assert image.n_frames == len(loaded.games[0]["moves"]) + 1
 
     assert main(["show", str(saved), "--out", str(tmp_path)]) == 2
-    assert "--out must name a .gif file" in capsys.readouterr().err
+    assert "is a folder; give a file name" in capsys.readouterr().err
     assert main(["show", str(saved), "--out", str(tmp_path / "x.txt")]) == 2
-    assert "--out must name a .gif file, got" in capsys.readouterr().err
+    assert "x.txt' must end in .gif" in capsys.readouterr().err
     assert main(["show", str(saved), "--game", "9"]) == 2
     assert "--game must be in 1..4" in capsys.readouterr().err
     assert main(["show", str(tmp_path / "none.json")]) == 2

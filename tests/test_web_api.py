@@ -177,12 +177,17 @@ def test_the_best_agent_of_the_rules_is_offered_first(tmp_path):
         ({"opponent": "random", "seed": 1.5}, "seed must be an integer"),
         ({"opponent": "random", "seed": [1]}, "seed must be an integer"),
         ({"opponent": "random", "seed": -1}, "seed must be an integer"),
+        ({"opponent": "random", "rules": 7}, "rules"),
+        ({"opponent": "random", "human": 5}, "human"),
+        ({"opponent": "random", "think_seconds": "x"}, "think time must be a number"),
+        ({"opponent": 5}, "'opponent' must be a player spec"),
     ],
 )
 def test_bad_game_settings_are_refused_with_a_message(client, served, settings, message):
     (served.parent / "outside.safetensors").write_bytes((served / "agent.safetensors").read_bytes())
     response = client.post("/api/games", json=settings)
     assert response.status_code in (400, 403, 404) and message in response.json()["error"]
+    assert str(served.resolve()) not in response.text
 
 
 def test_a_request_body_over_the_limit_is_refused_unread(client):
@@ -190,7 +195,9 @@ def test_a_request_body_over_the_limit_is_refused_unread(client):
 
     big = b'{"opponent": "' + b"x" * (MAX_BODY_BYTES + 10) + b'"}'
     response = client.post("/api/games", content=big, headers={"content-type": "application/json"})
-    assert response.status_code == 400 and "bytes" in response.json()["error"]
+    assert response.status_code == 413 and "bytes" in response.json()["error"]
+    huge = b"x" * (2 << 20)  # 2 MB
+    assert client.post("/api/games", content=huge).status_code == 413
     assert (
         client.post("/api/games", content=b"[1, 2]").json()["error"]
         == "the request body must be a JSON object"
@@ -299,3 +306,43 @@ def test_paths_outside_the_folder_are_refused(client, served, tmp_path):
 def test_serve_refuses_a_missing_folder(capsys, tmp_path):
     assert main(["serve", str(tmp_path / "nothing")]) == 2
     assert "FOLDER must be a folder" in capsys.readouterr().err
+
+
+def test_links_out_of_the_folder_are_left_out_of_listings_and_messages_hold_no_server_path(
+    client, served, tmp_path, caplog
+):
+    """A link to a file outside the served folder is not listed (and logged); the listings go on;
+    no answer names the served folder's place on the server."""
+    (tmp_path / "away.safetensors").write_bytes((served / "agent.safetensors").read_bytes())
+    (tmp_path / "away.pdn").write_text((served / "games" / "sample.json").read_text())
+    links = [served / "away.safetensors", served / "games" / "away.pdn"]
+    for link in links:
+        link.symlink_to(tmp_path / link.name)
+    try:
+        with caplog.at_level("WARNING", logger="neurocheckers.web"):
+            info = client.get("/api/info")
+            files = client.get("/api/game-files")
+        assert info.status_code == 200 and "away.safetensors" not in info.json()["agents"]
+        assert files.status_code == 200 and "games/away.pdn" not in files.json()["files"]
+        assert "away.safetensors leads outside the served folder" in caplog.text
+        answers = [info, files, client.get("/api/runs"), client.get("/api/run", params={"path": "runs/x"})]
+        answers.append(client.post("/api/games", json={"opponent": "mcts:../x.safetensors:2"}))
+        for answer in answers:
+            assert str(served.resolve()) not in answer.text and str(served) not in answer.text
+    finally:
+        for link in links:
+            link.unlink()
+
+
+def test_an_internal_error_is_a_logged_500_with_a_generic_message(client, monkeypatch, caplog):
+    from neurocheckers.web import folder
+
+    def broken(*_):
+        raise KeyError("an internal table lost a key")
+
+    monkeypatch.setattr(folder, "game_files", broken)
+    with caplog.at_level("ERROR", logger="neurocheckers.web"):
+        response = client.get("/api/game-files")
+    assert response.status_code == 500
+    assert "internal error" in response.json()["error"] and "lost a key" not in response.text
+    assert "GET /api/game-files failed" in caplog.text and "lost a key" in caplog.text

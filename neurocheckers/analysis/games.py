@@ -58,10 +58,12 @@ UNFINISHED = "*"
 
 @dataclasses.dataclass(frozen=True)
 class GameFile:
-    """A loaded game file: its rules and its games (dicts as described in the module docstring)."""
+    """A loaded game file: its rules, its games (dicts as described in the module docstring), and
+    why any game of a collection was skipped (one line each, naming the game)."""
 
     rules: Rules
     games: tuple[dict[str, Any], ...]
+    skipped: tuple[str, ...] = ()
 
 
 def result_text(state: State) -> str:

@@ -146,8 +146,10 @@ def game_of_pdn(rules: Rules, pdn: PdnGame) -> dict[str, Any]:
 
 def load_pdn(path: str | os.PathLike, rules: Rules | str | None = None) -> GameFile:
     """Read a PDN file, replaying every game to check it, under ``rules`` (default: each game's
-    tags, see ``rules_of_tags``; all games must agree). Raises a one-line ``ValueError`` naming the
-    file, the game (counting from 1) and the problem, e.g. an illegal move and the legal ones."""
+    tags, see ``rules_of_tags``; all games must agree). A game that fails is skipped, and
+    ``GameFile.skipped`` says why in one line naming the file, the game (counting from 1) and the
+    problem, e.g. an illegal move and the legal ones; when no game is left, that line is raised as a
+    ``ValueError``."""
     where = os.fspath(path)
     try:
         text = Path(path).read_text(encoding="utf-8-sig", errors="replace")
@@ -163,17 +165,19 @@ def load_pdn(path: str | os.PathLike, rules: Rules | str | None = None) -> GameF
         raise ValueError(f"{where}: no games in this PDN file")
     fixed = get_rules(rules) if rules is not None else None
     chosen: Rules | None = fixed
-    games = []
+    games, skipped = [], []
     for number, pdn in enumerate(parsed, start=1):
         try:
             own = fixed or rules_of_tags(pdn.tags)
             if chosen is not None and own != chosen:
                 raise ValueError(f"its rules are {own.name}, an earlier game's {chosen.name}")
-            chosen = own
             games.append(game_of_pdn(own, pdn))
+            chosen = own
         except ValueError as error:
-            raise ValueError(f"{where}: game {number}: {error}") from None
-    return GameFile(rules=chosen, games=tuple(games))
+            skipped.append(f"{where}: game {number}: {error}")
+    if not games:
+        raise ValueError(skipped[0])
+    return GameFile(rules=chosen, games=tuple(games), skipped=tuple(skipped))
 
 
 def save_game_file(

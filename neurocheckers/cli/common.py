@@ -102,10 +102,10 @@ def writable_file(path: str, option: str, suffixes: tuple[str, ...] = (), make_f
     from pathlib import Path
 
     file = Path(path)
-    if suffixes and file.suffix.lower() not in suffixes:
-        raise UserError(f"{option} {path!r} must end in {' or '.join(suffixes)}")
     if file.is_dir():
         raise UserError(f"{option} {path!r} is a folder; give a file name")
+    if suffixes and file.suffix.lower() not in suffixes:
+        raise UserError(f"{option} {path!r} must end in {' or '.join(suffixes)}")
     if not make_folder and not file.parent.is_dir():
         raise UserError(f"{option} {path!r}: there is no folder {str(file.parent)!r}")
     writable_folder(str(file.parent), option)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Annotated
 
 import typer
@@ -122,6 +123,8 @@ def show(
         loaded = load_game_file(games_file)
     except ValueError as e:
         raise UserError(str(e)) from None
+    for reason in loaded.skipped:
+        print(f"neurocheckers: warning: skipped {reason}", file=sys.stderr)
     if not 1 <= game <= len(loaded.games):
         raise UserError(f"--game must be in 1..{len(loaded.games)} for {games_file!r}, got {game}")
     chosen = loaded.games[game - 1]

@@ -33,16 +33,20 @@ def _error(status: int, message: str) -> JSONResponse:
 
 
 async def _handle(request: Request, error: Exception) -> JSONResponse:
-    """Errors as JSON: refused paths 403, missing things 404, bad requests 400."""
+    """Errors as JSON, paths in them relative to the served folder: refused paths 403, missing
+    things 404, the server's own checks of a request 400; anything else is the server's fault: a
+    500 with a generic message, logged with its traceback."""
+    root = request.app.state.root
     if isinstance(error, folder.PathRefused):
-        return _error(403, str(error))
-    if isinstance(error, (folder.NotFound, KeyError)):
-        return _error(404, str(error.args[0]) if error.args else "not found")
-    if isinstance(error, OSError):
-        return _error(404, f"cannot read it: {error.strerror or error}")
+        return _error(403, folder.relative_message(root, str(error)))
+    if isinstance(error, folder.NotFound):
+        return _error(404, folder.relative_message(root, str(error)))
+    if isinstance(error, (SessionError, folder.BadFile)):
+        return _error(400, folder.relative_message(root, str(error)))
     if isinstance(error, HTTPException):
         return _error(error.status_code, error.detail)
-    return _error(400, str(error))
+    folder.LOG.error("%s %s failed", request.method, request.url.path, exc_info=error)
+    return _error(500, "internal error: the server could not answer this request (it is in the server's log)")
 
 
 MAX_BODY_BYTES = 64 * 1024
@@ -50,16 +54,18 @@ MAX_BODY_BYTES = 64 * 1024
 
 
 async def _body(request: Request) -> dict[str, Any]:
-    """The request's JSON object; ``SessionError`` for anything else, or for a body over
+    """The request's JSON object; ``SessionError`` for anything else, and a 413 for a body over
     ``MAX_BODY_BYTES`` (read no further than that)."""
     declared = request.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
-        raise SessionError(f"the request body is {int(declared)} bytes; at most {MAX_BODY_BYTES} are read")
+        raise HTTPException(
+            413, f"the request body is {int(declared)} bytes; at most {MAX_BODY_BYTES} are read"
+        )
     chunks, size = [], 0
     async for chunk in request.stream():
         size += len(chunk)
         if size > MAX_BODY_BYTES:
-            raise SessionError(f"the request body is over {MAX_BODY_BYTES} bytes")
+            raise HTTPException(413, f"the request body is over {MAX_BODY_BYTES} bytes")
         chunks.append(chunk)
     try:
         body = json.loads(b"".join(chunks))
@@ -95,7 +101,7 @@ def _play_routes(root: Path, sessions: Sessions) -> list[Route]:
         suggestions = {rules: folder.opponent_suggestions(rules, agents, best) for rules in PRESETS}
         return JSONResponse(
             {
-                "folder": str(root),
+                "folder": root.resolve().name,  # its name only: never where it is on the server
                 "presets": list(PRESETS),
                 "agents": agents,
                 "best": best,
@@ -176,7 +182,8 @@ def _folder_routes(root: Path) -> list[Route]:
             }
             for g in games.games
         ]
-        return JSONResponse({"rules": games.rules.name, "games": listing})
+        skipped = [folder.relative_message(root, reason) for reason in games.skipped]
+        return JSONResponse({"rules": games.rules.name, "games": listing, "skipped": skipped})
 
     async def saved_game(request: Request) -> JSONResponse:
         path = _path(request)
@@ -210,7 +217,11 @@ def create_app(root: str | Path) -> Starlette:
     ]
     app = Starlette(
         routes=routes,
-        exception_handlers={ValueError: _handle, KeyError: _handle, OSError: _handle, HTTPException: _handle},
+        # Starlette answers these in place; any other exception reaches _handle too, then the server.
+        exception_handlers={
+            **dict.fromkeys((ValueError, KeyError, OSError, TypeError, HTTPException), _handle),
+            Exception: _handle,
+        },
     )
     app.state.root = root
     return app

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import logging
 import math
 import os
 from pathlib import Path
@@ -49,6 +50,9 @@ BEST_AGENT = "best_{rules}.safetensors"
 AGENT_FILE_ARGUMENT = {("greedy", 1): 0, ("alphabeta", 2): 1, ("mcts", 2): 0, ("timed", 2): 1}
 """Where a player spec names its agent file: (kind, argument count) -> argument index."""
 
+LOG = logging.getLogger("neurocheckers.web")
+"""Where the server logs what it leaves out and its own failures."""
+
 
 class PathRefused(ValueError):
     """A path that leads outside the served folder."""
@@ -56,6 +60,28 @@ class PathRefused(ValueError):
 
 class NotFound(ValueError):
     """A path inside the served folder with nothing (of the asked kind) there."""
+
+
+class BadFile(ValueError):
+    """A file of the served folder that cannot be used (a damaged run folder or game file)."""
+
+
+def reads_files(function):
+    """``function`` with the problems of the files it reads told apart from the server's own: a file
+    that cannot be read is ``NotFound``, one whose content is refused (``ValueError``) ``BadFile``."""
+
+    @functools.wraps(function)
+    def reading(*args, **kwargs):
+        try:
+            return function(*args, **kwargs)
+        except (PathRefused, NotFound, BadFile):
+            raise
+        except OSError as error:
+            raise NotFound(f"cannot read it: {error.strerror or error}") from None
+        except (ValueError, KeyError) as error:
+            raise BadFile(str(error.args[0]) if error.args else type(error).__name__) from None
+
+    return reading
 
 
 def inside(root: str | Path, relative: str) -> Path:
@@ -73,6 +99,26 @@ def inside(root: str | Path, relative: str) -> Path:
 def relative_name(root: str | Path, path: Path) -> str:
     """``path`` relative to ``root``, with forward slashes (how the page names it)."""
     return path.resolve().relative_to(Path(root).resolve()).as_posix()
+
+
+def listed(root: str | Path, paths) -> list[str]:
+    """The names (``relative_name``) of ``paths`` that stay inside ``root``; an entry that leads
+    outside it (a link) is left out of the listing and logged, and the listing goes on."""
+    names = []
+    for path in paths:
+        try:
+            names.append(relative_name(root, path))
+        except ValueError:
+            LOG.warning("not listed: %s leads outside the served folder", Path(path).name)
+    return names
+
+
+def relative_message(root: str | Path, text: str) -> str:
+    """``text`` with the served folder's absolute path taken out (messages name files relative to
+    it, never where it is on the server)."""
+    for base in {str(Path(root).resolve()), str(Path(root).absolute())}:
+        text = text.replace(base + os.sep, "").replace(base, ".")
+    return text
 
 
 def _walk(root: str | Path):
@@ -151,7 +197,7 @@ def agent_files(root: str | Path, limit: int = 200) -> list[str]:
     """Agent files under ``root`` outside lineage folders (bosses are listed with their run)."""
     found = []
     for folder, _, files in _walk(root):
-        found += [relative_name(root, folder / f) for f in files if f.endswith(".safetensors")]
+        found += listed(root, [folder / f for f in files if f.endswith(".safetensors")])
         found = [f for f in found if not f.endswith("checkpoint.safetensors")]
         if len(found) >= limit:
             break
@@ -185,6 +231,7 @@ def run_status(run_dir: Path, epochs: int, epochs_done: int) -> str:
     return "interrupted"
 
 
+@reads_files
 def run_summary(root: str | Path, run_dir: Path) -> dict[str, Any]:
     """One run folder for the Runs page's list: name, summary line, status, epochs."""
     config, simulations = read_run_config(run_dir)
@@ -200,6 +247,7 @@ def run_summary(root: str | Path, run_dir: Path) -> dict[str, Any]:
     }
 
 
+@reads_files
 def run_detail(root: str | Path, run_dir: Path) -> dict[str, Any]:
     """A run's summary, its whole config and its boss lineage (with whether each file is there)."""
     config, simulations = read_run_config(run_dir)
@@ -230,6 +278,7 @@ def _number(text: str | None) -> float | None:
     return None if value is None or not math.isfinite(value) else value
 
 
+@reads_files
 def run_curves(run_dir: Path) -> dict[str, Any]:
     """The run's finished epochs and its ``CURVE_COLUMNS`` (None where a row has no value)."""
     rows = read_metrics(run_dir)
@@ -249,14 +298,24 @@ def _is_game_file(path: Path) -> bool:
 
 def game_files(root: str | Path) -> list[str]:
     """The game files under ``root`` (``match --save-games``, ``play --save``, PDN)."""
-    return [
-        relative_name(root, folder / f)
-        for folder, _, files in _walk(root)
-        for f in files
-        if Path(f).suffix in GAME_SUFFIXES and _is_game_file(folder / f)
-    ]
+    return listed(
+        root,
+        [
+            folder / f
+            for folder, _, files in _walk(root)
+            for f in files
+            if Path(f).suffix in GAME_SUFFIXES and inside_root(root, folder / f) and _is_game_file(folder / f)
+        ],
+    )
 
 
+def inside_root(root: str | Path, path: Path) -> bool:
+    """Whether ``path``, links followed, is inside ``root`` (nothing outside is ever opened)."""
+    base = Path(root).resolve()
+    return base in path.resolve().parents
+
+
+@reads_files
 def open_games(path: Path) -> GameFile:
     """The games of a game file: the one place the web app reads game files."""
     return load_game_file(path)
@@ -281,6 +340,7 @@ def _black_chances(rules: Rules, agent_path: Path, states: list) -> list[float]:
     return chances
 
 
+@reads_files
 def game_view(root: str | Path, rules: Rules, game: dict[str, Any]) -> dict[str, Any]:
     """One saved game for the Games page: its positions move by move, the moves, and the agent's
     evaluation of each position when a player spec names an agent file found in the served folder."""

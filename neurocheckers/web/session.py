@@ -54,7 +54,13 @@ from neurocheckers.rules.state import BLACK, State
 from neurocheckers.search.mcts import MCTSConfig
 from neurocheckers.timed_player import TimedPlayer
 from neurocheckers.web.board import material, position_json, side_name
-from neurocheckers.web.folder import find_agent_file, relative_name, spec_agent_file, with_agent_file
+from neurocheckers.web.folder import (
+    NotFound,
+    find_agent_file,
+    relative_name,
+    spec_agent_file,
+    with_agent_file,
+)
 
 MAX_THINK_SECONDS = 60.0
 """The longest thinking time a game may ask for."""
@@ -379,7 +385,7 @@ class Sessions:
         with self._lock:
             session = self.games.get(game_id)
         if session is None:
-            raise KeyError(f"no game {game_id!r} (the server keeps games in memory only)")
+            raise NotFound(f"no game {game_id!r} (the server keeps games in memory only)")
         return session
 
     def act(self, game_id: str, action: Any = None, *args: Any) -> dict[str, Any]:
