@@ -31,3 +31,15 @@ def test_the_readme_is_short_and_maps_the_docs():
     assert len(text) <= 12_000
     for page in DOCS:
         assert f"docs/{page.name}" in text, f"the README does not link docs/{page.name}"
+
+
+def test_committed_results_name_no_absolute_paths():
+    """Results name files relative to the checkout (or runs/), never where a machine kept them."""
+    absolute = re.compile(r"(?<![\w.])/(?:work|tmp|root|home|Users)/")
+    found = [
+        str(path.relative_to(REPO))
+        for path in (REPO / "results").rglob("*")
+        if path.suffix in (".csv", ".json", ".md", ".txt", ".log")
+        and absolute.search(path.read_text(errors="replace"))
+    ]
+    assert not found, found
