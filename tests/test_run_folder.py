@@ -294,3 +294,31 @@ def test_ctrl_c_on_evolve_prints_the_resume_command(tmp_path):
     err = child.stderr.read()
     assert code == 130 and "neurocheckers: aborted" in err
     assert f"neurocheckers evolve --resume {run_dir}" in err
+
+
+def test_a_resume_refuses_an_edited_config_or_a_damaged_history(tmp_path, capsys):
+    import json
+
+    config = _tiny_toml(tmp_path / "tiny.toml")
+    out = tmp_path / "runs"
+    assert (
+        main(
+            ["evolve", config, "--epochs", "2", "--set", "checkpoint_every=1", "--out", str(out), "--no-plot"]
+        )
+        == 0
+    )
+    (run_dir,) = out.iterdir()
+    before = _files(run_dir)
+    stored = json.loads((run_dir / "config.json").read_text())
+    edited = {**stored, "config": {**stored["config"], "mutation_rate": 0.5}}
+    (run_dir / "config.json").write_text(json.dumps(edited))
+    capsys.readouterr()
+    assert main(["evolve", "--resume", str(run_dir), "--epochs", "3", "--no-plot"]) == 2
+    _error(capsys, "was config.json edited?")
+    (run_dir / "config.json").write_text(json.dumps(stored))
+    rows = (run_dir / "metrics.csv").read_text().splitlines()
+    (run_dir / "metrics.csv").write_text("\n".join(rows[:2]) + "\n")  # epoch 1's row lost
+    damaged = _files(run_dir)
+    with pytest.raises(RunError, match=r"metrics.csv lacks the rows of epochs 1..1, which its checkpoint"):
+        run(run_dir, epochs=3)
+    assert _files(run_dir) == damaged and set(before) == set(damaged)

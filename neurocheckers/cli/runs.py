@@ -123,7 +123,12 @@ def _prepare_run(config, out, epochs, seed, overrides, resume) -> tuple[str, int
                 rows = len(read_metrics(resume))
                 dropped = f"; its {rows} metric rows are replaced" if rows else ""
                 print(f"{resume} has no checkpoint: the run starts again from epoch 0{dropped}")
-            elif done is not None:
+            elif done is None:  # a checkpoint this config.json did not write: say so before compiling
+                raise UserError(
+                    f"{resume}: its checkpoint cannot be read, or another config than its config.json wrote "
+                    "it (was config.json edited?); restore them, or start a new run; nothing was changed"
+                )
+            else:
                 print(f"{resume}: continuing from its checkpoint after epoch {done} of {total}")
             run_dir = resume
         else:

@@ -223,8 +223,9 @@ def run(
         return run_dir
     trainer = make_trainer(config, simulations)
     with run_lock(run_dir):
+        saved = _saved_state(run_dir, config, trainer)  # a checkpoint is checked before compiling
         trainer.check_fits()  # before anything is written
-        state = _start(run_dir, config, trainer)
+        state = _start(run_dir, config, trainer, saved)
         budget = Budget(config.budget_minutes * 60.0, training_seconds(run_dir))
         done_here = 0
         while (
@@ -246,18 +247,47 @@ class Budget:
         return self.seconds > 0 and self.used >= self.seconds
 
 
-def _start(run_dir: Path, config: ExperimentConfig, trainer: Trainer) -> Any:
-    """The state to go on from: the checkpoint's, or a new one (then the folder starts afresh with
-    its first network as lineage entry 0). Rows and lineage entries written after the checkpoint are
-    dropped: they are played again."""
-    if (run_dir / CHECKPOINT).exists():
-        state = read_checkpoint(run_dir, config, trainer.template())
-        _truncate_run(run_dir, int(state.epoch))
-        return state
+def _saved_state(run_dir: Path, config: ExperimentConfig, trainer: Trainer) -> Any | None:
+    """The checkpoint's state, its history checked (``_check_history``), or None without one;
+    ``RunError`` for a checkpoint of another config (an edited config.json) or a damaged history."""
+    if not (run_dir / CHECKPOINT).exists():
+        return None
+    state = read_checkpoint(run_dir, config, trainer.template())
+    _check_history(run_dir, int(state.epoch))
+    return state
+
+
+def _start(run_dir: Path, config: ExperimentConfig, trainer: Trainer, saved: Any | None) -> Any:
+    """The state to go on from: ``saved`` (the checkpoint's), or a new one (then the folder starts
+    afresh with its first network as lineage entry 0). Rows and lineage entries written after the
+    checkpoint are dropped: they are played again."""
+    if saved is not None:
+        _truncate_run(run_dir, int(saved.epoch))
+        return saved
     state = trainer.init(trainer.settings, jax.random.key(config.seed))
     _truncate_run(run_dir, 0)
     _save_network(run_dir, trainer, trainer.network(state), 0, -1, float("nan"))
     return state
+
+
+def _check_history(run_dir: Path, done: int) -> None:
+    """``RunError`` unless ``metrics.csv`` and ``lineage.csv`` hold every epoch up to the checkpoint's
+    ``done``: a damaged history is never silently cut (the run cannot write it again)."""
+    try:
+        logged = [int(row["epoch"]) for row in read_metrics(run_dir)]
+        lineage = read_lineage(run_dir)
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise RunError(
+            f"{run_dir}: its metrics.csv or lineage.csv cannot be read ({e}); restore them"
+        ) from None
+    missing = sorted(set(range(done)) - set(logged))
+    if missing:
+        raise RunError(
+            f"{run_dir / METRICS_FILE} lacks the rows of epochs {missing[0]}..{missing[-1]}, which its "
+            f"checkpoint (after epoch {done}) has played: restore it, or start a new run; nothing was changed"
+        )
+    if not lineage:
+        raise RunError(f"{run_dir / LINEAGE_FILE} has lost its entries: restore it; nothing was changed")
 
 
 def _lineage_columns(run_dir: Path, config: ExperimentConfig, epoch: int, last: bool) -> dict[str, Any]:
