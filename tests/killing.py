@@ -32,7 +32,8 @@ def assert_killed_run_resumes_identically(items: list[str], epochs: int, tmp_pat
     """Run config ``items`` whole in-process; run it again as ``neurocheckers evolve``, kill it with
     SIGKILL after its third epoch, resume it, and check its metrics and lineage equal the whole run's.
     ``epochs`` must be many more than the kill needs (each epoch a few ms once compiled)."""
-    items = [item for item in items if not item.startswith("epochs=")] + [f"epochs={epochs}"]
+    values = dict(item.split("=", 1) for item in items)  # a later item overrides an earlier one
+    items = [f"{key}={value}" for key, value in {**values, "epochs": str(epochs)}.items()]
     whole = run(create_run(load_config(None, items), tmp_path / "whole"))
     env = dict(os.environ)
     env.setdefault("NEUROCHECKERS_CACHE", str(jax.config.jax_compilation_cache_dir))
