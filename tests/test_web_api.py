@@ -237,7 +237,7 @@ def test_end_reasons():
 def test_runs_their_status_curves_and_lineage(client, served):
     runs = client.get("/api/runs").json()["runs"]
     assert len(runs) == 1 and runs[0]["path"].startswith("runs/tiny_seed0_")
-    assert runs[0]["status"] == "interrupted" and runs[0]["epochs_done"] == EPOCHS_WRITTEN
+    assert runs[0]["status"] == "interrupted (resumable)" and runs[0]["epochs_done"] == EPOCHS_WRITTEN
     path = runs[0]["path"]
     curves = client.get("/api/run/curves", params={"path": path}).json()
     assert curves["epoch"] == list(range(EPOCHS_WRITTEN))
@@ -254,7 +254,7 @@ def test_runs_their_status_curves_and_lineage(client, served):
     with run_lock(run_dir):
         assert run_is_locked(run_dir)
         assert client.get("/api/runs").json()["runs"][0]["status"] == "running"
-    assert client.get("/api/runs").json()["runs"][0]["status"] == "interrupted"
+    assert client.get("/api/runs").json()["runs"][0]["status"] == "interrupted (resumable)"
 
 
 def test_a_saved_game_with_the_agents_evaluation(client):
@@ -346,3 +346,20 @@ def test_an_internal_error_is_a_logged_500_with_a_generic_message(client, monkey
     assert response.status_code == 500
     assert "internal error" in response.json()["error"] and "lost a key" not in response.text
     assert "GET /api/game-files failed" in caplog.text and "lost a key" in caplog.text
+
+
+def test_a_run_that_spent_its_budget_says_so(tmp_path):
+    import json
+
+    from neurocheckers.web.folder import run_status
+
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / "config.json").write_text(json.dumps({"config": {"budget_minutes": 1.0, "epochs": 100},
+                                                     "simulations_used": 16}))  # fmt: skip
+    rows = "".join(f"{e},{30.5}\n" for e in range(2))
+    (run_dir / "metrics.csv").write_text("epoch,wall_seconds\n" + rows)
+    assert run_status(run_dir, 100, 2) == "budget reached"
+    (run_dir / "metrics.csv").write_text("epoch,wall_seconds\n0,30.5\n")
+    assert run_status(run_dir, 100, 1) == "interrupted (resumable)"
+    assert run_status(run_dir, 1, 1) == "finished"

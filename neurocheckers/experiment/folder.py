@@ -225,7 +225,8 @@ def run_status(run_dir: str | Path, epochs: int | None = None) -> str:
         return "finished"
     if config.budget_minutes > 0 and training_seconds(run_dir) >= config.budget_minutes * 60:
         return "budget reached"
-    return "interrupted (resumable)" if done is not None else "not started"
+    played = done is not None or bool(read_metrics(run_dir))
+    return "interrupted (resumable)" if played else "not started"
 
 
 def stop_message(run_dir: str | Path, epochs: int | None = None) -> str:

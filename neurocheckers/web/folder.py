@@ -24,7 +24,8 @@ from neurocheckers.analysis.games import GameFile, replay_game
 from neurocheckers.analysis.lineage import lineage
 from neurocheckers.analysis.pdn_games import load_game_file
 from neurocheckers.evaluator import value_fn
-from neurocheckers.experiment.folder import config_summary, read_run_config, run_is_complete, run_is_locked
+from neurocheckers.experiment.folder import config_summary, read_run_config
+from neurocheckers.experiment.folder import run_status as folder_run_status
 from neurocheckers.formats import CONFIG_FILE, LINEAGE_DIR, METRICS_FILE, STRENGTH_COLUMNS, read_metrics
 from neurocheckers.rules.presets import PRESETS, Rules
 from neurocheckers.rules.state import BLACK
@@ -222,13 +223,12 @@ def find_runs(root: str | Path) -> list[Path]:
 
 
 def run_status(run_dir: Path, epochs: int, epochs_done: int) -> str:
-    """``running`` while a process holds the run's lock, ``finished`` once all its epochs are done
-    (by its checkpoint or, for committed runs without one, by its metrics rows), else ``interrupted``."""
-    if run_is_locked(run_dir):
-        return "running"
-    if run_is_complete(run_dir, epochs) or epochs_done >= epochs:
+    """``experiment.folder.run_status``: running, finished, budget reached or interrupted (resumable);
+    a committed run kept without its checkpoint is finished when its metrics hold every epoch."""
+    status = folder_run_status(run_dir, epochs)
+    if status in ("interrupted (resumable)", "not started") and epochs_done >= epochs:
         return "finished"
-    return "interrupted"
+    return status
 
 
 @reads_files
