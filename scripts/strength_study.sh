@@ -18,8 +18,9 @@ OPENINGS=${OPENINGS:-100}
 EXTRA=${EXTRA:-}
 command -v neurocheckers >/dev/null || { echo "strength_study.sh: neurocheckers is not installed" >&2; exit 2; }
 names=("$@")
-if [ ${#names[@]} -eq 0 ]; then
-    names=(study paired_openings confirmation hall_of_fame alphabeta material_input cmaes_fixed combined)
+if [ ${#names[@]} -eq 0 ]; then  # every setting of experiments/strength/, as the header says
+    names=()
+    for file in experiments/strength/*.toml; do names+=("$(basename "$file" .toml)"); done
 fi
 mkdir -p "$OUT/runs"
 for name in "${names[@]}"; do
