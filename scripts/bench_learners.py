@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> None:
 
     from neurocheckers.arena import play_match
     from neurocheckers.learners.common import regress
-    from neurocheckers.learners.selfplay import selfplay
+    from neurocheckers.learners.self_play import selfplay
     from neurocheckers.learners.td_lambda import TDSettings, epoch, init, training_data
     from neurocheckers.rules.playout import random_playouts
     from neurocheckers.rules.presets import get_rules

@@ -11,9 +11,9 @@ import jax.numpy as jnp
 import pytest
 
 from neurocheckers.evaluator import init_params, value_fn
-from neurocheckers.learners import common
+from neurocheckers.learners import common, self_play
 from neurocheckers.learners.common import LearnerSettings, learner_spec, random_plies
-from neurocheckers.learners.selfplay import selfplay, selfplay_stages
+from neurocheckers.learners.self_play import selfplay, selfplay_stages
 from neurocheckers.rules.engine import init_batch, material_balance
 from neurocheckers.rules.presets import get_rules
 from neurocheckers.search.alphabeta import (
@@ -171,7 +171,7 @@ def test_selfplay_in_shrinking_batches_plays_the_same_games(search, monkeypatch)
     params = init_params(jax.random.key(7), learner_spec(settings))
     play = functools.partial(selfplay, settings, params, jax.random.key(8), jnp.float32(0.2))
     staged = jax.jit(play)()
-    monkeypatch.setattr(common, "SELFPLAY_STAGES", 1)
+    monkeypatch.setattr(self_play, "SELFPLAY_STAGES", 1)
     whole = jax.jit(lambda: play())()
     assert int(staged.length.max()) > int(staged.length.min())  # games of different lengths
     for a, b in zip(jax.tree.leaves(staged), jax.tree.leaves(whole), strict=True):

@@ -19,7 +19,7 @@ from neurocheckers.learners.common import (
 )
 from neurocheckers.learners.dqn_settings import DQNSettings, DQNState
 from neurocheckers.learners.replay import ReplayBuffer
-from neurocheckers.learners.selfplay import selfplay
+from neurocheckers.learners.self_play import selfplay
 from neurocheckers.learners.td_lambda import TDLeafSettings, TDSettings, td_lambda_targets
 
 __all__ = [

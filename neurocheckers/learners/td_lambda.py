@@ -1,7 +1,7 @@
 """TD(lambda) and TDLeaf(lambda) self-play learning of the evaluator network, as pure functions over
 ``LearnerState``.
 
-One epoch (``epoch``): ``selfplay_games`` self-play games of the current network (``selfplay.selfplay``),
+One epoch (``epoch``): ``selfplay_games`` self-play games of the current network (``self_play.selfplay``),
 the TD(lambda) target of every position the search moved from, then ``updates_per_epoch`` Adam steps
 regressing the network's values on those targets (minibatches of ``batch_size`` positions).
 
@@ -42,7 +42,7 @@ from neurocheckers.learners.common import (
     regress,
     weighted_mse,
 )
-from neurocheckers.learners.selfplay import selfplay
+from neurocheckers.learners.self_play import selfplay
 
 
 @dataclasses.dataclass(frozen=True)
