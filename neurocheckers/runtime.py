@@ -35,3 +35,22 @@ def configure_jax(cache_dir: str | Path | None = None) -> None:
     min_seconds = float(os.environ.get("NEUROCHECKERS_CACHE_MIN_SECONDS", "0.5"))
     set_jax_option("jax_persistent_cache_min_compile_time_secs", min_seconds)
     set_jax_option("jax_persistent_cache_min_entry_size_bytes", 0)
+
+
+def lazy_exports(package: str, homes: dict[str, str]):
+    """``(__getattr__, __dir__)`` for ``package``, whose public names (``homes``: name -> submodule)
+    are imported from their submodule on first use, so that importing the package alone is cheap (its
+    plain-Python submodules stay free of JAX)."""
+    import importlib
+
+    def __getattr__(name: str):
+        if name not in homes:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(f"{package}.{homes[name]}"), name)
+        setattr(sys.modules[package], name, value)
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted(set(vars(sys.modules[package])) | set(homes))
+
+    return __getattr__, __dir__

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,9 @@ from neurocheckers.experiment.config import load_config
 from neurocheckers.experiment.run import create_run, run
 from neurocheckers.experiment.sweep_file import load_sweep
 from neurocheckers.formats import read_metrics
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from tiny import TINY_LEARNER  # noqa: E402
 
 EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
 
@@ -40,18 +44,9 @@ def test_the_american8_folder_holds_every_method():
 
 
 TINY_TD = [
-    "layers=1",
-    "width=4",
-    "selfplay_games=4",
-    "max_plies=24",
-    "updates_per_epoch=1",
-    "batch_size=8",
-    "bootstrap_positions=16",
-    "bootstrap_steps=1",
-    "epochs=2",
-    "strength_every=0",
-    "budget_minutes=0",
+    item for item in TINY_LEARNER if not item.startswith(("rules=", "search=", "depth=", "snapshot_every="))
 ]
+TINY_TD += ["epochs=2", "budget_minutes=0"]
 
 
 def test_the_american8_td_lambda_config_runs(tmp_path):

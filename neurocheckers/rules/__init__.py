@@ -6,8 +6,9 @@ Names are loaded on first use, so that the plain-Python modules of this package 
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from neurocheckers.runtime import lazy_exports
 
 _HOMES = {
     "from_position": "engine",
@@ -67,13 +68,4 @@ if TYPE_CHECKING:
     from neurocheckers.rules.state import BLACK, WHITE, State
 
 
-def __getattr__(name: str):
-    if name not in _HOMES:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{_HOMES[name]}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_HOMES))
+__getattr__, __dir__ = lazy_exports(__name__, _HOMES)

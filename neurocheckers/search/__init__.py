@@ -7,8 +7,9 @@ importing JAX (the command line's help does).
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING
+
+from neurocheckers.runtime import lazy_exports
 
 _HOMES = {
     "MCTSConfig": "mcts",
@@ -38,14 +39,4 @@ if TYPE_CHECKING:
     from neurocheckers.search.types import Policy, ValueFn
 
 
-def __getattr__(name: str):
-    if name not in _HOMES:
-        # Submodules (``from neurocheckers.search import baselines``) are found by the import system.
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{_HOMES[name]}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_HOMES))
+__getattr__, __dir__ = lazy_exports(__name__, _HOMES)
