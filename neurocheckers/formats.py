@@ -42,14 +42,19 @@ updates, the mean absolute TD error before them, the exploration rate (epsilon, 
 temperature) and the network's mean value of the positions it trained on; DQN adds its points per
 finished game against its opponent (``score_vs_opponent``)."""
 
-METRIC_COLUMNS = (
-    "epoch",
+FITNESS_COLUMNS = (
     "fitness_min",
     "fitness_q25",
     "fitness_median",
     "fitness_q75",
     "fitness_max",
     "fitness_mean",
+)
+"""The quantiles and mean of the members' points against the boss in an epoch."""
+
+METRIC_COLUMNS = (
+    "epoch",
+    *FITNESS_COLUMNS,
     "best_member",
     "best_points",
     "boss_changed",

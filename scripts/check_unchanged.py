@@ -3,7 +3,7 @@ GA, TD(lambda), an evosax strategy, DQN, the hybrid) and the same gauntlets, pla
 REV and by the working tree, must give the same metrics (timing columns aside), lineage, networks,
 checkpoints and gauntlet rows.
 
-    python scripts/check_unchanged.py REV [--work DIR]
+    python scripts/check_unchanged.py REV [--work DIR] [--ignore COLUMN,...]
 
 REV is checked out with ``git worktree`` into DIR/old (and removed afterwards); both sides run on one
 host device (``NEUROCHECKERS_DEVICES=1``) with the same compile cache. Prints one line per
@@ -78,9 +78,9 @@ def play_everything(code: Path, out: Path) -> None:
         subprocess.run(command, cwd=code, env=env, check=True, capture_output=True)
 
 
-def stable_rows(path: Path) -> list[dict[str, str]]:
+def stable_rows(path: Path, ignored: frozenset[str] = frozenset()) -> list[dict[str, str]]:
     with open(path, newline="") as f:
-        return [{k: v for k, v in row.items() if k not in TIMING} for row in csv.DictReader(f)]
+        return [{k: v for k, v in row.items() if k not in TIMING | ignored} for row in csv.DictReader(f)]
 
 
 def tensors(path: Path) -> dict[str, str]:
@@ -89,13 +89,13 @@ def tensors(path: Path) -> dict[str, str]:
     return {name: hashlib.sha256(array.tobytes()).hexdigest() for name, array in load_file(path).items()}
 
 
-def compare(old: Path, new: Path) -> bool:
-    """Print each comparison; True when everything agrees."""
+def compare(old: Path, new: Path, ignored: frozenset[str] = frozenset()) -> bool:
+    """Print each comparison (metrics without the ``ignored`` columns); True when everything agrees."""
     same = True
     for name in RUNS:
         (a,), (b,) = list((old / name).iterdir()), list((new / name).iterdir())
         checks = {
-            "metrics": stable_rows(a / "metrics.csv") == stable_rows(b / "metrics.csv"),
+            "metrics": stable_rows(a / "metrics.csv", ignored) == stable_rows(b / "metrics.csv", ignored),
             "lineage": (a / "lineage.csv").read_text() == (b / "lineage.csv").read_text(),
             "networks": [tensors(p) for p in sorted((a / "lineage").iterdir())]
             == [tensors(p) for p in sorted((b / "lineage").iterdir())],
@@ -116,6 +116,9 @@ def main() -> int:
     )
     parser.add_argument("rev", help="the revision to compare the working tree with, e.g. HEAD~3")
     parser.add_argument("--work", help="folder for the checkout and the outputs (default: a temporary one)")
+    parser.add_argument(
+        "--ignore", default="", help="metrics columns a change meant to alter, comma-separated"
+    )
     args = parser.parse_args()
     work = Path(args.work or tempfile.mkdtemp(prefix="unchanged-"))
     old_code = work / "old"
@@ -123,7 +126,8 @@ def main() -> int:
     try:
         play_everything(old_code, work / "old_results")
         play_everything(REPO, work / "new_results")
-        same = compare(work / "old_results", work / "new_results")
+        ignored = frozenset(c for c in args.ignore.split(",") if c)
+        same = compare(work / "old_results", work / "new_results", ignored)
     finally:
         subprocess.run(["git", "worktree", "remove", "--force", str(old_code)], cwd=REPO, check=True)
     print("unchanged" if same else "CHANGED")

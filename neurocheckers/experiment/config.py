@@ -9,10 +9,26 @@ import typing
 from pathlib import Path
 from typing import Any
 
+from neurocheckers.architectures import ArchitectureSettings
 from neurocheckers.experiment.files import read_toml
 from neurocheckers.formats import parse_fixed_opponent
 from neurocheckers.rules.presets import PRESETS
 from neurocheckers.search.limits import MAX_ALPHABETA_DEPTH, MAX_SIMULATIONS
+from neurocheckers.sections import (
+    BossGASettings,
+    DQNSectionSettings,
+    LambdaSettings,
+    LearningRateSettings,
+    MinibatchSettings,
+    PliesSettings,
+    RulesSettings,
+    RunSettings,
+    SearchSettings,
+    SelfPlaySettings,
+    StrategySettings,
+    declaring_class,
+    sections_of,
+)
 
 if typing.TYPE_CHECKING:
     from neurocheckers.evolution.settings import EvolutionSettings
@@ -34,150 +50,23 @@ class ConfigError(ValueError):
 
 
 @dataclasses.dataclass(frozen=True)
-class ExperimentConfig:
-    """One evolution experiment. Every field can be set in TOML or with ``--set key=value``."""
-
-    name: str = "experiment"
-    """Experiment name, used in the run folder's name."""
-    rules: str = "simple6"
-    """Rules preset: simple6, american6 or american8."""
-    layers: int = 5
-    """Hidden ReLU layers of each agent's MLP (the study: 5; variants 3 and 7)."""
-    width: int = 32
-    """Units per hidden layer (the study does not give it; quote it with every figure)."""
-    population: int = 256
-    """Members in the population (divisible by 4: elites, mutants, crossovers, learners)."""
-    games_per_epoch: int = 8
-    """Games each member plays against the boss per epoch, half with each colour (even)."""
-    epochs: int = 512
-    """Epochs to run."""
-    simulations: int = 16
-    """MCTS simulations per move for members and boss (ignored when seconds_per_move > 0)."""
-    seconds_per_move: float = 0.0
-    """Time budget per move; > 0 calibrates a simulation count on this machine once, at the start."""
-    mutation_rate: float = 0.125
-    """Standard deviation of the Gaussian noise added to one layer of each mutant."""
-    learning_rate: float = 0.002
-    """Adam learning rate of the supervised quarter."""
-    train_steps: int = 8
-    """Full-batch Adam steps each learner takes per epoch."""
-    loss: str = "mae"
-    """Supervised loss: mae (the study's mean difference) or mse."""
-    strategy: str = "boss_ga"
-    """boss_ga (the study), an evosax strategy (SimpleGA, Open_ES, SNES, CMA_ES), td_lambda, td_leaf, dqn."""
-    promotion_threshold: float = 0.75
-    """Fraction of games_per_epoch points the best member needs to become the boss."""
-    opening_plies: int = 0
-    """Random plies played before the agents take over, for varied games."""
-    max_plies: int = 200
-    """Safety cap on a game's length; a game still going on is scored as a draw."""
-    seed: int = 0
-    """Random seed: the same config and seed give the same metrics on the same machine."""
-    checkpoint_every: int = 10
-    """Write a checkpoint every this many epochs (and at the end)."""
-    search: str = "mcts"
-    """How members and boss choose moves: mcts (simulations per move) or alphabeta (depth plies)."""
-    depth: int = 2
-    """Alpha-beta plies per move with search = alphabeta (Blondie24: 4; each ply costs ~6x more time)."""
-    material_input: bool = False
-    """Feed the material balance (men 1, kings 1.5) straight to the output unit with its own weight."""
-    openings: int = 0
-    """Openings drawn per epoch, each met with both colours (0: start position; games_per_epoch = 2 x it)."""
-    promotion_candidates: int = 0
-    """Best-ranked members at the threshold that play a confirmation match against the boss (0: off)."""
-    promotion_games: int = 64
-    """Paired-openings games of each confirmation match; promoted only if the lower 95% bound > 0.5."""
-    hall_of_fame: int = 0
-    """Past bosses kept (the last H); each epoch every member also plays one drawn from them (0: off)."""
-    hall_of_fame_games: int = 8
-    """Paired-openings games of each member against the hall-of-fame boss per epoch (even)."""
-    hall_of_fame_weight: float = 1.0
-    """Weight of the hall-of-fame points in the fitness (fitness = boss points + weights x points)."""
-    benchmark_opponent: str = ""
-    """A fixed opponent every member also plays: random, greedy-material or alphabeta:D ("": off)."""
-    benchmark_games: int = 8
-    """Paired-openings games of each member against the benchmark opponent per epoch (even)."""
-    benchmark_weight: float = 1.0
-    """Weight of the benchmark points in the fitness."""
-    fitness: str = "boss"
-    """What ranks members: boss (boss points + weighted extras) or fixed (benchmark points alone)."""
-    strength_every: int = 0
-    """Rate the boss every N epochs (and at the last): alpha-beta 2 vs material, search vs random (0: off)."""
-    budget_minutes: float = 0.0
-    """Stop after this many minutes of training wall time (epochs only, summed over resumes; 0: off)."""
-    supervised_target: str = "outcome"
-    """What the boss GA's supervised quarter learns: outcome (each game's result) or td_lambda (lambda_)."""
-    learner_games: str = "boss"
-    """Games the learner quarter trains on: boss (the study's) or all (+ hall of fame, benchmark)."""
-    learner_sides: str = "member"
-    """Positions each learner trains on: member (those it moved from, the study's) or both."""
-    train_batch: int = 0
-    """Rows of each learner's Adam minibatches, train_steps of them (0: full batches, the study's)."""
-    learner_pool: bool = False
-    """Whether each learner trains on the positions of every member's games (needs train_batch > 0)."""
-
-    # --- self-play learners (strategy = "td_lambda"); population, games_per_epoch, mutation and
-    # selection keys do not apply to them, learning_rate, search, depth, simulations, opening_plies
-    # and max_plies do ------------------------------------------------------------------------------
-    lambda_: float = 0.7
-    """TD(lambda)'s lambda: 0 bootstraps from the next position's value, 1 learns the game's result."""
-    selfplay_games: int = 256
-    """Learners: self-play games played at once per epoch."""
-    exploration: str = "epsilon"
-    """Learners: epsilon (a random move with probability exploration_rate) or softmax (over root values)."""
-    exploration_rate: float = 0.1
-    """Learners: the chance of a random move (epsilon), or the softmax temperature."""
-    updates_per_epoch: int = 32
-    """Learners: Adam steps per epoch, each on a minibatch of the epoch's positions."""
-    batch_size: int = 256
-    """Learners: positions per minibatch, drawn uniformly with replacement."""
-    bootstrap_positions: int = 0
-    """Learners: random positions regressed on their material value before self-play (0: off)."""
-    bootstrap_steps: int = 200
-    """Learners: Adam steps of that material bootstrap."""
-    snapshot_every: int = 10
-    """Learners: save the network to lineage/ every N epochs (and after the last)."""
-    # --- DQN (strategy = "dqn"): afterstate Q-learning; also uses layers, width, material_input,
-    # learning_rate, updates_per_epoch and batch_size ------------------------------------------------
-    envs: int = 256
-    """DQN: games played side by side; each step is one learner move in every game."""
-    buffer_size: int = 65536
-    """DQN: transitions the replay buffer keeps (at least envs)."""
-    steps_per_epoch: int = 8
-    """DQN: learner moves per game per epoch."""
-    gamma: float = 0.99
-    """DQN: discount of the bootstrapped value of the learner's next position."""
-    epsilon_start: float = 1.0
-    """DQN: the random-move chance at epoch 0, decaying linearly to epsilon_end."""
-    epsilon_end: float = 0.05
-    """DQN: the random-move chance after epsilon_decay_epochs."""
-    epsilon_decay_epochs: int = 200
-    """DQN: epochs of the linear epsilon decay."""
-    target_update_every: int = 100
-    """DQN: gradient updates between copies of the online network to the target network."""
-    capture_reward: float = 0.0
-    """DQN: reward shaping per opponent piece captured by the learner's move."""
-    crown_reward: float = 0.0
-    """DQN: reward shaping per man the learner crowns."""
-    piece_lost_penalty: float = 0.0
-    """DQN: shaping penalty per learner piece lost to the opponent's reply."""
-    opponent: str = "random"
-    """DQN: whom the learner plays: random, self, greedy-material or alphabeta:D."""
-    # --- end of the self-play learners' keys ------------------------------------------------------
-    # --- The evaluator's architecture (``architectures``); layers and width above are the MLP's. ---
-    evaluator: str = "mlp"
-    """Evaluator network: mlp (layers x width), cnn (cnn_*) or transformer (transformer_*)."""
-    cnn_channels: str = "16,32"
-    """Channels of the CNN's 3x3 convolutions, one per layer, comma-separated (DQN articles: 32,64,128)."""
-    cnn_dense: int = 32
-    """Units of the CNN's dense layer after the convolutions."""
-    transformer_layers: int = 2
-    """Self-attention blocks of the transformer (the TD(lambda) study: 16)."""
-    transformer_heads: int = 4
-    """Attention heads per transformer block; they divide transformer_width (the TD(lambda) study: 4)."""
-    transformer_width: int = 32
-    """Width of the transformer's square tokens (the TD(lambda) study: 128)."""
-    # --- end of the evaluator's architecture ---
+class ExperimentConfig(
+    DQNSectionSettings,
+    SelfPlaySettings,
+    BossGASettings,
+    MinibatchSettings,
+    LambdaSettings,
+    LearningRateSettings,
+    SearchSettings,
+    ArchitectureSettings,
+    PliesSettings,
+    RulesSettings,
+    StrategySettings,
+    RunSettings,
+):
+    """One experiment: every section of ``sections`` (and the ``network``), each key declared there
+    once. Every field can be set in TOML (flat, or in its section's table) or with ``--set key=value``
+    (or ``--set section.key=value``)."""
 
     def __post_init__(self) -> None:
         validate(self)
@@ -429,7 +318,7 @@ def _read_toml(path: Path, seen: tuple[Path, ...] = ()) -> dict[str, Any]:
     path = path.resolve()
     if path in seen:
         raise ConfigError(f"config inheritance loops through {path}")
-    data = read_toml(path, "config file", ConfigError)
+    data = flat_keys(read_toml(path, "config file", ConfigError), str(path))
     parent = data.pop("inherit", None)
     if parent is None:
         return data
@@ -438,6 +327,54 @@ def _read_toml(path: Path, seen: tuple[Path, ...] = ()) -> dict[str, Any]:
     base = _read_toml(path.parent / parent, seen + (path,))
     base.update(data)
     return base
+
+
+def section_of(key: str) -> str:
+    """The section (``sections``) that declares config ``key``."""
+    return declaring_class(ExperimentConfig, key).SECTION
+
+
+SECTION_NAMES = tuple(sections_of(ExperimentConfig))
+"""The sections, in the config's order: run, game, network, search, learning, boss_ga, td_lambda, dqn."""
+
+
+def flat_keys(data: dict[str, Any], where: str) -> dict[str, Any]:
+    """``data`` with its section tables (``[boss_ga]``) and dotted keys (``boss_ga.population``, from
+    ``--set``) made flat keys; ``ConfigError`` naming a key put in a section that does not hold it."""
+    flat: dict[str, Any] = {}
+    for key, value in data.items():
+        if isinstance(value, dict) and key in SECTION_NAMES:
+            items = [(f"{key}.{k}", v) for k, v in value.items()]
+        elif "." in key:
+            items = [(key, value)]
+        else:
+            flat[key] = value
+            continue
+        for dotted, item in items:
+            section, _, name = dotted.rpartition(".")
+            if section not in SECTION_NAMES:
+                raise ConfigError(
+                    f"{dotted!r} in {where}: no section {section!r}; sections: {', '.join(SECTION_NAMES)}"
+                )
+            if name not in _TYPES or section_of(name) != section:
+                home = f"; it is a key of [{section_of(name)}]" if name in _TYPES else ""
+                raise ConfigError(f"{dotted!r} in {where}: [{section}] has no key {name!r}{home}")
+            flat[name] = item
+    return flat
+
+
+def check_strategy_keys(values: dict[str, Any]) -> None:
+    """``ConfigError`` for a key of the ``boss_ga``, ``td_lambda`` or ``dqn`` section given a value
+    other than its default when the strategy does not read that section."""
+    strategy = values.get("strategy", ExperimentConfig.strategy)
+    readers = {"boss_ga": strategy not in LEARNERS, "td_lambda": strategy in ("td_lambda", "td_leaf")}
+    readers["dqn"] = strategy == "dqn"
+    for key, value in values.items():
+        section = section_of(key) if key in _TYPES else None
+        if section in readers and not readers[section] and value != getattr(ExperimentConfig, key):
+            raise ConfigError(
+                f"{key} = {value!r} is a key of [{section}], which strategy {strategy!r} does not read"
+            )
 
 
 def make_config(values: dict[str, Any]) -> ExperimentConfig:
@@ -471,8 +408,8 @@ def parse_overrides(items: list[str]) -> dict[str, Any]:
         key, sep, text = item.partition("=")
         if not sep or not key.strip():
             raise ConfigError(f"--set needs key=value, got {item!r}")
-        values[key.strip()] = _parse_value(key.strip(), text.strip())
-    return values
+        values[key.strip()] = _parse_value(key.strip().rpartition(".")[2], text.strip())
+    return flat_keys(values, "--set")
 
 
 def load_config(
@@ -486,4 +423,6 @@ def load_config(
         values.update(_read_toml(Path(path)))
     values.update(parse_overrides(overrides or []))
     values.update({k: v for k, v in fields.items() if v is not None})
-    return make_config(values)
+    config = make_config(values)  # unknown keys and bad values first, by name
+    check_strategy_keys(values)
+    return config

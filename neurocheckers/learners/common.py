@@ -35,6 +35,14 @@ from neurocheckers.search.baselines import (
 )
 from neurocheckers.search.fullwidth import fullwidth_search
 from neurocheckers.search.mcts import MCTSConfig, search
+from neurocheckers.sections import (
+    LearningRateSettings,
+    MinibatchSettings,
+    PliesSettings,
+    RulesSettings,
+    SearchSettings,
+    SelfPlaySettings,
+)
 from neurocheckers.sharding import whole_on_every_device
 
 OPENING_SALT = 0x7FFFFFFF
@@ -42,45 +50,18 @@ OPENING_SALT = 0x7FFFFFFF
 
 
 @dataclasses.dataclass(frozen=True)
-class LearnerSettings(ArchitectureSettings):
-    """What every self-play learner needs (hashable: a static jit argument). Each field is the
-    experiment config key of the same name."""
-
-    rules: str = "simple6"
-    """Rules preset name: simple6, american6 or american8."""
-    layers: int = 5
-    """Hidden ReLU layers of the network."""
-    width: int = 32
-    """Units per hidden layer."""
-    material_input: bool = False
-    """Whether the network's output unit also reads the material balance."""
-    search: str = "alphabeta"
-    """How self-play chooses moves over the network: mcts (simulations) or alphabeta (depth)."""
-    simulations: int = 16
-    """MCTS simulations per move with search = mcts."""
-    depth: int = 1
-    """Alpha-beta plies per move with search = alphabeta (1: greedy over the network)."""
-    selfplay_games: int = 256
-    """Self-play games played at once per epoch."""
-    opening_plies: int = 0
-    """Uniformly random plies from the start position before the search takes over (not trained on)."""
-    max_plies: int = 200
-    """Cap on the plies recorded per game after the opening (also the rules' own limit, if lower)."""
-    exploration: str = "epsilon"
-    """epsilon (a uniformly random move with probability ``exploration_rate``) or softmax (a move drawn
-    from a softmax over the search's root values at temperature ``exploration_rate``)."""
-    exploration_rate: float = 0.1
-    """The chance of a random move (epsilon), or the softmax temperature."""
-    learning_rate: float = 0.002
-    """Adam learning rate."""
-    updates_per_epoch: int = 32
-    """Adam steps per epoch, each on a minibatch of the epoch's positions."""
-    batch_size: int = 256
-    """Positions per minibatch (drawn uniformly, with replacement)."""
-    bootstrap_positions: int = 0
-    """Random positions regressed on their material value before self-play (0: off)."""
-    bootstrap_steps: int = 200
-    """Adam steps of that material bootstrap."""
+class LearnerSettings(
+    SelfPlaySettings,
+    MinibatchSettings,
+    LearningRateSettings,
+    SearchSettings,
+    ArchitectureSettings,
+    PliesSettings,
+    RulesSettings,
+):
+    """What every self-play learner needs (hashable: a static jit argument): the config's sections
+    ``game``, ``network``, ``search``, its minibatch learning and ``td_lambda``'s self-play games.
+    Each field is the experiment config key of the same name."""
 
     @property
     def records_leaves(self) -> bool:

@@ -15,53 +15,25 @@ from neurocheckers.evaluator import EvaluatorSpec, Params
 from neurocheckers.learners import replay
 from neurocheckers.rules.presets import PRESETS, Rules, get_rules
 from neurocheckers.rules.state import State
+from neurocheckers.sections import (
+    DQNSectionSettings,
+    LearningRateSettings,
+    MinibatchSettings,
+    RulesSettings,
+)
 
 OPPONENTS = ("random", "self")
 """Opponents the learner builds itself; any other ``opponent`` is a player spec passed in resolved."""
 
 
 @dataclasses.dataclass(frozen=True)
-class DQNSettings(ArchitectureSettings):
-    """Everything a DQN run is (hashable: a static jit argument). Defaults: the american6 pilot."""
-
-    rules: str = "american6"
-    """Rules preset: simple6, american6 or american8."""
-    layers: int = 2
-    """Hidden ReLU layers of the Q network (the project's evaluator MLP)."""
-    width: int = 64
-    """Units per hidden layer."""
-    material_input: bool = False
-    """Feed the material balance straight to the output unit with its own weight."""
-    envs: int = 256
-    """Games played side by side; each epoch step is one learner move in every game."""
-    buffer_size: int = 65536
-    """Transitions the replay buffer keeps (the oldest are overwritten); at least ``envs``."""
-    batch_size: int = 256
-    """Transitions per gradient update; updates start once the buffer holds this many."""
-    steps_per_epoch: int = 8
-    """Learner moves per game per epoch (envs x this transitions are stored per epoch)."""
-    updates_per_epoch: int = 8
-    """Adam updates per epoch, after the epoch's moves."""
-    gamma: float = 0.99
-    """Discount of the bootstrapped value of the learner's next position."""
-    learning_rate: float = 0.001
-    """Adam learning rate."""
-    epsilon_start: float = 1.0
-    """Chance of a random learner move at epoch 0."""
-    epsilon_end: float = 0.05
-    """Chance of a random learner move after the decay."""
-    epsilon_decay_epochs: int = 200
-    """Epochs over which epsilon falls linearly from start to end (0: end from the start)."""
-    target_update_every: int = 100
-    """Gradient updates between copies of the online network into the target network."""
-    capture_reward: float = 0.0
-    """Reward per opponent piece the learner captures (shaping; 0: the game result alone)."""
-    crown_reward: float = 0.0
-    """Reward per learner man crowned (shaping)."""
-    piece_lost_penalty: float = 0.0
-    """Penalty per learner piece the opponent captures in its reply (shaping)."""
-    opponent: str = "random"
-    """random, self (the learner's own network), or a player spec resolved by the caller."""
+class DQNSettings(
+    DQNSectionSettings, MinibatchSettings, LearningRateSettings, ArchitectureSettings, RulesSettings
+):
+    """Everything a DQN run is (hashable: a static jit argument): the config's ``game`` rules,
+    ``network``, learning rate and minibatches, and its ``dqn`` section (each field the config key of
+    the same name). ``batch_size`` transitions make a gradient update, which starts once the buffer
+    holds that many; ``updates_per_epoch`` updates follow each epoch's moves."""
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):

@@ -43,14 +43,12 @@ from neurocheckers.learners.common import (
     weighted_mse,
 )
 from neurocheckers.learners.self_play import selfplay
+from neurocheckers.sections import LambdaSettings
 
 
 @dataclasses.dataclass(frozen=True)
-class TDSettings(LearnerSettings):
+class TDSettings(LambdaSettings, LearnerSettings):
     """The settings of a TD(lambda) learner: the shared ``LearnerSettings`` and lambda."""
-
-    lambda_: float = 0.7
-    """TD(lambda)'s lambda: 0 bootstraps from the next position's value, 1 uses the game's result."""
 
 
 @dataclasses.dataclass(frozen=True)

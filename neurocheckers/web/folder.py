@@ -26,18 +26,20 @@ from neurocheckers.analysis.pdn_games import load_game_file
 from neurocheckers.evaluator import value_fn
 from neurocheckers.experiment.folder import config_summary, read_run_config
 from neurocheckers.experiment.folder import run_status as folder_run_status
-from neurocheckers.formats import CONFIG_FILE, LINEAGE_DIR, METRICS_FILE, STRENGTH_COLUMNS, read_metrics
+from neurocheckers.formats import (
+    CONFIG_FILE,
+    FITNESS_COLUMNS,
+    LINEAGE_DIR,
+    METRICS_FILE,
+    STRENGTH_COLUMNS,
+    read_metrics,
+)
 from neurocheckers.rules.presets import PRESETS, Rules
 from neurocheckers.rules.state import BLACK
 from neurocheckers.web.board import position_json
 
 CURVE_COLUMNS = (
-    "fitness_min",
-    "fitness_q25",
-    "fitness_median",
-    "fitness_q75",
-    "fitness_max",
-    "fitness_mean",
+    *FITNESS_COLUMNS,
     *(c for c in STRENGTH_COLUMNS if c != "strength_seconds"),
     "boss_changed",
 )

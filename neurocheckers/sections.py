@@ -1,0 +1,247 @@
+"""The config's sections, each key declared once: small frozen dataclasses that the layers' settings
+(``evolution.settings.EvolutionSettings``, ``learners.LearnerSettings`` and ``TDSettings``,
+``learners.dqn_settings.DQNSettings``) and the experiment's ``ExperimentConfig`` are built from by
+inheritance, so a key has one default and one docstring wherever it is read.
+
+``SECTION`` names each class's table in an experiment TOML file (``[boss_ga]``) and its prefix in
+``--set boss_ga.population=64``; a flat key (``population = 64``) means the same. The network's keys
+are ``architectures.ArchitectureSettings`` (section ``network``). No JAX here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import ClassVar
+
+
+@dataclasses.dataclass(frozen=True)
+class RunSettings:
+    """How a run goes: its name, length, seed, checkpoints, probes and budget."""
+
+    SECTION: ClassVar[str] = "run"
+    name: str = "experiment"
+    """Experiment name, used in the run folder's name."""
+    epochs: int = 512
+    """Epochs to run."""
+    seed: int = 0
+    """Random seed: the same config and seed give the same metrics on the same machine."""
+    checkpoint_every: int = 10
+    """Write a checkpoint every this many epochs (and at the end)."""
+    strength_every: int = 0
+    """Rate the boss every N epochs (and at the last): alpha-beta 2 vs material, search vs random (0: off)."""
+    budget_minutes: float = 0.0
+    """Stop after this many minutes of training wall time (epochs only, summed over resumes; 0: off)."""
+    snapshot_every: int = 10
+    """Learners: save the network to lineage/ every N epochs (and after the last)."""
+    seconds_per_move: float = 0.0
+    """Time budget per move; > 0 calibrates a simulation count on this machine once, at the start."""
+
+
+@dataclasses.dataclass(frozen=True)
+class StrategySettings:
+    """Which method learns the network."""
+
+    SECTION: ClassVar[str] = "run"
+    strategy: str = "boss_ga"
+    """boss_ga (the study), an evosax strategy (SimpleGA, Open_ES, SNES, CMA_ES), td_lambda, td_leaf, dqn."""
+
+
+@dataclasses.dataclass(frozen=True)
+class RulesSettings:
+    """The game."""
+
+    SECTION: ClassVar[str] = "game"
+    rules: str = "simple6"
+    """Rules preset: simple6, american6 or american8."""
+
+
+@dataclasses.dataclass(frozen=True)
+class PliesSettings:
+    """How the training games start and how long they may go on."""
+
+    SECTION: ClassVar[str] = "game"
+    opening_plies: int = 0
+    """Random plies played before the agents take over, for varied games."""
+    max_plies: int = 200
+    """Safety cap on a game's length; a game still going on is scored as a draw."""
+
+
+@dataclasses.dataclass(frozen=True)
+class SearchSettings:
+    """How the agents choose their moves over their networks."""
+
+    SECTION: ClassVar[str] = "search"
+    search: str = "mcts"
+    """How members and boss choose moves: mcts (simulations per move) or alphabeta (depth plies)."""
+    simulations: int = 16
+    """MCTS simulations per move for members and boss (ignored when seconds_per_move > 0)."""
+    depth: int = 2
+    """Alpha-beta plies per move with search = alphabeta (Blondie24: 4; each ply costs ~6x more time)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class LearningRateSettings:
+    """Gradient descent, for the boss GA's learner quarter and the learners."""
+
+    SECTION: ClassVar[str] = "learning"
+    learning_rate: float = 0.002
+    """Adam learning rate (the boss GA's supervised quarter, and the self-play learners)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class LambdaSettings:
+    """TD(lambda)'s lambda, for the learners and the boss GA's hybrid."""
+
+    SECTION: ClassVar[str] = "learning"
+    lambda_: float = 0.7
+    """TD(lambda)'s lambda: 0 bootstraps from the next position's value, 1 learns the game's result."""
+
+
+@dataclasses.dataclass(frozen=True)
+class MinibatchSettings:
+    """The learners' Adam steps on minibatches."""
+
+    SECTION: ClassVar[str] = "learning"
+    updates_per_epoch: int = 32
+    """Learners: Adam steps per epoch, each on a minibatch of the epoch's positions (DQN: transitions)."""
+    batch_size: int = 256
+    """Learners: positions (DQN: transitions) per minibatch, drawn uniformly with replacement."""
+
+
+@dataclasses.dataclass(frozen=True)
+class BossGASettings:
+    """The study's boss GA (and the evosax strategies inside it): the population, its games against
+    the boss, breeding, the learner quarter, and the selection settings."""
+
+    SECTION: ClassVar[str] = "boss_ga"
+    population: int = 256
+    """Members in the population (divisible by 4: elites, mutants, crossovers, learners)."""
+    games_per_epoch: int = 8
+    """Games each member plays against the boss per epoch, half with each colour (even)."""
+    mutation_rate: float = 0.125
+    """Standard deviation of the Gaussian noise added to one layer of each mutant."""
+    train_steps: int = 8
+    """Full-batch Adam steps each learner takes per epoch."""
+    loss: str = "mae"
+    """Supervised loss: mae (the study's mean difference) or mse."""
+    promotion_threshold: float = 0.75
+    """Fraction of games_per_epoch points the best member needs to become the boss."""
+    openings: int = 0
+    """Openings drawn per epoch, each met with both colours (0: start position; games_per_epoch = 2 x it)."""
+    promotion_candidates: int = 0
+    """Best-ranked members at the threshold that play a confirmation match against the boss (0: off)."""
+    promotion_games: int = 64
+    """Paired-openings games of each confirmation match; promoted only if the lower 95% bound > 0.5."""
+    hall_of_fame: int = 0
+    """Past bosses kept (the last H); each epoch every member also plays one drawn from them (0: off)."""
+    hall_of_fame_games: int = 8
+    """Paired-openings games of each member against the hall-of-fame boss per epoch (even)."""
+    hall_of_fame_weight: float = 1.0
+    """Weight of the hall-of-fame points in the fitness (fitness = boss points + weights x points)."""
+    benchmark_opponent: str = ""
+    """A fixed opponent every member also plays: random, greedy-material or alphabeta:D ("": off)."""
+    benchmark_games: int = 8
+    """Paired-openings games of each member against the benchmark opponent per epoch (even)."""
+    benchmark_weight: float = 1.0
+    """Weight of the benchmark points in the fitness."""
+    fitness: str = "boss"
+    """What ranks members: boss (boss points + weighted extras) or fixed (benchmark points alone)."""
+    supervised_target: str = "outcome"
+    """What the supervised quarter learns: outcome (each game's result) or td_lambda (the hybrid)."""
+    learner_games: str = "boss"
+    """Games the learner quarter trains on: boss (the study's) or all (+ hall of fame, benchmark)."""
+    learner_sides: str = "member"
+    """Positions each learner trains on: member (those it moved from, the study's) or both."""
+    train_batch: int = 0
+    """Rows of each learner's Adam minibatches, train_steps of them (0: full batches, the study's)."""
+    learner_pool: bool = False
+    """Whether each learner trains on the positions of every member's games (the memetic pool; needs
+    train_batch > 0)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class SelfPlaySettings:
+    """The self-play learners' games (TD(lambda), TDLeaf(lambda))."""
+
+    SECTION: ClassVar[str] = "td_lambda"
+    selfplay_games: int = 256
+    """Learners: self-play games played at once per epoch."""
+    exploration: str = "epsilon"
+    """Learners: epsilon (a random move with probability exploration_rate) or softmax (over root values)."""
+    exploration_rate: float = 0.1
+    """Learners: the chance of a random move (epsilon), or the softmax temperature."""
+    bootstrap_positions: int = 0
+    """Learners: random positions regressed on their material value before self-play (0: off)."""
+    bootstrap_steps: int = 200
+    """Learners: Adam steps of that material bootstrap."""
+
+
+@dataclasses.dataclass(frozen=True)
+class DQNSectionSettings:
+    """Afterstate DQN's own keys."""
+
+    SECTION: ClassVar[str] = "dqn"
+    envs: int = 256
+    """DQN: games played side by side; each step is one learner move in every game."""
+    buffer_size: int = 65536
+    """DQN: transitions the replay buffer keeps (at least envs)."""
+    steps_per_epoch: int = 8
+    """DQN: learner moves per game per epoch."""
+    gamma: float = 0.99
+    """DQN: discount of the bootstrapped value of the learner's next position."""
+    epsilon_start: float = 1.0
+    """DQN: the random-move chance at epoch 0, decaying linearly to epsilon_end."""
+    epsilon_end: float = 0.05
+    """DQN: the random-move chance after epsilon_decay_epochs."""
+    epsilon_decay_epochs: int = 200
+    """DQN: epochs of the linear epsilon decay."""
+    target_update_every: int = 100
+    """DQN: gradient updates between copies of the online network to the target network."""
+    capture_reward: float = 0.0
+    """DQN: reward shaping per opponent piece captured by the learner's move."""
+    crown_reward: float = 0.0
+    """DQN: reward shaping per man the learner crowns."""
+    piece_lost_penalty: float = 0.0
+    """DQN: shaping penalty per learner piece lost to the opponent's reply."""
+    opponent: str = "random"
+    """DQN: whom the learner plays: random, self, greedy-material or alphabeta:D."""
+
+
+STRATEGY_SECTIONS = {"boss_ga": BossGASettings, "td_lambda": SelfPlaySettings, "dqn": DQNSectionSettings}
+"""The sections that only some strategies read (``experiment.config`` refuses them for the others)."""
+
+
+def declaring_class(settings: type, key: str) -> type:
+    """The class of ``settings``' bases that declares field ``key``."""
+    for cls in settings.__mro__:
+        if key in vars(cls).get("__annotations__", {}):
+            return cls
+    raise KeyError(key)
+
+
+def sections_of(settings: type) -> dict[str, list[str]]:
+    """The fields of the dataclass ``settings`` by section (its declaring class's ``SECTION``), in
+    field order."""
+    found: dict[str, list[str]] = {}
+    for field in dataclasses.fields(settings):
+        found.setdefault(declaring_class(settings, field.name).SECTION, []).append(field.name)
+    return found
+
+
+def field_docs(settings: type) -> dict[str, str]:
+    """Each field's documentation (the string under it in its declaring class), on one line."""
+    import ast
+    import inspect
+
+    docs: dict[str, str] = {}
+    for cls in {declaring_class(settings, f.name) for f in dataclasses.fields(settings)}:
+        body = ast.parse(inspect.getsource(cls)).body[0].body  # type: ignore[attr-defined]
+        for node, following in zip(body, body[1:], strict=False):
+            value = getattr(following, "value", None)
+            if (
+                isinstance(node, ast.AnnAssign)
+                and isinstance(value, ast.Constant)
+                and isinstance(value.value, str)
+            ):
+                docs[node.target.id] = " ".join(value.value.split())  # type: ignore[attr-defined]
+    return docs
