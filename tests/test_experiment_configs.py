@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -73,3 +74,45 @@ def test_the_config_reference_is_current():
     for f in dataclasses.fields(ExperimentConfig):
         shown = str(f.default).lower() if isinstance(f.default, bool) else repr(f.default)
         assert f"| `{f.name}` | `{shown}` |" in page
+
+
+def test_every_settings_key_is_declared_once_with_the_documented_default():
+    """The layers' settings and the config are built from the same sections: each key has one
+    declaring class (a section of ``sections``, or the network), so one default, the config's."""
+    import dataclasses
+
+    from neurocheckers import sections
+    from neurocheckers.architectures import ArchitectureSettings
+    from neurocheckers.evolution.settings import EvolutionSettings
+    from neurocheckers.experiment.config import ExperimentConfig
+    from neurocheckers.learners.dqn_settings import DQNSettings
+    from neurocheckers.learners.td_lambda import TDLeafSettings
+
+    config_defaults = {f.name: f.default for f in dataclasses.fields(ExperimentConfig)}
+    homes = {c for c in vars(sections).values() if isinstance(c, type) and hasattr(c, "SECTION")}
+    homes.add(ArchitectureSettings)
+    for settings in (EvolutionSettings, TDLeafSettings, DQNSettings, ExperimentConfig):
+        for field in dataclasses.fields(settings):
+            assert sections.declaring_class(settings, field.name) in homes, (settings, field.name)
+            assert field.default == config_defaults[field.name], (settings, field.name)
+    declared = [name for cls in homes for name in vars(cls).get("__annotations__", {}) if name != "SECTION"]
+    assert len(declared) == len(set(declared)) == len(config_defaults)
+
+
+def test_keys_in_section_tables_and_dotted_overrides(tmp_path):
+    from neurocheckers.experiment.config import ConfigError
+
+    path = tmp_path / "sections.toml"
+    path.write_text('strategy = "td_lambda"\n[network]\nlayers = 3\n[td_lambda]\nselfplay_games = 8\n')
+    config = load_config(path, ["search.depth=3", "learning.lambda_=0.5"])
+    assert (config.layers, config.selfplay_games, config.depth, config.lambda_) == (3, 8, 3, 0.5)
+    refused = [
+        (["network.population=8"], "[network] has no key 'population'; it is a key of [boss_ga]"),
+        (["nowhere.layers=3"], "no section 'nowhere'"),
+        (["population=8"], "population = 8 is a key of [boss_ga], which strategy 'td_lambda' does not read"),
+        (["strategy=dqn", "selfplay_games=256", "population=4"], "population = 4 is a key of [boss_ga]"),
+    ]
+    for overrides, message in refused:
+        with pytest.raises(ConfigError, match=re.escape(message)):
+            load_config(path, overrides)
+    assert load_config(path, ["population=256"]).population == 256  # the default is no change
