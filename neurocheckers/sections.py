@@ -43,7 +43,9 @@ class StrategySettings:
 
     SECTION: ClassVar[str] = "run"
     strategy: str = "boss_ga"
-    """boss_ga (the study), an evosax strategy (SimpleGA, Open_ES, SNES, CMA_ES), td_lambda, td_leaf, dqn."""
+    """boss_ga (the study), an evosax strategy (SimpleGA, Open_ES, SNES, CMA_ES), td_lambda, td_leaf or
+    dqn. The memetic pool is boss_ga with learner_pool = true (experiments/strength/memetic_pool.toml),
+    the hybrid boss_ga with supervised_target = "td_lambda" (experiments/learners/hybrid_simple6.toml)."""
 
 
 @dataclasses.dataclass(frozen=True)

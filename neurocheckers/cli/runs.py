@@ -12,20 +12,24 @@ from neurocheckers.cli.common import INTERRUPT_HINTS, UserError, app, example, w
 
 def _config_keys_help() -> str:
     """The experiment config's keys, defaults and one-line docs, for ``evolve --help``."""
-    import dataclasses
-
     from neurocheckers.experiment.config import ExperimentConfig
-    from neurocheckers.experiment.config_doc import field_docs
+    from neurocheckers.experiment.config_doc import config_sections, field_docs
 
     docs = field_docs()
-    lines = ["\b", "Config keys (TOML top level or --set KEY=VALUE), with defaults:"]
-    for f in dataclasses.fields(ExperimentConfig):
-        default = str(f.default).lower() if isinstance(f.default, bool) else repr(f.default)  # as in TOML
-        lines.append(f"  {f.name} = {default}: {docs.get(f.name, '')}")
+    lines = [
+        "\b",
+        "Config keys by section (TOML: top level or [section]; --set KEY=VALUE or SECTION.KEY=VALUE):",
+    ]
+    for section, keys in config_sections().items():
+        lines.append(f"  [{section}]")
+        for key in keys:
+            default = getattr(ExperimentConfig, key)
+            shown = str(default).lower() if isinstance(default, bool) else repr(default)  # as in TOML
+            lines.append(f"    {key} = {shown}: {docs.get(key, '')}")
     examples = (
         "neurocheckers evolve experiments/quick.toml --set population=32 --epochs 20 --out runs",
         "neurocheckers evolve --resume runs/quick_seed0_20260101-120000",
-        "neurocheckers evolve experiments/american8/td_leaf.toml --seeds 0,1,2",
+        "neurocheckers evolve experiments/american8/td_leaf.toml --seeds 0,1,2 --set network.width=64",
     )
     return "\n".join(lines) + "\n\n" + example(*examples)
 
