@@ -61,3 +61,14 @@ def pytest_sessionfinish(session, exitstatus):
         reporter.write("\n")
         reporter.write_sep("=", f"CI: {len(skipped)} test(s) skipped; in CI every test must run", red=True)
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+SLOW_TESTS = Path(__file__).resolve().parent / "slow_tests.txt"
+"""The tests (node ids) and test modules marked ``slow``, measured; the inner loop leaves them out."""
+
+
+def pytest_collection_modifyitems(config, items):
+    listed = {line.strip() for line in SLOW_TESTS.read_text().splitlines() if line.strip() and line[0] != "#"}
+    for item in items:
+        if item.nodeid in listed or item.nodeid.split("::")[0] in listed:
+            item.add_marker(pytest.mark.slow)
