@@ -12,21 +12,21 @@ TINY_RUN = [
 ]
 """A 4-member population of 1 x 4 MLPs, 2 games of at most 20 plies, 2 simulations a move."""
 
-TINY_LEARNER = [
+TINY_SELF_TRAINED = [
     "rules=simple6",
     "layers=1",
     "width=4",
     "search=alphabeta",
     "depth=1",
-    "selfplay_games=4",
     "max_plies=24",
     "updates_per_epoch=1",
     "batch_size=8",
-    "bootstrap_positions=16",
-    "bootstrap_steps=1",
     "snapshot_every=2",
     "strength_every=0",
 ]
+"""What the learners (TD(lambda), TDLeaf, DQN) share in the tiny configs."""
+
+TINY_LEARNER = [*TINY_SELF_TRAINED, "selfplay_games=4", "bootstrap_positions=16", "bootstrap_steps=1"]
 """The smallest self-play learner config: 4 self-play games of at most 24 plies, one update."""
 
 TINY_BY_STRATEGY = {
@@ -35,7 +35,7 @@ TINY_BY_STRATEGY = {
     "td_lambda": [*TINY_LEARNER, "strategy=td_lambda"],
     "td_leaf": [*TINY_LEARNER, "strategy=td_leaf", "depth=2"],
     "dqn": [
-        *TINY_LEARNER,
+        *TINY_SELF_TRAINED,
         "strategy=dqn",
         "envs=4",
         "buffer_size=64",
