@@ -61,11 +61,12 @@ GAUNTLET_ROWS = {
 
 def play_everything(code: Path, out: Path) -> None:
     """Every run and gauntlet with the package at ``code`` (run from there, so that it is the one
-    imported), into ``out``; the config and agent files are this checkout's, the same for both."""
+    imported), into ``out``; the config files are ``code``'s own (a change may rewrite them), the
+    agent files this checkout's."""
     env = {**os.environ, "PYTHONPATH": str(code), "NEUROCHECKERS_DEVICES": "1"}
 
-    def ours(args: list[str]) -> list[str]:
-        return [str(REPO / a) if a.startswith(("experiments/", "results/")) else a for a in args]
+    def ours(args: list[str]) -> list[str]:  # each side's own config files, this checkout's agents
+        return [str((code if a.startswith("experiments/") else REPO) / a) if "/" in a else a for a in args]
 
     for name, args in RUNS.items():
         command = [sys.executable, "-m", "neurocheckers", "evolve", *ours(args), "--epochs", "3", "--no-plot"]

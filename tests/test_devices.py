@@ -55,7 +55,8 @@ TD_LAMBDA_EPOCHS = textwrap.dedent(
     use_host_devices(int(sys.argv[1]))
     import jax, numpy as np
     from neurocheckers.learners.td_lambda import TDSettings, epoch, init
-    settings = TDSettings(rules="simple6", layers=1, width=4, selfplay_games=256, max_plies=60,
+    settings = TDSettings(rules="simple6", layers=1, width=4, search="alphabeta", depth=1,
+                          selfplay_games=256, max_plies=60,
                           updates_per_epoch=4, batch_size=64)
     state = init(settings, jax.random.key(0))
     rows = []

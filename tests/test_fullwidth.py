@@ -144,8 +144,8 @@ def selfplay_batches(settings):
 )
 def test_selfplay_plays_the_same_games_with_the_batched_search(rules_name, depth, exploration, monkeypatch):
     settings = LearnerSettings(
-        rules=rules_name, layers=2, width=8, depth=depth, selfplay_games=32, opening_plies=2,
-        max_plies=60, exploration=exploration, exploration_rate=0.2,
+        rules=rules_name, layers=2, width=8, search="alphabeta", depth=depth, selfplay_games=32,
+        opening_plies=2, max_plies=60, exploration=exploration, exploration_rate=0.2,
     )  # fmt: skip
     assert common.searches_full_width(settings)
     batched, vmapped = selfplay_batches(settings)
@@ -164,7 +164,7 @@ def test_selfplay_in_shrinking_batches_plays_the_same_games(search, monkeypatch)
     """Finished games leave the batch (stages of 64, 32 and 16 games here): the same games as one
     batch of 64 to the end."""
     settings = LearnerSettings(
-        rules="american6", layers=2, width=8, search=search, simulations=4, selfplay_games=64,
+        rules="american6", layers=2, width=8, search=search, depth=1, simulations=4, selfplay_games=64,
         opening_plies=2, max_plies=80, exploration_rate=0.2,
     )  # fmt: skip
     assert selfplay_stages(settings, 64) == [64, 32, 16]

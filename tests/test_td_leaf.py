@@ -39,6 +39,7 @@ SETTINGS = TDLeafSettings(
     rules="american6",
     layers=2,
     width=8,
+    search="alphabeta",
     depth=2,
     selfplay_games=8,
     opening_plies=2,
