@@ -1,5 +1,5 @@
-"""Many games at once: player A against player B, and a whole population against one boss (or one
-fixed opponent, ``play_population_against``), from the initial position or from paired openings.
+"""Many games at once: player A against player B (and, through ``play_games``, the population games of
+``population``), from the initial position or from paired openings.
 
 Each call is one jitted ``lax.while_loop`` over plies with every game of the batch stepping together;
 finished games stay put (``step`` leaves a terminated state unchanged) until all are over or the ply
@@ -25,16 +25,16 @@ import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
-from neurocheckers.evaluator import EvaluatorSpec, encode, value_fn
+from neurocheckers.evaluator import encode
 from neurocheckers.rules.engine import init_batch, material_balance, piece_counts, random_action, step
 from neurocheckers.rules.outcome import points_for
 from neurocheckers.rules.playout import default_max_plies
 from neurocheckers.rules.presets import Rules
 from neurocheckers.rules.state import BLACK, State
-from neurocheckers.search.baselines import AlphaBetaConfig, alphabeta_policy
-from neurocheckers.search.mcts import MCTSConfig, search
+from neurocheckers.search.baselines import AlphaBetaConfig
+from neurocheckers.search.mcts import MCTSConfig
 from neurocheckers.search.types import Policy
-from neurocheckers.sharding import check_memory, over_leading_shards
+from neurocheckers.sharding import check_memory
 
 PopulationSearch = MCTSConfig | AlphaBetaConfig
 """How members and boss choose their moves in ``play_population``: MCTS with ``MCTSConfig``, or
@@ -118,7 +118,7 @@ def paired_opening_starts(openings: State, game_numbers: jax.Array) -> State:
     return jax.tree.map(lambda x: x[(game_numbers // 2) % count], openings)
 
 
-def _play(
+def play_games(
     rules: Rules,
     choose: Callable[[State, jax.Array, jax.Array], jax.Array],
     a_is_black: jax.Array,
@@ -235,7 +235,7 @@ def play_match(
         actions_b = jax.vmap(policy_b, in_axes=(None, 0, 0))(params_b, states, keys_b)
         return jnp.where(a_to_move, actions_a, actions_b)
 
-    return _play(
+    return play_games(
         rules, choose, a_is_black, game_ids, key, max_plies, opening_plies, record, record_actions, starts
     )
 
@@ -334,180 +334,3 @@ def run_match(
     if not parts:  # stopped before the first chunk: an empty match of the right shapes
         parts = [jax.tree.map(lambda x: np.zeros((0, *x.shape[1:]), x.dtype), compiled.out_info)]
     return _concatenate(parts, keep_actions)
-
-
-@functools.cache
-def _member_or_boss_value_fn(spec: EvaluatorSpec):
-    """A leaf evaluator over ``(member, boss, use_member)``: each search uses its own player's MLP."""
-    evaluate = value_fn(spec)
-
-    def evaluate_either(params, state, key):
-        member, boss, use_member = params
-        return jnp.where(use_member, evaluate(member, state, key), evaluate(boss, state, key))
-
-    return evaluate_either
-
-
-def member_or_boss_policy(rules: Rules, spec: EvaluatorSpec, search_config: PopulationSearch) -> Policy:
-    """A policy over params ``(member, boss, use_member)`` that searches with ``search_config``, its
-    leaves rated by the member's network where ``use_member``, else by the boss's."""
-    evaluate = _member_or_boss_value_fn(spec)
-    if isinstance(search_config, AlphaBetaConfig):
-        return alphabeta_policy(rules, search_config.depth, evaluate)
-
-    def mcts_policy(params: Any, state: State, key: jax.Array) -> jax.Array:
-        return search(rules, search_config, evaluate, params, state, key).action
-
-    return mcts_policy
-
-
-@functools.partial(
-    jax.jit,
-    static_argnames=(
-        "rules",
-        "spec",
-        "search_config",
-        "games_per_member",
-        "max_plies",
-        "opening_plies",
-        "record",
-    ),
-)
-def play_population(
-    rules: Rules,
-    spec: EvaluatorSpec,
-    search_config: PopulationSearch,
-    population: Any,
-    boss: Any,
-    key: jax.Array,
-    games_per_member: int,
-    max_plies: int | None = None,
-    opening_plies: int = 0,
-    record: bool = False,
-    openings: State | None = None,
-) -> GameRecords:
-    """Every member of ``population`` ([P] leading axis) plays ``games_per_member`` games against
-    ``boss``, the first half with the first move; both sides search with ``search_config`` (an
-    ``MCTSConfig`` or an ``AlphaBetaConfig``, see ``member_or_boss_policy``).
-
-    Records have shape [P, G]. One search runs per game and ply; its leaves are rated by the mover's
-    own network (the member's or the boss's). ``max_plies`` defaults to ``default_max_plies(rules)``.
-    With ``openings`` ([M] states) every member plays paired openings instead: its games ``2i`` and
-    ``2i + 1`` start from opening ``i``, the member Black in the first (``paired_opening_starts``),
-    so all members meet the same starts with both colours.
-    """
-    max_plies = default_max_plies(rules) if max_plies is None else max_plies
-    num_members = jax.tree.leaves(population)[0].shape[0]
-    member_ids = jnp.arange(num_members, dtype=jnp.int32)
-    play = functools.partial(
-        _play_members,
-        rules,
-        spec,
-        search_config,
-        games_per_member,
-        max_plies,
-        opening_plies,
-        record,
-    )
-    play = over_leading_shards(play, num_members, (False, True, False, True, True))
-    return play(population, boss, member_ids, key, openings)
-
-
-def _member_games_layout(
-    num_members: int, games_per_member: int, member_ids: jax.Array, openings: State | None
-) -> tuple[jax.Array, jax.Array, State | None]:
-    """(a_is_black [P, G], game ids [P, G], starts [P, G] or None) of every member's games: the first
-    half with the first move from the initial position, or paired openings when ``openings`` is
-    given."""
-    shape = (num_members, games_per_member)
-    game_ids = member_ids[:, None] * games_per_member + jnp.arange(games_per_member, dtype=jnp.int32)
-    if openings is None:
-        a_is_black = jnp.broadcast_to(jnp.arange(games_per_member) < games_per_member // 2, shape)
-        return a_is_black, game_ids, None
-    game_numbers = jnp.broadcast_to(jnp.arange(games_per_member, dtype=jnp.int32), shape)
-    return a_is_black_in_game(game_numbers), game_ids, paired_opening_starts(openings, game_numbers)
-
-
-def _play_members(
-    rules: Rules,
-    spec: EvaluatorSpec,
-    search_config: PopulationSearch,
-    games_per_member: int,
-    max_plies: int,
-    opening_plies: int,
-    record: bool,
-    population: Any,
-    boss: Any,
-    member_ids: jax.Array,
-    key: jax.Array,
-    openings: State | None,
-) -> GameRecords:
-    num_members = member_ids.shape[0]
-    a_is_black, game_ids, starts = _member_games_layout(num_members, games_per_member, member_ids, openings)
-    policy = member_or_boss_policy(rules, spec, search_config)
-
-    def member_games(member, states, use_member, keys):
-        params = (member, boss, use_member)
-        return jax.vmap(policy, in_axes=((None, None, 0), 0, 0))(params, states, keys)
-
-    def choose(states: State, a_to_move: jax.Array, keys: jax.Array) -> jax.Array:
-        return jax.vmap(member_games)(population, states, a_to_move, keys)
-
-    return _play(rules, choose, a_is_black, game_ids, key, max_plies, opening_plies, record, starts=starts)
-
-
-@functools.partial(
-    jax.jit,
-    static_argnames=(
-        "rules",
-        "member_policy",
-        "opponent_policy",
-        "games_per_member",
-        "max_plies",
-        "opening_plies",
-        "record",
-    ),
-)
-def play_population_against(
-    rules: Rules,
-    member_policy: Policy,
-    population: Any,
-    opponent_policy: Policy,
-    opponent_params: Any,
-    key: jax.Array,
-    games_per_member: int,
-    openings: State,
-    max_plies: int | None = None,
-    opening_plies: int = 0,
-    record: bool = False,
-) -> GameRecords:
-    """Every member of ``population`` ([P] leading axis), choosing moves with ``member_policy``, plays
-    ``games_per_member`` paired-openings games (``play_population`` with ``openings``) against one
-    fixed opponent (``opponent_policy`` with ``opponent_params``, e.g. a material alpha-beta).
-
-    Records have shape [P, G]. Both policies run for every game at every ply and the mover's choice
-    is kept, as in ``play_match``. With ``record`` the records keep every position (for learners).
-    """
-    max_plies = default_max_plies(rules) if max_plies is None else max_plies
-    num_members = jax.tree.leaves(population)[0].shape[0]
-
-    def play(population, member_ids, key, openings, opponent_params):
-        a_is_black, game_ids, starts = _member_games_layout(
-            member_ids.shape[0], games_per_member, member_ids, openings
-        )
-
-        def choose(states: State, a_to_move: jax.Array, keys: jax.Array) -> jax.Array:
-            keys_b = jax.vmap(jax.vmap(jax.random.fold_in, in_axes=(0, None)), in_axes=(0, None))(keys, 1)
-            games = jax.vmap(member_policy, in_axes=(None, 0, 0))
-            actions_a = jax.vmap(games)(population, states, keys)
-            opponent = jax.vmap(jax.vmap(opponent_policy, in_axes=(None, 0, 0)), in_axes=(None, 0, 0))
-            actions_b = opponent(opponent_params, states, keys_b)
-            return jnp.where(a_to_move, actions_a, actions_b)
-
-        return _play(
-            rules, choose, a_is_black, game_ids, key, max_plies, opening_plies, record, starts=starts
-        )
-
-    play = over_leading_shards(play, num_members, (False, False, True, True, True))
-    member_ids = jnp.arange(num_members, dtype=jnp.int32)
-    return play(population, member_ids, key, openings, opponent_params)

@@ -10,10 +10,10 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from neurocheckers.arena import play_population
 from neurocheckers.evolution.boss_ga import evolve_epoch, init, learner_training_data, make_setup
 from neurocheckers.experiment.config import ConfigError, load_config
 from neurocheckers.fitting import td_lambda_targets
+from neurocheckers.population import play_population
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from tiny import TINY_RUN  # noqa: E402

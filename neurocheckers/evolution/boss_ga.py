@@ -29,7 +29,7 @@ import jax.numpy as jnp
 from flax import struct
 
 from neurocheckers.architectures import spec_of_settings
-from neurocheckers.arena import PopulationSearch, play_population, play_population_against
+from neurocheckers.arena import PopulationSearch
 from neurocheckers.evaluator import EvaluatorSpec, init_params, init_population, value
 from neurocheckers.evolution.operators import next_generation, rank_members
 from neurocheckers.evolution.selection import (
@@ -44,6 +44,7 @@ from neurocheckers.evolution.selection import (
 from neurocheckers.evolution.settings import EvolutionSettings
 from neurocheckers.evolution.strategies import es_ask, es_init, es_tell, make_strategy
 from neurocheckers.fitting import td_lambda_targets
+from neurocheckers.population import play_population, play_population_against
 from neurocheckers.rules.openings import load_openings, opening_states
 from neurocheckers.rules.presets import Rules, get_rules
 from neurocheckers.search.baselines import AlphaBetaConfig

@@ -123,7 +123,7 @@ def greedy_policy(rules: Rules, value_fn: ValueFn) -> Policy:
 @dataclasses.dataclass(frozen=True)
 class AlphaBetaConfig:
     """Static settings of an alpha-beta player (hashable: a static jit argument), the counterpart of
-    ``MCTSConfig`` where a caller picks the search (e.g. ``arena.play_population``)."""
+    ``MCTSConfig`` where a caller picks the search (e.g. ``population.play_population``)."""
 
     depth: int = 2
     """Plies searched (one action, a jump of a multi-jump included, is one ply); Blondie24 used 4."""
