@@ -91,6 +91,9 @@ class GauntletConfig:
     first_opening: int = 0
     """The first committed opening played (0-based): parts of one long row played in parallel
     processes take consecutive ranges of openings, and ``merge_gauntlets`` pools them."""
+    endgame: str | None = None
+    """An endgame database folder (``endgame build``): every move made in a position it holds is
+    judged, and each row reports both sides' blunders per 1,000 such positions."""
 
     def __post_init__(self) -> None:
         if self.openings < 1:
@@ -141,6 +144,14 @@ class Row:
     pair_points: tuple[float, ...] = ()
     """Each opening's mean score over its two games, in order (what the interval is computed from,
     kept so that parts of one row played apart can be pooled; not in ``gauntlet.csv``)."""
+    player_db_positions: int | None = None
+    """Positions of the endgame database the player moved from (with ``GauntletConfig.endgame``)."""
+    player_blunders: int | None = None
+    """Of those, the moves that dropped the position's value (win to draw or loss, draw to loss)."""
+    opponent_db_positions: int | None = None
+    """The same for the opponent."""
+    opponent_blunders: int | None = None
+    """The opponent's blunders."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -237,10 +248,18 @@ def play_row(rules: Rules, kind: str, a_spec: str, b_spec: str, starts, config: 
     starts = jax.tree.map(lambda x: x[:openings], starts)
     games = 2 * openings
     clock = None if isinstance(a, Player) and isinstance(b, Player) else MoveClock()
-    options = MatchOptions(games, config.seed, min(config.batch, games), config.max_plies, openings=starts)
+    options = MatchOptions(
+        games,
+        config.seed,
+        min(config.batch, games),
+        config.max_plies,
+        keep_actions=games if config.endgame else 0,
+        openings=starts,
+    )
     records = play_any_match(rules, a, b, options, clock=clock)
     score = np.asarray(records.score)
     mean, low, high = paired_interval(score)
+    accuracy = _accuracy(rules, config.endgame, starts, records) if config.endgame else {}
     return Row(
         kind=kind,
         player=a_spec,
@@ -256,7 +275,37 @@ def play_row(rules: Rules, kind: str, a_spec: str, b_spec: str, starts, config: 
         player_seconds=None if clock is None else clock.per_move(True),
         opponent_seconds=None if clock is None else clock.per_move(False),
         pair_points=tuple(float(p) for p in score.reshape(-1, 2).mean(axis=1)),
+        **accuracy,
     )
+
+
+def _accuracy(rules: Rules, folder: str, starts, records) -> dict[str, int]:
+    """The ``Row`` fields of both sides' move accuracy against the endgame database in ``folder``;
+    game ``g`` started from opening ``g // 2``."""
+    from neurocheckers.endgame.accuracy import move_accuracy
+    from neurocheckers.endgame.database import EndgameDB
+
+    games = len(np.asarray(records.score))
+    game_starts = jax.tree.map(lambda x: np.asarray(x)[np.arange(games) // 2], starts)
+    mine, theirs = move_accuracy(
+        EndgameDB(folder, rules), game_starts, np.asarray(records.actions), np.asarray(records.a_is_black)
+    )
+    return {
+        "player_db_positions": mine.positions,
+        "player_blunders": mine.blunders,
+        "opponent_db_positions": theirs.positions,
+        "opponent_blunders": theirs.blunders,
+    }
+
+
+def blunder_text(positions: int | None, blunders: int | None) -> str:
+    """``12.3 (4.1..28.0) /1000 of 812``: blunders per 1,000 database positions, 95% interval."""
+    from neurocheckers.endgame.accuracy import Accuracy
+
+    rate = Accuracy(positions or 0, blunders or 0).per_thousand()
+    if rate is None:
+        return "-"
+    return f"{rate[0]:.1f} ({rate[1]:.1f}..{rate[2]:.1f}) of {positions}"
 
 
 def linked_rows(rows: Sequence[Row]) -> list[Row]:
@@ -325,6 +374,10 @@ def run_gauntlet(
     ``on_row(done, total, row)`` is called after each match."""
     player = player_spec(player, rules)
     parse_any_player(player, rules)  # a bad spec fails before any game is played
+    if config.endgame:
+        from neurocheckers.endgame.database import EndgameDB
+
+        EndgameDB(config.endgame, rules)  # so does a missing database, or one of other rules
     starts = opening_states(rules, gauntlet_openings(rules, config))
     plan = pairings(player, config)
     rows = []
@@ -358,6 +411,16 @@ def format_gauntlet(result: GauntletResult) -> str:
             f"{r.kind:<12} {name:<{width}} {r.opponent:<{opponent_width}} {r.games:>5} {r.wins:>4}"
             f" {r.draws:>4} {r.losses:>4} {r.score:>6.3f}  {r.low:.3f}..{r.high:.3f}  {seconds_text(r)}"
         )
+    if result.config.endgame:
+        lines.append(
+            "blunders per 1,000 endgame-database positions (95% CI) of N positions, player | opponent:"
+        )
+        for name, r in zip(names, result.rows, strict=True):
+            lines.append(
+                f"  {name:<{width}} vs {r.opponent:<{opponent_width}} "
+                f"{blunder_text(r.player_db_positions, r.player_blunders)} | "
+                f"{blunder_text(r.opponent_db_positions, r.opponent_blunders)}"
+            )
     lines.append(f"ratings (Elo, {ANCHOR} = 0, 95% CI):")
     for rating in sorted(result.ratings, key=lambda x: -x.elo):
         interval = f"({rating.low:+.0f}..{rating.high:+.0f})"

@@ -223,6 +223,12 @@ def gauntlet(
     first_opening: Annotated[
         int, typer.Option(metavar="K", help="Start at opening K (0-based): part of a row, pooled on merging.")
     ] = 0,
+    endgame: Annotated[
+        str | None,
+        typer.Option(
+            metavar="DIR", help="An endgame database: report each side's blunders in its positions."
+        ),
+    ] = None,
 ) -> None:
     """Rate a player on a fixed ladder: scores with 95% intervals, Elo.
 
@@ -238,7 +244,7 @@ def gauntlet(
             openings, depth, depths, seed, batch, ladder=ladder, equal_time=equal_time,
             heuristic_depths=_depth_list(heuristic_depths, "--heuristic-depths"),
             engine_openings=engine_openings, only=_names(only), kinds=_names(kinds),
-            first_opening=first_opening,
+            first_opening=first_opening, endgame=endgame,
         )  # fmt: skip
         progress, update = match_progress("gauntlet")
         with progress:
