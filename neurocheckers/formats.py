@@ -108,7 +108,8 @@ RESERVED_AGENT_KEYS = (
 """Agent-file metadata keys written by ``save_agent`` itself; extra metadata may not use them."""
 
 PLAYER_SPECS = (
-    "random | greedy:FILE | greedy-material | alphabeta:D | alphabeta:D:FILE | alphabeta:D:heuristic"
+    "random | greedy:FILE | greedy-material | alphabeta:D | alphabeta:D:FILE | alphabeta:D:FILE:DB"
+    " | alphabeta:D:heuristic"
     " | mcts:FILE:SIMS | mcts-rollout:SIMS"
 )
 """The player specs ``players.parse_player`` reads; FILE is an agent file."""

@@ -6,6 +6,8 @@ themselves are in ``policies``.
 ``alphabeta:D:FILE`` is the same depth-D alpha-beta as ``alphabeta:D`` with the agent's network
 scoring the unfinished leaves instead of the material count: the equal-depth test of an evaluator.
 ``alphabeta:D:heuristic`` scores them with the hand-written evaluation of ``search.heuristic``.
+``alphabeta:D:FILE:DB`` adds an endgame database folder (``endgame build``): the positions it holds
+are scored exactly instead of by the network.
 """
 
 from __future__ import annotations
@@ -58,6 +60,19 @@ def trained_player_spec(path: str, metadata: dict[str, str], simulations: int | 
     return f"mcts:{path}:{sims}"
 
 
+def endgame_evaluator(rules: Rules, folder: str, evaluate, params, spec: str):
+    """``(value fn, params)`` of a network that defers to the endgame database in ``folder`` where it
+    holds the position; ``ValueError`` naming the spec when there is no such database."""
+    from neurocheckers.endgame.database import EndgameDB, EndgameError
+    from neurocheckers.endgame.device import device_db, with_endgame
+
+    try:
+        db = EndgameDB(folder, rules)
+    except EndgameError as e:
+        raise ValueError(f"bad player spec {spec!r}: {e}") from None
+    return with_endgame(evaluate), {"net": params, "endgame": device_db(db)}
+
+
 def parse_player(spec: str, rules: Rules) -> Player:
     """The player described by ``spec`` (see the module docstring); ``ValueError`` naming what is wrong."""
     kind, _, rest = spec.strip().partition(":")
@@ -75,6 +90,11 @@ def parse_player(spec: str, rules: Rules) -> Player:
             return Player(f"alphabeta:{depth}:heuristic", heuristic_alphabeta_policy(rules, depth))
         agent = _agent(rules, args[1], spec)
         return Player(spec, alphabeta_player_policy(rules, depth, value_fn(agent.spec)), agent.params)
+    if kind == "alphabeta" and len(args) == 3:
+        depth = _positive_int(args[0], "the depth", spec, MAX_ALPHABETA_DEPTH)
+        agent = _agent(rules, args[1], spec)
+        evaluate, params = endgame_evaluator(rules, args[2], value_fn(agent.spec), agent.params, spec)
+        return Player(spec, alphabeta_player_policy(rules, depth, evaluate), params)
     if kind == "mcts-rollout" and len(args) == 1:
         sims = _positive_int(args[0], "the simulation count", spec, MAX_SIMULATIONS)
         config = MCTSConfig(num_simulations=sims)

@@ -2,7 +2,8 @@
 
 - ``BUDGET``: ``0.5s`` (seconds of wall time per move), ``20000n`` (nodes per move: deterministic),
   or ``equal`` (the opponent's mean time per move so far in the match: the equal-time mode);
-- ``EVAL``: an agent file (its network scores the leaves), ``heuristic`` (the hand-written 8x8
+- ``EVAL``: an agent file (its network scores the leaves), ``FILE:DB`` (the same, with the positions
+  of the endgame database in folder ``DB`` scored exactly), ``heuristic`` (the hand-written 8x8
   evaluation, ``search.heuristic``) or ``material`` (men 1, kings 1.5).
 
 Unlike the pure JAX policies of ``players``, a timed player runs on the host, one game at a time
@@ -22,6 +23,7 @@ import numpy as np
 
 from neurocheckers.agent_file import Agent, load_agent
 from neurocheckers.evaluator import value_fn
+from neurocheckers.players import endgame_evaluator
 from neurocheckers.rules.engine import material_balance
 from neurocheckers.rules.presets import Rules
 from neurocheckers.rules.state import State
@@ -31,7 +33,10 @@ from neurocheckers.search.timed import TABLE_BITS, Deepening, SearchInfo, iterat
 from neurocheckers.search.types import ValueFn
 
 PREFIX = "timed:"
-SPECS = "timed:SECONDSs:EVAL | timed:NODESn:EVAL | timed:equal:EVAL (EVAL: FILE, heuristic or material)"
+SPECS = (
+    "timed:SECONDSs:EVAL | timed:NODESn:EVAL | timed:equal:EVAL (EVAL: FILE, FILE:DB, heuristic or material;"
+    " DB an endgame database folder)"
+)
 MAX_SECONDS = 60.0
 """The longest think time a move may be given (the web app's cap too)."""
 MAX_NODES = 100_000_000
@@ -130,12 +135,16 @@ def _leaf(rules: Rules, evaluator: str, spec: str) -> tuple[Callable, Any, float
         return material_leaf(), None, ROOT_MARGIN
     if evaluator == "heuristic":
         return heuristic_leaf(rules), None, NETWORK_ROOT_MARGIN
+    path, _, database = evaluator.partition(":")
     try:
-        agent = load_agent(evaluator, rules)
+        agent = load_agent(path, rules)
     except FileNotFoundError:
-        raise ValueError(f"bad player spec {spec!r}: no agent file {evaluator!r}") from None
+        raise ValueError(f"bad player spec {spec!r}: no agent file {path!r}") from None
     except ValueError as e:
         raise ValueError(f"bad player spec {spec!r}: {e}") from None
+    if database:
+        evaluate, params = endgame_evaluator(rules, database, value_fn(agent.spec), agent.params, spec)
+        return network_leaf(evaluate), params, NETWORK_ROOT_MARGIN
     return network_leaf(value_fn(agent.spec)), agent.params, NETWORK_ROOT_MARGIN
 
 

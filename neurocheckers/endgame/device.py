@@ -1,0 +1,167 @@
+"""An endgame database as arrays that jitted code reads: exact leaf values for the searches.
+
+``DeviceDB`` holds every slice's values and distances end to end with the tables of the index
+(``index``), so that a position's entry is found with a few bit operations and gathers inside
+``jit``/``vmap``. It travels as a pytree argument (a player's params), never as a closed-over
+constant, so the arrays are not folded into the compiled program.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from flax import struct
+
+from neurocheckers.endgame.database import LOSS, OUTSIDE, WIN, EndgameDB
+from neurocheckers.endgame.index import MAX_SQUARES, Slice, board_masks, men_offsets
+from neurocheckers.rules.state import BLACK, State
+
+EXACT_MARGIN = 1e-3
+"""A database win is worth a win chance of ``1 - EXACT_MARGIN * (distance + 1) / 256`` (a loss the
+mirror image): above what a network says of a position it does not know, and a quicker win first."""
+
+
+@struct.dataclass
+class DeviceDB:
+    """Fields ([T] over the positions of every held slice, end to end; P the most pieces):
+    values: [T] int8, LOSS/DRAW/WIN for the side to move.
+    distances: [T] int32, whole moves to the end under perfect play.
+    slice_start: [P+1, P+1, P+1, P+1] int32, where each slice (men, kings, opponent men, opponent
+      kings) starts in ``values``; -1 for a slice not held.
+    men_offsets: [M] int32, ``index.men_offsets`` of every (men, opponent men) pair, end to end.
+    men_start: [P+1, P+1] int32, where each pair's offsets start in ``men_offsets``.
+    binom: [33, P+1] int32, binomial coefficients.
+    num_squares, max_pieces: static.
+    """
+
+    values: jax.Array
+    distances: jax.Array
+    slice_start: jax.Array
+    men_offsets: jax.Array
+    men_start: jax.Array
+    binom: jax.Array
+    num_squares: int = struct.field(pytree_node=False)
+    max_pieces: int = struct.field(pytree_node=False)
+
+
+def device_db(db: EndgameDB) -> DeviceDB:
+    """Every slice of ``db`` loaded into one ``DeviceDB`` (checksums checked on loading)."""
+    slices = sorted(db.slices)
+    p = max(s.pieces for s in slices)
+    starts = np.full((p + 1,) * 4, -1, dtype=np.int32)
+    values, distances, at = [], [], 0
+    for s in slices:
+        v, d = db.load(s)
+        starts[s.counts] = at
+        values.append(v)
+        distances.append(d.astype(np.int32))
+        at += len(v)
+    if at >= 2**31:
+        raise ValueError(f"{db.folder} holds {at} positions: too many for 32-bit indices")
+    men_start = np.zeros((p + 1, p + 1), dtype=np.int32)
+    offsets, at = [], 0
+    for men in range(p + 1):
+        for opp_men in range(p + 1 - men):
+            men_start[men, opp_men] = at
+            offsets.append(men_offsets(db.rules, men, opp_men).astype(np.int32))
+            at += len(offsets[-1])
+    binom = np.array([[np.int64(_comb(n, k)) for k in range(p + 1)] for n in range(MAX_SQUARES + 1)])
+    return DeviceDB(
+        values=jnp.asarray(np.concatenate(values)),
+        distances=jnp.asarray(np.concatenate(distances)),
+        slice_start=jnp.asarray(starts),
+        men_offsets=jnp.asarray(np.concatenate(offsets)),
+        men_start=jnp.asarray(men_start),
+        binom=jnp.asarray(binom.astype(np.int32)),
+        num_squares=db.rules.num_squares,
+        max_pieces=p,
+    )
+
+
+def _comb(n: int, k: int) -> int:
+    import math
+
+    return math.comb(n, k)
+
+
+def _colex(binom: jax.Array, bits: jax.Array, universe: jax.Array, most: int) -> jax.Array:
+    rank = jnp.int32(0)
+    for i in range(1, most + 1):
+        low = bits & (jnp.uint32(0) - bits)
+        place = jax.lax.population_count(universe & (low - jnp.uint32(1))).astype(jnp.int32)
+        rank = rank + jnp.where(bits != 0, binom[jnp.minimum(place, MAX_SQUARES), i], 0)
+        bits = bits ^ low
+    return rank
+
+
+def _reversed(x: jax.Array, num_squares: int) -> jax.Array:
+    for shift, mask in ((1, 0x55555555), (2, 0x33333333), (4, 0x0F0F0F0F), (8, 0x00FF00FF)):
+        m = jnp.uint32(mask)
+        x = ((x >> shift) & m) | ((x & m) << shift)
+    x = (x >> 16) | (x << 16)
+    return x >> (32 - num_squares)
+
+
+def lookup(ddb: DeviceDB, state: State) -> tuple[jax.Array, jax.Array]:
+    """([] int32 value for the side to move, or ``OUTSIDE``; [] int32 distance) of one position at
+    a turn boundary (a state in the middle of a multi-jump is ``OUTSIDE``)."""
+    black = state.color == BLACK
+    own = (
+        jnp.where(black, state.black_men, state.white_men),
+        jnp.where(black, state.black_kings, state.white_kings),
+    )
+    other = (
+        jnp.where(black, state.white_men, state.black_men),
+        jnp.where(black, state.white_kings, state.black_kings),
+    )
+    boards = [jnp.where(black, x, _reversed(x, ddb.num_squares)) for x in (*own, *other)]
+    counts = [jax.lax.population_count(x).astype(jnp.int32) for x in boards]
+    a, b, c, d = (jnp.minimum(x, ddb.max_pieces) for x in counts)
+    total = counts[0] + counts[1] + counts[2] + counts[3]
+    start = ddb.slice_start[a, b, c, d]
+    held = (total <= ddb.max_pieces) & (start >= 0) & (state.continuing == 0)
+    every, mover_squares, opp_squares = (jnp.uint32(m) for m in board_masks_of(ddb.num_squares))
+    mm, mk, om, ok = boards
+    p = ddb.max_pieces
+    men = ddb.men_offsets[ddb.men_start[a, c] + _colex(ddb.binom, mm, mover_squares, p)]
+    men = men + _colex(ddb.binom, om, opp_squares & ~mm, p)
+    free = every & ~mm & ~om
+    first = ddb.binom[ddb.num_squares - a - c, b]
+    second = ddb.binom[ddb.num_squares - a - c - b, d]
+    kings = _colex(ddb.binom, mk, free, p) * second + _colex(ddb.binom, ok, free & ~mk, p)
+    index = jnp.where(held, start + men * first * second + kings, 0)
+    value = jnp.where(held, ddb.values[index].astype(jnp.int32), OUTSIDE)
+    return value, jnp.where(held, ddb.distances[index], 0)
+
+
+@functools.cache
+def board_masks_of(num_squares: int) -> tuple[int, int, int]:
+    from neurocheckers.rules.presets import AMERICAN6, AMERICAN8
+
+    return board_masks(AMERICAN8 if num_squares == 32 else AMERICAN6)
+
+
+def exact_value(value: jax.Array, distance: jax.Array) -> jax.Array:
+    """The win chance a database value stands for (see ``EXACT_MARGIN``)."""
+    margin = EXACT_MARGIN * (jnp.minimum(distance, 255).astype(jnp.float32) + 1.0) / 256.0
+    return jnp.where(value == WIN, 1.0 - margin, jnp.where(value == LOSS, margin, 0.5))
+
+
+@functools.cache
+def with_endgame(value_fn: Callable) -> Callable:
+    """``value_fn`` (``(params, state, key) -> win chance``) that answers from the database where it
+    holds the position: its params become ``{"net": params, "endgame": DeviceDB}``."""
+
+    def evaluate(params, state: State, key: jax.Array) -> jax.Array:
+        net = value_fn(params["net"], state, key)
+        value, distance = lookup(params["endgame"], state)
+        return jnp.where(value == OUTSIDE, net, exact_value(value, distance))
+
+    return evaluate
+
+
+__all__ = ["DeviceDB", "Slice", "device_db", "exact_value", "lookup", "with_endgame"]
