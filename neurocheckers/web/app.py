@@ -259,8 +259,9 @@ def create_app(root: str | Path) -> Starlette:
     root = Path(root)
     if not root.is_dir():
         raise ValueError(f"{str(root)!r} is not a folder")
+    sessions = Sessions(root)
     routes = [
-        *_play_routes(root, Sessions(root)),
+        *_play_routes(root, sessions),
         *_folder_routes(root),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
@@ -273,4 +274,5 @@ def create_app(root: str | Path) -> Starlette:
         },
     )
     app.state.root = root
+    app.state.sessions = sessions  # the games in play (tests set up positions through it)
     return app

@@ -25,7 +25,13 @@ from neurocheckers.analysis.games import GameFile, replay_game
 from neurocheckers.analysis.lineage import lineage
 from neurocheckers.analysis.pdn_games import load_game_file, pdn_of_game
 from neurocheckers.evaluator import value_fn
-from neurocheckers.experiment.folder import config_summary, read_run_config, training_seconds
+from neurocheckers.experiment.folder import (
+    CHECKPOINT,
+    config_summary,
+    read_run_config,
+    run_is_locked,
+    training_seconds,
+)
 from neurocheckers.experiment.folder import run_status as folder_run_status
 from neurocheckers.formats import (
     CONFIG_FILE,
@@ -348,6 +354,35 @@ def run_summary(root: str | Path, run_dir: Path) -> dict[str, Any]:
     }
 
 
+SUMMARY_FILES = (CONFIG_FILE, METRICS_FILE, CHECKPOINT)
+"""The files a run's summary is read from: it is read again when one of them changes."""
+_SUMMARIES: dict[Path, tuple[tuple, dict[str, Any]]] = {}
+"""Run folder -> (its files' signature, its summary): the Runs page re-reads its list every few
+seconds, and reading a config (validating it) is slow."""
+
+
+def _signature(run_dir: Path) -> tuple:
+    """What a run's summary depends on: its files' sizes and times, and whether it runs now."""
+    stats = []
+    for name in SUMMARY_FILES:
+        try:
+            stat = (run_dir / name).stat()
+            stats.append((stat.st_mtime_ns, stat.st_size))
+        except OSError:
+            stats.append(None)
+    return (*stats, run_is_locked(run_dir))
+
+
+def cached_summary(root: str | Path, run_dir: Path) -> dict[str, Any]:
+    """``run_summary``, read again only when the run's files or lock changed."""
+    signature = _signature(run_dir)
+    kept = _SUMMARIES.get(run_dir)
+    if kept is None or kept[0] != signature:
+        kept = (signature, run_summary(root, run_dir))
+        _SUMMARIES[run_dir] = kept
+    return dict(kept[1])
+
+
 FAILED = "failed"
 """The status of a run folder that cannot be read (a damaged config.json or metrics.csv)."""
 
@@ -356,7 +391,7 @@ def run_row(root: str | Path, run_dir: Path) -> dict[str, Any]:
     """``run_summary``, or for a run folder that cannot be read a ``failed`` row saying why (the
     listing goes on with the other runs)."""
     try:
-        return run_summary(root, run_dir)
+        return cached_summary(root, run_dir)
     except (BadFile, NotFound) as error:
         reason = relative_message(root, str(error))
         path = relative_name(root, run_dir)
@@ -383,7 +418,7 @@ def run_detail(root: str | Path, run_dir: Path) -> dict[str, Any]:
         }
         for b in bosses
     ]
-    detail = run_summary(root, run_dir)
+    detail = cached_summary(root, run_dir)
     detail.update(config=config.to_dict(), simulations_used=simulations, lineage=entries)
     return detail
 
