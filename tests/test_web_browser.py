@@ -234,7 +234,7 @@ def test_flip_and_a_reload_keep_the_game(page, server):
     assert page.get_attribute("#play-board", "data-state") == "none"
 
 
-def test_the_must_capture_message(page, server, served):
+def test_the_must_capture_message_and_a_marked_multi_jump(page, server, served):
     _new_game(page, server, "american6", "random")
     _board_state(page)
     game_id = page.url.split("game=")[1].split("&")[0]
@@ -250,6 +250,19 @@ def test_the_must_capture_message(page, server, served):
     page.press("#move-input", "Enter")
     assert page.inner_text("#play-message") == "You must capture: the piece on 5 can jump"
     assert _turns(page) == []
+    # A multi-jump, square by square: mid-way the jumping piece keeps its mark.
+    session.start = parse_fen(AMERICAN6, "B:W5,11:B1")
+    page.reload()
+    assert _board_state(page) == "human"
+    page.click("#play-board g[data-square='1']")
+    page.click("#play-board g[data-square='8']")
+    page.wait_for_function("document.querySelector('#play-board g.jumping') !== null")
+    jumping = page.locator("#play-board g.jumping")
+    assert jumping.get_attribute("data-square") == "8" and jumping.locator("circle.ring").count() == 1
+    assert "jumping" in jumping.get_attribute("aria-label")
+    assert "go on jumping from 8" in page.inner_text("#play-status") and _turns(page) == ["1x8..."]
+    page.click("#play-board g[data-square='13']")
+    assert _board_state(page) == "over" and _turns(page) == ["1x8x13"]
 
 
 def test_keyboard_moves(page, server):
