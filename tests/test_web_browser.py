@@ -306,6 +306,13 @@ def test_a_390px_phone_screen_shows_the_whole_board(browser, server):
         assert phone.evaluate("document.documentElement.scrollWidth") <= 390  # nothing wider than the screen
         squares = phone.locator("#play-board g[data-square]")
         assert squares.count() == 32 and phone.locator("#play-board g[data-square='32']").is_visible()
+        # On arrival a click on one of your pieces starts the game against the strongest agent and
+        # picks the piece.
+        phone.fill("#think", FAST_THINK)
+        phone.click("#play-board g[data-square='10']")
+        phone.wait_for_selector("#play-board g.selected[data-square='10']")
+        assert phone.get_attribute("#play-board", "data-state") == "human" and "game=" in phone.url
+        assert phone.locator("#play-board g.target").count() == 2
     finally:
         phone.close()
 
