@@ -2,7 +2,9 @@
 moves, a move, an illegal move (4xx, game unchanged), undo, a multi-jump step by step, the end
 reasons, runs and their status, saved games, and paths outside the served folder refused; the
 opponents: an agent file alone (the timed search for the think time), ``timed:`` specs, py-draughts,
-and the best agent of the rules offered first."""
+and the best agent of the rules offered first; the Play page's compulsory-capture message, resigning,
+a game's PDN read back, the position after any turn, random game ids, the opponent list, a PDN of
+any saved game, and a run folder that cannot be read listed as failed."""
 
 from __future__ import annotations
 
@@ -374,6 +376,9 @@ def test_a_compulsory_capture_is_named_and_a_quiet_move_refused_with_it(served):
         play.human_step(session, 4, 7)
     with pytest.raises(play.SessionError, match="^illegal move 5-8: legal from 5: 12$"):
         play.human_step(session, 5, 8)
+    session.start = parse_fen(AMERICAN6, "B:W8,9:B4,5,6")
+    with pytest.raises(play.SessionError, match="^You must capture: the pieces on 5 and 6 can each jump$"):
+        play.human_step(session, 4, 7)
     session.start = parse_fen(AMERICAN6, "B:W8:B4,1")
     assert play.session_view(session)["must_capture"] is None
     session.start = parse_fen(SIMPLE6, "B:W8,9:B4,5,1")

@@ -15,6 +15,10 @@ plays its whole turn in ``opponent_reply``. The opponent is a player spec:
 - other players (``alphabeta:D``, ``alphabeta:D:FILE``, ``alphabeta:D:heuristic``, ``random``, ...)
   play their policy from ``players.parse_player`` (the think time does not apply to them).
 
+The person may resign (``resign``); ``game_pdn`` gives the game as PDN and ``position_after`` the
+position after any turn of the move list. Game ids are random, so a link to a game the server no
+longer holds (it keeps them in memory) is refused rather than opening another game.
+
 Searches are compiled when the game is made, so the first reply is not spent compiling. OpenSpiel's
 bots need OpenSpiel's own game alongside ours and are refused here.
 """
@@ -240,11 +244,11 @@ def outcome(session: GameSession) -> dict[str, Any]:
     return {"over": position["over"], "result": position["result"], "reason": position["reason"]}
 
 
-def _pieces_text(squares: list[int]) -> str:
+def _pieces_text(numbers: list[int]) -> str:
     """``the piece on 9``, ``the pieces on 9 and 14``, ``the pieces on 9, 14 and 18``."""
-    if len(squares) == 1:
-        return f"the piece on {squares[0]}"
-    return f"the pieces on {', '.join(map(str, squares[:-1]))} and {squares[-1]}"
+    if len(numbers) == 1:
+        return f"the piece on {numbers[0]}"
+    return f"the pieces on {', '.join(map(str, numbers[:-1]))} and {numbers[-1]}"
 
 
 def capture_notice(rules: Rules, state: State) -> str | None:
