@@ -1,10 +1,11 @@
 """Screenshots of the web app's three pages into docs/: ``neurocheckers serve results/`` driven by
 Chromium (the system's, through Playwright), as a person would use it.
 
-    python scripts/web_screenshots.py            # writes docs/web_play.png, web_games.png, web_runs.png
+    python scripts/web_screenshots.py   # docs/web_play.png, web_play_phone.png, web_games.png, web_runs.png
 
-Plays a few moves against the committed final boss (MCTS, 16 simulations and up), opens the
-committed saved games and the pilot strength run.
+Plays a few moves against the committed best 8x8 agent (the Play page's default opponent: its timed
+alpha-beta search, 0.3 s a move), shows that game on a phone-sized screen, opens the committed
+saved games and the pilot strength run.
 """
 
 from __future__ import annotations
@@ -44,10 +45,11 @@ def _wait_until_up(url: str, server: subprocess.Popen, seconds: float = 120) -> 
     raise SystemExit(f"serve did not answer at {url} within {seconds} s")
 
 
-def _play_page(page, url: str, out: Path) -> None:
+def _play_page(page, url: str, out: Path) -> str:
+    """Four moves against the best 8x8 agent (the page's default opponent), a piece picked; returns
+    the game's address."""
     page.goto(f"{url}/#play")
-    page.select_option("#rules", "simple6")
-    page.fill("#opponent", "mcts:base_final_boss.safetensors:16")
+    page.wait_for_selector("#play-board svg")
     page.fill("#think", "0.3")
     page.click("#new-game-button")
     ready = "['human', 'over'].includes(document.getElementById('play-board').dataset.state)"
@@ -58,6 +60,16 @@ def _play_page(page, url: str, out: Path) -> None:
     page.wait_for_function(ready, timeout=60_000)
     page.locator("#play-board g.movable").last.click()  # show a piece's legal moves
     page.screenshot(path=out / "web_play.png")
+    return page.url
+
+
+def _phone_page(browser, game_url: str, out: Path) -> None:
+    """The same game on a 390 px phone screen (the address keeps the game)."""
+    phone = browser.new_page(viewport={"width": 390, "height": 844}, device_scale_factor=1)
+    phone.goto(game_url)
+    phone.wait_for_function("document.getElementById('play-board').dataset.state === 'human'")
+    phone.screenshot(path=out / "web_play_phone.png")
+    phone.close()
 
 
 def main() -> None:
@@ -76,7 +88,8 @@ def main() -> None:
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=shutil.which("chromium"), args=ARGS)
             page = browser.new_page(viewport={"width": 1280, "height": 800})
-            _play_page(page, url, out)
+            game_url = _play_page(page, url, out)
+            _phone_page(browser, game_url, out)
             page.goto(f"{url}/#games?file=games/final_boss_vs_alphabeta3.json")
             page.wait_for_selector("#games-board svg")
             for _ in range(12):
@@ -89,7 +102,7 @@ def main() -> None:
     finally:
         server.terminate()
         server.wait(timeout=30)
-    print("wrote " + ", ".join(str(out / f"web_{p}.png") for p in ("play", "games", "runs")))
+    print("wrote " + ", ".join(str(out / f"web_{p}.png") for p in ("play", "play_phone", "games", "runs")))
 
 
 if __name__ == "__main__":

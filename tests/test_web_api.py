@@ -2,7 +2,9 @@
 moves, a move, an illegal move (4xx, game unchanged), undo, a multi-jump step by step, the end
 reasons, runs and their status, saved games, and paths outside the served folder refused; the
 opponents: an agent file alone (the timed search for the think time), ``timed:`` specs, py-draughts,
-and the best agent of the rules offered first."""
+and the best agent of the rules offered first; the Play page's compulsory-capture message, resigning,
+a game's PDN read back, the position after any turn, random game ids, the opponent list, a PDN of
+any saved game, and a run folder that cannot be read listed as failed."""
 
 from __future__ import annotations
 
@@ -363,3 +365,141 @@ def test_a_run_that_spent_its_budget_says_so(tmp_path):
     (run_dir / "metrics.csv").write_text("epoch,wall_seconds\n0,30.5\n")
     assert run_status(run_dir, 100, 1) == "interrupted (resumable)"
     assert run_status(run_dir, 1, 1) == "finished"
+
+
+def test_a_compulsory_capture_is_named_and_a_quiet_move_refused_with_it(served):
+    session = play.new_session(served, "random", "american6", "black", 0.1)
+    session.start = parse_fen(AMERICAN6, "B:W8,9:B4,5,1")
+    view = play.session_view(session)
+    assert view["must_capture"] == "You must capture: the piece on 5 can jump"
+    with pytest.raises(play.SessionError, match="^You must capture: the piece on 5 can jump$"):
+        play.human_step(session, 4, 7)
+    with pytest.raises(play.SessionError, match="^illegal move 5-8: legal from 5: 12$"):
+        play.human_step(session, 5, 8)
+    session.start = parse_fen(AMERICAN6, "B:W8,9:B4,5,6")
+    with pytest.raises(play.SessionError, match="^You must capture: the pieces on 5 and 6 can each jump$"):
+        play.human_step(session, 4, 7)
+    session.start = parse_fen(AMERICAN6, "B:W8:B4,1")
+    assert play.session_view(session)["must_capture"] is None
+    session.start = parse_fen(SIMPLE6, "B:W8,9:B4,5,1")
+    session.rules = SIMPLE6  # captures are optional in simple6
+    assert play.session_view(session)["must_capture"] is None
+
+
+def test_resigning_ends_the_game_for_the_opponent(client):
+    game = _new(client, rules="american6")
+    url = f"/api/games/{game['id']}"
+    client.post(f"{url}/move", json={"from": 4, "to": 7})
+    resigned = client.post(f"{url}/resign").json()
+    assert resigned["over"] and resigned["result"] == "0-1"
+    assert resigned["reason"] == "White wins: Black resigned"
+    assert not resigned["human_to_move"] and not resigned["opponent_to_move"] and not resigned["can_undo"]
+    assert client.post(f"{url}/resign").json()["error"] == "the game is already over"
+    assert client.post(f"{url}/reply").json()["error"] == "it is not the opponent's turn"
+    assert client.post(f"{url}/undo").json()["error"] == "you resigned: start a new game"
+    assert client.post(f"{url}/move", json={"from": 7, "to": 10}).status_code == 400
+
+
+def test_a_games_pdn_reads_back_to_its_moves(client):
+    from neurocheckers.analysis.pdn_games import game_of_pdn
+    from neurocheckers.rules.pdn import read_pdn
+
+    game = _new(client, rules="american6", human="white")
+    url = f"/api/games/{game['id']}"
+    for _ in range(3):
+        view = client.post(f"{url}/reply").json()
+        view = client.post(
+            f"{url}/move", json=dict(zip(("from", "to"), view["steps"][0], strict=True))
+        ).json()
+        while view["human_to_move"]:  # a multi-jump goes on
+            view = client.post(
+                f"{url}/move", json=dict(zip(("from", "to"), view["steps"][0], strict=True))
+            ).json()
+    response = client.get(f"{url}/pdn")
+    assert response.status_code == 200 and "attachment" in response.headers["content-disposition"]
+    [pdn] = read_pdn(response.text)
+    assert list(pdn.moves) == [t["notation"] for t in view["turns"]] and len(pdn.moves) == 6
+    assert pdn.tags["Black"] == "random" and pdn.tags["White"] == "human" and pdn.result == "*"
+    assert game_of_pdn(AMERICAN6, pdn)["moves"] == list(pdn.moves)  # legal moves, replayed by the engine
+
+
+def test_the_position_after_any_turn_of_the_move_list(client):
+    game = _new(client, rules="american6")
+    url = f"/api/games/{game['id']}"
+    client.post(f"{url}/move", json={"from": 4, "to": 7})
+    now = client.post(f"{url}/reply").json()
+    assert client.get(f"{url}/positions/0").json() == game["position"]
+    assert client.get(f"{url}/positions/2").json() == now["position"]
+    after_one = client.get(f"{url}/positions/1").json()
+    assert 7 in [p["square"] for p in after_one["pieces"]] and after_one["to_move"] == "white"
+    assert client.get(f"{url}/positions/3").json()["error"] == "turn must be in 0..2, got 3"
+    assert client.get(f"{url}/positions/x").status_code == 400
+
+
+def test_game_ids_are_random_so_an_old_link_does_not_open_another_game(client):
+    ids = {_new(client)["id"] for _ in range(3)}
+    assert len(ids) == 3 and not ids & {"g1", "g2", "g3"}
+    assert all(len(i) > 8 for i in ids)
+    assert "no game 'g1'" in client.get("/api/games/g1").json()["error"]
+
+
+def test_the_opponent_list_fits_the_rules_and_names_levels(tmp_path):
+    spec = EvaluatorSpec.for_rules(SIMPLE6, layers=1, width=4)
+    params = init_params(jax.random.key(0), spec)
+    for name in ("results/best_simple6.safetensors", "other.safetensors"):
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        save_agent(tmp_path / name, SIMPLE6, spec, params)
+    (tmp_path / "broken.safetensors").write_bytes(b"not an agent")
+    info = TestClient(create_app(tmp_path)).get("/api/info").json()
+    assert info["default_rules"] == "simple6"  # the only rules with a best agent here
+    simple6 = info["opponents"]["simple6"]
+    assert simple6[0] == {
+        "spec": "results/best_simple6.safetensors",
+        "label": "Strongest: results/best_simple6.safetensors (alpha-beta for the think time)",
+        "group": "Strongest",
+    }
+    specs = [c["spec"] for c in simple6]
+    assert specs[1:5] == ["random", "greedy-material", "alphabeta:2", "alphabeta:4"]
+    assert "other.safetensors" in specs and "broken.safetensors" not in specs
+    american8 = [c["spec"] for c in info["opponents"]["american8"]]
+    assert "other.safetensors" not in american8 and "alphabeta:4:heuristic" in american8
+    assert (
+        info["start"]["american6"]["to_move"] == "black" and len(info["start"]["american6"]["pieces"]) == 12
+    )
+
+
+def test_a_run_folder_that_cannot_be_read_is_listed_as_failed(client, served):
+    broken = served / "runs" / "broken_run"
+    broken.mkdir()
+    (broken / "config.json").write_text("{not json")
+    (broken / "metrics.csv").write_text("epoch\n")
+    try:
+        runs = {r["path"]: r for r in client.get("/api/runs").json()["runs"]}
+    finally:
+        for f in broken.iterdir():
+            f.unlink()
+        broken.rmdir()
+    assert runs["runs/broken_run"]["status"] == "failed"
+    assert runs["runs/broken_run"]["stop_reason"].startswith("failed: the run folder cannot be read: ")
+    [tiny] = [r for path, r in runs.items() if path.startswith("runs/tiny")]
+    assert (
+        tiny["stop_reason"]
+        == f"interrupted after {EPOCHS_WRITTEN} of {tiny['epochs']} epochs: evolve --resume goes on"
+    )
+    assert str(served.resolve()) not in str(runs)
+
+
+def test_any_listed_game_downloads_as_pdn(client):
+    from neurocheckers.rules.pdn import read_pdn
+
+    params = {"path": "games/sample.json", "game": "1"}
+    response = client.get("/api/game-file/pdn", params=params)
+    assert (
+        response.status_code == 200
+        and 'filename="sample-game1.pdn"' in response.headers["content-disposition"]
+    )
+    [pdn] = read_pdn(response.text)
+    view = client.get("/api/game-file/game", params=params).json()
+    assert list(pdn.moves) == view["moves"] and pdn.tags["Black"] == view["black"]
+    bad = client.get("/api/game-file/pdn", params={"path": "games/sample.json", "game": "0"})
+    assert bad.status_code == 400 and bad.json()["error"] == "game must be in 1..1, got '0'"

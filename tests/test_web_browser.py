@@ -1,10 +1,13 @@
 """The web app in a real browser: Chromium from the system's packages driven by Playwright.
 
-Plays a whole game against ``random`` on ``american6`` by clicking squares (an illegal click
-changes nothing), steps through a saved game, checks that a run's fitness curve is drawn, and that
-the rules' best agent is the default opponent and replies with the timed alpha-beta search. The
-server is ``serve``'s app under uvicorn in a thread, on a free local port. Chromium must be
-installed (``apt-get install chromium``; ``.ci/run`` does it): without it this test fails.
+Plays whole games by clicking squares: on ``american6`` against ``random``, and on 8x8 against the
+committed best agent from the board shown on arrival (its timed search for a short think time);
+checks deselecting, the move list, PDN downloads read back with the project's PDN reader, the
+"must capture" message, keyboard moves, the flip, a reload that keeps the game, a 390 px phone
+screen, a saved game stepped through, and the Runs page (details beside the list, refreshed live,
+a stop reason). The server is ``serve``'s app under uvicorn in a thread, on a free local port.
+Chromium must be installed (``apt-get install chromium``; ``.ci/run`` does it): without it these
+tests fail.
 """
 
 from __future__ import annotations
@@ -18,6 +21,9 @@ from pathlib import Path
 import pytest
 import uvicorn
 
+from neurocheckers.rules import AMERICAN6
+from neurocheckers.rules.notation import parse_fen
+from neurocheckers.rules.pdn import read_pdn
 from neurocheckers.web.app import create_app
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -25,6 +31,8 @@ from web_folder import EPOCHS_WRITTEN, GAME_MOVES, make_served_folder  # noqa: E
 
 pytestmark = pytest.mark.browser
 
+REPO = Path(__file__).resolve().parents[1]
+BEST_8X8 = "results/best_american8.safetensors"
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",
@@ -34,31 +42,41 @@ CHROMIUM_ARGS = [
     "--no-first-run",
 ]
 MAX_CLICKS = 800
-"""More clicks than any american6 game against random needs (it ends in at most a few hundred plies)."""
+"""More clicks than any game here needs (american6 against random ends in a few hundred plies; the
+8x8 game against the best agent ends well before its 50-plies-without-capture draw would)."""
+FAST_THINK = "0.05"
+"""The opponents' think time in seconds: short games in test time."""
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    """The URL of the app serving a small folder, on a free port of 127.0.0.1."""
+def served(tmp_path_factory):
+    """The app serving a small folder (with the committed best 8x8 agent) on a free port of
+    127.0.0.1: (URL, folder, app)."""
     folder = make_served_folder(tmp_path_factory.mktemp("served"))
     (folder / "results").mkdir()
     shutil.copy(folder / "agent.safetensors", folder / "results" / "best_simple6.safetensors")
+    shutil.copy(REPO / BEST_8X8, folder / BEST_8X8)
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
-    config = uvicorn.Config(create_app(folder), log_level="warning")
-    uv = uvicorn.Server(config)
+    app = create_app(folder)
+    uv = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
     thread = threading.Thread(target=uv.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     while not uv.started and thread.is_alive():
         threading.Event().wait(0.05)
-    yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+    yield f"http://127.0.0.1:{sock.getsockname()[1]}", folder, app
     uv.should_exit = True
     thread.join(timeout=10)
     sock.close()
 
 
 @pytest.fixture(scope="module")
-def page(server):
+def server(served):
+    return served[0]
+
+
+@pytest.fixture(scope="module")
+def browser():
     executable = shutil.which("chromium")
     if executable is None:
         pytest.fail("chromium is not installed: apt-get install -y chromium (CI's .ci/run does it)")
@@ -66,10 +84,18 @@ def page(server):
 
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1300, "height": 900})
-        page.set_default_timeout(20_000)
-        yield page
+        yield browser
         browser.close()
+
+
+@pytest.fixture(scope="module")
+def page(browser):
+    page = browser.new_page(viewport={"width": 1300, "height": 900}, accept_downloads=True)
+    page.set_default_timeout(30_000)
+    errors = []
+    page.on("pageerror", lambda error: errors.append(error))
+    yield page
+    assert errors == []
 
 
 def _board_state(page) -> str:
@@ -78,21 +104,26 @@ def _board_state(page) -> str:
     return page.get_attribute("#play-board", "data-state")
 
 
-def test_a_whole_game_by_clicking(page, server):
+def _fresh_play_page(page, server) -> None:
+    """The Play page as a person opens it (no game in its address)."""
+    page.goto("about:blank")
     page.goto(f"{server}/#play")
-    page.select_option("#rules", "american6")
-    page.fill("#opponent", "random")
-    page.fill("#think", "0.05")
+    page.wait_for_selector("#play-board svg")
+
+
+def _new_game(page, server, rules: str, opponent: str, human: str = "black") -> None:
+    """A fresh page and a new game of ``rules`` against ``opponent`` (chosen in the list)."""
+    _fresh_play_page(page, server)
+    page.select_option("#rules", rules)
+    page.select_option("#human", human)
+    page.select_option("#opponent-choice", opponent)
+    page.fill("#think", FAST_THINK)
     page.click("#new-game-button")
-    assert _board_state(page) == "human"
-    board = page.locator("#play-board")
-    fen = board.get_attribute("data-fen")
-    # An illegal click: pick a piece, then a square it cannot reach (the opponent's piece on 18).
-    page.click("#play-board g.movable >> nth=0")
-    assert page.locator("#play-board g.target").count() >= 1
-    page.click("#play-board g[data-square='18']")
-    page.wait_for_function("document.getElementById('play-message').textContent.includes('illegal move')")
-    assert board.get_attribute("data-fen") == fen and page.locator("#play-moves li").count() == 0
+    page.wait_for_function("document.getElementById('play-board').dataset.state !== 'none'")
+
+
+def _play_to_the_end(page) -> int:
+    """Click the first target, else the first piece that can move, until the game is over."""
     clicks = 0
     while _board_state(page) != "over":
         targets = page.locator("#play-board g.target")
@@ -102,18 +133,191 @@ def test_a_whole_game_by_clicking(page, server):
             page.locator("#play-board g.movable").first.click()
         clicks += 1
         assert clicks < MAX_CLICKS
+    return clicks
+
+
+def _turns(page) -> list[str]:
+    return page.locator("#play-moves button.turn").all_inner_texts()
+
+
+def _download_pdn(page, selector: str):
+    with page.expect_download() as download:
+        page.click(selector)
+    return read_pdn(Path(download.value.path()).read_text())
+
+
+def test_a_whole_game_by_clicking(page, server):
+    _new_game(page, server, "american6", "random")
+    assert _board_state(page) == "human"
+    board = page.locator("#play-board")
+    fen = board.get_attribute("data-fen")
+    # A second click on the picked piece lets it go, with no message and no move sent.
+    page.click("#play-board g.movable >> nth=0")
+    assert page.locator("#play-board g.selected").count() == 1
+    page.click("#play-board g.selected")
+    assert page.locator("#play-board g.selected, #play-board g.target").count() == 0
+    assert page.inner_text("#play-message") == "" and board.get_attribute("data-fen") == fen
+    # An illegal click: pick a piece, then a square it cannot reach (the opponent's piece on 18).
+    page.click("#play-board g.movable >> nth=0")
+    assert page.locator("#play-board g.target").count() >= 1
+    page.click("#play-board g[data-square='18']")
+    page.wait_for_function("document.getElementById('play-message').textContent.includes('illegal move')")
+    assert board.get_attribute("data-fen") == fen and _turns(page) == []
+    _play_to_the_end(page)
     status = page.inner_text("#play-status")
     assert status.startswith("Game over (") and any(
         why in status for why in ("has no pieces left", "has no legal move", "without a capture")
     ), status
-    assert page.locator("#play-moves li").count() >= 2
+    assert len(_turns(page)) >= 2
     page.click("#undo")  # the person's last move and the reply are taken back
     # The board says "over" until the undo's answer arrives: wait for the person's turn itself.
     page.wait_for_function("document.getElementById('play-board').dataset.state === 'human'")
     assert not page.inner_text("#play-status").startswith("Game over")
 
 
-def test_stepping_through_a_saved_game(page, server):
+def test_a_whole_8x8_game_against_the_best_agent_from_the_board_on_arrival(page, server):
+    _fresh_play_page(page, server)
+    # On arrival: the 8x8 start position, the strongest agent chosen, nothing started yet.
+    assert page.input_value("#rules") == "american8" and page.input_value("#opponent") == BEST_8X8
+    assert page.input_value("#opponent-choice") == BEST_8X8
+    assert page.get_attribute("#play-board", "data-state") == "none"
+    assert page.locator("#play-board circle.piece").count() == 24
+    page.fill("#think", FAST_THINK)
+    page.click("#new-game-button")  # the one click
+    assert _board_state(page) == "human"
+    assert "game=" in page.url
+    _play_to_the_end(page)
+    assert page.inner_text("#play-status").startswith("Game over (")
+    turns = _turns(page)
+    assert len(turns) >= 10
+    assert "the opponent's win chance" in page.inner_text("#play-eval")  # the network's, or its search's
+    # Paired move numbers: "1." then Black's move and White's answer.
+    first_row = page.locator("#play-moves li").first
+    assert first_row.locator(".no").inner_text() == "1." and first_row.locator("button.turn").count() == 2
+    [pdn] = _download_pdn(page, "#pdn")
+    assert list(pdn.moves) == turns and pdn.tags["Black"] == "human"
+    assert pdn.tags["White"] == f"timed:{FAST_THINK}s:{BEST_8X8}"
+    assert f"({pdn.result})" in page.inner_text("#play-status")
+    # A move of the list shows its position; back to the game shows the game's end again.
+    live = page.get_attribute("#play-board", "data-fen")
+    page.click("#play-moves button.turn[data-turn='1']")
+    page.wait_for_function("document.getElementById('play-board').dataset.view === '1'")
+    assert page.get_attribute("#play-board", "data-fen") != live
+    assert page.locator("#play-board g.last").count() == 2
+    page.click("#live")
+    assert page.get_attribute("#play-board", "data-fen") == live
+
+
+def test_flip_and_a_reload_keep_the_game(page, server):
+    _new_game(page, server, "american6", "random")
+    _board_state(page)
+    page.click("#play-board g.movable >> nth=0")
+    page.click("#play-board g.target >> nth=0")
+    assert _board_state(page) == "human"
+    fen, turns = page.get_attribute("#play-board", "data-fen"), _turns(page)
+
+    def top_of(square: int) -> float:
+        return page.locator(f"#play-board g[data-square='{square}'] rect.dark").bounding_box()["y"]
+
+    assert page.get_attribute("#play-board", "data-bottom") == "black"  # your side at the bottom
+    assert top_of(1) > top_of(18) and "flip=" not in page.url
+    page.click("#flip")
+    assert page.get_attribute("#play-board", "data-bottom") == "white" and top_of(1) < top_of(18)
+    assert "flip=1" in page.url and "game=" in page.url
+    page.reload()
+    assert _board_state(page) == "human"
+    assert page.get_attribute("#play-board", "data-fen") == fen and _turns(page) == turns
+    assert page.get_attribute("#play-board", "data-bottom") == "white"  # the flip is kept too
+    assert page.input_value("#rules") == "american6" and page.input_value("#opponent-choice") == "random"
+    page.goto(f"{server}/#play?game=gnotthere")
+    page.wait_for_function("document.getElementById('play-message').textContent.includes('no game')")
+    assert page.get_attribute("#play-board", "data-state") == "none"
+
+
+def test_the_must_capture_message_and_a_marked_multi_jump(page, server, served):
+    _new_game(page, server, "american6", "random")
+    _board_state(page)
+    game_id = page.url.split("game=")[1].split("&")[0]
+    session = served[2].state.sessions.get(game_id)
+    session.start = parse_fen(AMERICAN6, "B:W8,9:B4,5,1")  # only the man on 5 can move: it must jump
+    page.reload()
+    assert _board_state(page) == "human"
+    assert "You must capture: the piece on 5 can jump" in page.inner_text("#play-status")
+    assert page.locator("#play-board g.movable").count() == 1
+    page.click("#play-board g[data-square='4']")  # a man that could step if captures were optional
+    assert page.inner_text("#play-message") == "You must capture: the piece on 5 can jump"
+    page.fill("#move-input", "4-7")
+    page.press("#move-input", "Enter")
+    assert page.inner_text("#play-message") == "You must capture: the piece on 5 can jump"
+    assert _turns(page) == []
+    # A multi-jump, square by square: mid-way the jumping piece keeps its mark.
+    session.start = parse_fen(AMERICAN6, "B:W5,11:B1")
+    page.reload()
+    assert _board_state(page) == "human"
+    page.click("#play-board g[data-square='1']")
+    page.click("#play-board g[data-square='8']")
+    page.wait_for_function("document.querySelector('#play-board g.jumping') !== null")
+    jumping = page.locator("#play-board g.jumping")
+    assert jumping.get_attribute("data-square") == "8" and jumping.locator("circle.ring").count() == 1
+    assert "jumping" in jumping.get_attribute("aria-label")
+    assert "go on jumping from 8" in page.inner_text("#play-status") and _turns(page) == ["1x8..."]
+    page.click("#play-board g[data-square='13']")
+    assert _board_state(page) == "over" and _turns(page) == ["1x8x13"]
+
+
+def test_keyboard_moves(page, server):
+    _new_game(page, server, "american6", "random")
+    _board_state(page)
+    focused = "document.activeElement.dataset ? document.activeElement.dataset.square : null"
+    page.focus("#play-board g[tabindex='0']")
+    start = int(page.evaluate(focused))
+    assert page.locator(f"#play-board g[data-square='{start}']").get_attribute("class").split()[1:] == [
+        "movable"
+    ]
+    page.keyboard.press("Enter")  # pick the piece
+    assert page.locator(f"#play-board g.selected[data-square='{start}']").count() == 1
+    page.keyboard.press("ArrowUp")  # towards the opponent (Black plays from the bottom)
+    if "target" not in page.locator(f"#play-board g[data-square='{page.evaluate(focused)}']").get_attribute(
+        "class"
+    ):
+        page.keyboard.press("ArrowRight")
+    target = int(page.evaluate(focused))
+    page.keyboard.press("Enter")
+    assert _board_state(page) == "human"
+    assert _turns(page)[0] == f"{start}-{target}"
+    label = page.locator(f"#play-board g[data-square='{target}']").get_attribute("aria-label")
+    assert label.startswith(f"{target}: black man")  # the piece moved there
+    # A typed move: the first legal one, as a person would type it.
+    path = page.evaluate("play.game.moves[0]")
+    page.fill("#move-input", "-".join(map(str, path)))
+    page.press("#move-input", "Enter")
+    assert _board_state(page) == "human"
+    assert _turns(page)[2] == "-".join(map(str, path)) and len(_turns(page)) == 4
+
+
+def test_a_390px_phone_screen_shows_the_whole_board(browser, server):
+    phone = browser.new_page(viewport={"width": 390, "height": 844})
+    try:
+        phone.goto(f"{server}/#play")
+        phone.wait_for_selector("#play-board svg")
+        box = phone.locator("#play-board svg").bounding_box()
+        assert box["x"] >= 0 and box["x"] + box["width"] <= 390 and box["y"] + box["height"] <= 844
+        assert box["width"] >= 300  # scaled to the screen, not shrunk to a stamp
+        assert phone.evaluate("document.documentElement.scrollWidth") <= 390  # nothing wider than the screen
+        squares = phone.locator("#play-board g[data-square]")
+        assert squares.count() == 32 and phone.locator("#play-board g[data-square='32']").is_visible()
+        # On arrival a click on one of your pieces starts the game against the strongest agent and
+        # picks the piece.
+        phone.fill("#think", FAST_THINK)
+        phone.click("#play-board g[data-square='10']")
+        phone.wait_for_selector("#play-board g.selected[data-square='10']")
+        assert phone.get_attribute("#play-board", "data-state") == "human" and "game=" in phone.url
+        assert phone.locator("#play-board g.target").count() == 2
+    finally:
+        phone.close()
+
+
+def test_stepping_through_a_saved_game_and_its_pdn(page, server):
     page.goto(f"{server}/#games?file=games/sample.json")
     page.wait_for_selector("#games-board svg")
     assert page.get_attribute("#games-board", "data-ply") == "0"
@@ -126,36 +330,66 @@ def test_stepping_through_a_saved_game(page, server):
     page.click("#last")
     assert page.get_attribute("#games-board", "data-ply") == str(GAME_MOVES)
     assert page.inner_text("#ply-label") == f"move {GAME_MOVES} of {GAME_MOVES}"
-    assert page.locator("#games-moves li").count() == GAME_MOVES
+    moves = page.locator("#games-moves li").all_inner_texts()
+    assert len(moves) == GAME_MOVES
+    for selector in ("#game-list a.pdn >> nth=0", "#games-pdn"):
+        [pdn] = _download_pdn(page, selector)
+        assert list(pdn.moves) == moves
 
 
-def test_a_runs_fitness_curve_is_drawn(page, server):
+def test_a_runs_details_beside_the_list_refreshed_live(page, served):
+    server, folder, _ = served
     page.goto(f"{server}/#runs")
     page.click("#run-list a >> nth=0")
     median = page.locator("#fitness-chart path.series[data-name='median']")
     median.wait_for()
     # One point per epoch: a move-to and a line-to for each later epoch.
     assert median.get_attribute("d").count("L") == EPOCHS_WRITTEN - 1
-    assert "interrupted" in page.inner_text("#run-status")
+    assert "interrupted after 5 of" in page.inner_text("#run-status")
     assert page.locator("#lineage a.play-boss").count() == 1
+    listing, detail = page.locator("#run-list").bounding_box(), page.locator("#run-detail").bounding_box()
+    assert detail["x"] >= listing["x"] + listing["width"] and detail["y"] < listing["y"] + listing["height"]
+    status = page.locator("#run-list td.status >> nth=0")
+    assert status.inner_text() == "interrupted (resumable)" and "evolve --resume" in status.get_attribute(
+        "title"
+    )
+    # A new epoch lands in metrics.csv: the epochs column and the curve follow without a reload.
+    [run_dir] = (folder / "runs").glob("tiny*")
+    metrics = run_dir / "metrics.csv"
+    kept = metrics.read_text()
+    last = kept.rstrip("\n").split("\n")[-1].split(",")
+    try:
+        metrics.write_text(kept + ",".join([str(EPOCHS_WRITTEN), *last[1:]]) + "\n")
+        epochs = page.locator("#run-list td.epochs >> nth=0")
+        page.wait_for_function(
+            f"document.querySelector('#run-list td.epochs').textContent.startsWith('{EPOCHS_WRITTEN + 1}/')"
+        )
+        assert epochs.inner_text().startswith(f"{EPOCHS_WRITTEN + 1}/")
+        page.wait_for_function(
+            "document.querySelector(\"#fitness-chart path.series[data-name='median']\").getAttribute('d')"
+            f".split('L').length === {EPOCHS_WRITTEN + 1}"
+        )
+    finally:
+        metrics.write_text(kept)
 
 
 def test_the_best_agent_is_the_default_opponent_and_thinks_with_alphabeta(page, server):
-    page.goto(f"{server}/#play")
-    page.reload()  # a fresh page: the one the person opens
-    page.wait_for_function("document.getElementById('rules').options.length > 0")
+    _fresh_play_page(page, server)
+    page.select_option("#rules", "simple6")
     best = "results/best_simple6.safetensors"
-    assert page.input_value("#rules") == "simple6" and page.input_value("#opponent") == best
-    assert page.get_attribute("#agents option >> nth=0", "value") == best
+    assert page.input_value("#opponent") == best and page.input_value("#opponent-choice") == best
     page.select_option("#rules", "american6")
-    assert page.input_value("#opponent") == "random"  # no best agent for american6 here
+    assert page.input_value("#opponent") == "random"  # no best agent for american6 here: the weakest level
     page.select_option("#rules", "simple6")
     assert page.input_value("#opponent") == best
     page.select_option("#human", "white")
-    page.fill("#think", "0.05")
+    page.fill("#think", FAST_THINK)
     page.click("#new-game-button")
     assert _board_state(page) == "human"
     assert "alpha-beta to depth" in page.inner_text("#play-eval")
-    page.fill("#opponent", "random")  # chosen by the person: the rules no longer change it
+    assert page.get_attribute("#eval-bar", "data-chance") != ""
+    page.click("summary")  # Advanced: any player spec
+    page.fill("#opponent", "alphabeta:3")  # chosen by the person: the rules no longer change it
+    assert page.input_value("#opponent-choice") == ""  # a custom spec
     page.select_option("#rules", "american6")
-    assert page.input_value("#opponent") == "random"
+    assert page.input_value("#opponent") == "alphabeta:3"

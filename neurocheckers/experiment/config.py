@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import tomllib
 import typing
@@ -89,9 +90,15 @@ class ExperimentConfig(
 _TYPES = {f.name: f.type for f in dataclasses.fields(ExperimentConfig)}
 
 
+@functools.cache
+def _config_hints() -> dict[str, type]:
+    """The config's field types, resolved once (resolving them is slow: listing runs validates
+    every run folder's config)."""
+    return typing.get_type_hints(ExperimentConfig)
+
+
 def _type_of(name: str) -> type:
-    hints = typing.get_type_hints(ExperimentConfig)
-    return hints[name]
+    return _config_hints()[name]
 
 
 def validate(config: ExperimentConfig) -> None:

@@ -16,13 +16,23 @@ from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import FileResponse, JSONResponse
+from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from neurocheckers.rules.presets import PRESETS
+from neurocheckers.rules.presets import PRESETS, get_rules
 from neurocheckers.web import folder
-from neurocheckers.web.session import SessionError, Sessions, human_step, opponent_reply, undo
+from neurocheckers.web.board import start_position
+from neurocheckers.web.session import (
+    SessionError,
+    Sessions,
+    game_pdn,
+    human_step,
+    opponent_reply,
+    position_after,
+    resign,
+    undo,
+)
 
 STATIC = Path(__file__).resolve().parent / "static"
 """The page's HTML, JavaScript and CSS (package data)."""
@@ -89,6 +99,12 @@ def _square(body: dict[str, Any], key: str) -> int:
     return value
 
 
+def _pdn_download(text: str, filename: str) -> Response:
+    """PDN text as a file download named ``filename``."""
+    headers = {"Content-Disposition": f'attachment; filename="{filename}"'}
+    return Response(text, media_type="application/x-pdn; charset=utf-8", headers=headers)
+
+
 def _play_routes(root: Path, sessions: Sessions) -> list[Route]:
     """The page and the Play page's API: game sessions held in ``sessions``."""
 
@@ -98,14 +114,17 @@ def _play_routes(root: Path, sessions: Sessions) -> list[Route]:
     async def info(request: Request) -> JSONResponse:
         agents = await run_in_threadpool(folder.agent_files, root)
         best = await run_in_threadpool(folder.best_agents, root, agents)
-        suggestions = {rules: folder.opponent_suggestions(rules, agents, best) for rules in PRESETS}
+        rules_of = await run_in_threadpool(folder.agent_rules, root, agents)
         return JSONResponse(
             {
                 "folder": root.resolve().name,  # its name only: never where it is on the server
                 "presets": list(PRESETS),
+                "default_rules": folder.default_rules(best),
                 "agents": agents,
                 "best": best,
-                "suggestions": suggestions,
+                "opponents": {rules: folder.opponent_choices(rules, rules_of, best) for rules in PRESETS},
+                "suggestions": {rules: folder.opponent_suggestions(rules, agents, best) for rules in PRESETS},
+                "start": {rules: start_position(get_rules(rules)) for rules in PRESETS},
             }
         )
 
@@ -132,6 +151,22 @@ def _play_routes(root: Path, sessions: Sessions) -> list[Route]:
     async def take_back(request: Request) -> JSONResponse:
         return JSONResponse(await run_in_threadpool(sessions.act, request.path_params["id"], undo))
 
+    async def give_up(request: Request) -> JSONResponse:
+        return JSONResponse(await run_in_threadpool(sessions.act, request.path_params["id"], resign))
+
+    async def position(request: Request) -> JSONResponse:
+        turn = request.path_params["turn"]
+        if not turn.isdigit():
+            raise SessionError(f"turn must be a whole number of turns, got {turn!r}")
+        return JSONResponse(
+            await run_in_threadpool(sessions.read, request.path_params["id"], position_after, int(turn))
+        )
+
+    async def pdn(request: Request) -> Response:
+        game_id = request.path_params["id"]
+        text = await run_in_threadpool(sessions.read, game_id, game_pdn)
+        return _pdn_download(text, f"neurocheckers-{game_id}.pdn")
+
     return [
         Route("/", index),
         Route("/api/info", info),
@@ -140,14 +175,26 @@ def _play_routes(root: Path, sessions: Sessions) -> list[Route]:
         Route("/api/games/{id}/move", move, methods=["POST"]),
         Route("/api/games/{id}/reply", reply, methods=["POST"]),
         Route("/api/games/{id}/undo", take_back, methods=["POST"]),
+        Route("/api/games/{id}/resign", give_up, methods=["POST"]),
+        Route("/api/games/{id}/positions/{turn}", position),
+        Route("/api/games/{id}/pdn", pdn),
     ]
+
+
+async def _saved_game(request: Request) -> tuple[folder.GameFile, int]:
+    """The game file named by ``path`` and the game number ``game`` (default 1) checked against it."""
+    games = await run_in_threadpool(folder.open_games, _path(request))
+    number = request.query_params.get("game", "1")
+    if not number.isdigit() or not 1 <= int(number) <= len(games.games):
+        raise SessionError(f"game must be in 1..{len(games.games)}, got {number!r}")
+    return games, int(number)
 
 
 def _folder_routes(root: Path) -> list[Route]:
     """The Runs and Games pages' API: read-only views of the folder ``root``."""
 
     async def runs(request: Request) -> JSONResponse:
-        found = await run_in_threadpool(lambda: [folder.run_summary(root, r) for r in folder.find_runs(root)])
+        found = await run_in_threadpool(lambda: [folder.run_row(root, r) for r in folder.find_runs(root)])
         return JSONResponse({"runs": found})
 
     async def run(request: Request) -> JSONResponse:
@@ -186,13 +233,14 @@ def _folder_routes(root: Path) -> list[Route]:
         return JSONResponse({"rules": games.rules.name, "games": listing, "skipped": skipped})
 
     async def saved_game(request: Request) -> JSONResponse:
-        path = _path(request)
-        games = await run_in_threadpool(folder.open_games, path)
-        number = request.query_params.get("game", "1")
-        if not number.isdigit() or not 1 <= int(number) <= len(games.games):
-            raise SessionError(f"game must be in 1..{len(games.games)}, got {number!r}")
-        view = await run_in_threadpool(folder.game_view, root, games.rules, games.games[int(number) - 1])
+        games, number = await _saved_game(request)
+        view = await run_in_threadpool(folder.game_view, root, games.rules, games.games[number - 1])
         return JSONResponse({"rules": games.rules.name, **view})
+
+    async def saved_game_pdn(request: Request) -> Response:
+        games, number = await _saved_game(request)
+        text = await run_in_threadpool(folder.game_pdn, games.rules, games.games[number - 1])
+        return _pdn_download(text, f"{_path(request).stem}-game{number}.pdn")
 
     return [
         Route("/api/runs", runs),
@@ -202,6 +250,7 @@ def _folder_routes(root: Path) -> list[Route]:
         Route("/api/game-files", game_files),
         Route("/api/game-file", game_file),
         Route("/api/game-file/game", saved_game),
+        Route("/api/game-file/pdn", saved_game_pdn),
     ]
 
 
@@ -210,8 +259,9 @@ def create_app(root: str | Path) -> Starlette:
     root = Path(root)
     if not root.is_dir():
         raise ValueError(f"{str(root)!r} is not a folder")
+    sessions = Sessions(root)
     routes = [
-        *_play_routes(root, Sessions(root)),
+        *_play_routes(root, sessions),
         *_folder_routes(root),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
@@ -224,4 +274,5 @@ def create_app(root: str | Path) -> Starlette:
         },
     )
     app.state.root = root
+    app.state.sessions = sessions  # the games in play (tests set up positions through it)
     return app

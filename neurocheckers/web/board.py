@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
+import jax
+
 from neurocheckers.analysis.games import result_text
+from neurocheckers.rules.engine import init
 from neurocheckers.rules.notation import to_fen
 from neurocheckers.rules.outcome import KING_VALUE
 from neurocheckers.rules.presets import Rules
@@ -15,7 +19,7 @@ def side_name(color: int) -> str:
     return "Black" if int(color) == BLACK else "White"
 
 
-def _squares(bits: Any) -> list[int]:
+def squares(bits: Any) -> list[int]:
     bits = int(bits)
     return [i + 1 for i in range(32) if bits >> i & 1]
 
@@ -60,9 +64,9 @@ def position_json(rules: Rules, state: State) -> dict[str, Any]:
             (state.white_men, "white", False),
             (state.white_kings, "white", True),
         )
-        for square in _squares(bits)
+        for square in squares(bits)
     ]
-    continuing = _squares(state.continuing)
+    continuing = squares(state.continuing)
     return {
         "board_size": rules.board_size,
         "pieces": sorted(pieces, key=lambda p: p["square"]),
@@ -75,3 +79,9 @@ def position_json(rules: Rules, state: State) -> dict[str, Any]:
         "result": result_text(state),
         "reason": end_reason(rules, state),
     }
+
+
+@functools.cache
+def start_position(rules: Rules) -> dict[str, Any]:
+    """``position_json`` of the rules' starting position (the board the Play page shows on arrival)."""
+    return position_json(rules, jax.device_get(init(rules)))

@@ -17,14 +17,21 @@ from typing import Any
 
 import jax
 import numpy as np
+from safetensors import SafetensorError, safe_open
 
 from neurocheckers.agent_file import load_agent
 from neurocheckers.analysis.games import FORMAT as GAMES_FORMAT
 from neurocheckers.analysis.games import GameFile, replay_game
 from neurocheckers.analysis.lineage import lineage
-from neurocheckers.analysis.pdn_games import load_game_file
+from neurocheckers.analysis.pdn_games import load_game_file, pdn_of_game
 from neurocheckers.evaluator import value_fn
-from neurocheckers.experiment.folder import config_summary, read_run_config
+from neurocheckers.experiment.folder import (
+    CHECKPOINT,
+    config_summary,
+    read_run_config,
+    run_is_locked,
+    training_seconds,
+)
 from neurocheckers.experiment.folder import run_status as folder_run_status
 from neurocheckers.formats import (
     CONFIG_FILE,
@@ -34,6 +41,7 @@ from neurocheckers.formats import (
     STRENGTH_COLUMNS,
     read_metrics,
 )
+from neurocheckers.rules.pdn import write_pdn
 from neurocheckers.rules.presets import PRESETS, Rules
 from neurocheckers.rules.state import BLACK
 from neurocheckers.web.board import position_json
@@ -181,6 +189,18 @@ def best_agents(root: str | Path, agents: list[str] | None = None) -> dict[str, 
     return found
 
 
+PREFERRED_RULES = "american8"
+"""The rules the Play page opens on when the folder has their best agent (standard checkers)."""
+
+
+def default_rules(best: dict[str, str]) -> str:
+    """The rules the Play page opens on: ``PREFERRED_RULES`` when the folder has their best agent,
+    else the first preset with a best agent, else the first preset."""
+    if PREFERRED_RULES in best:
+        return PREFERRED_RULES
+    return next((rules for rules in PRESETS if rules in best), next(iter(PRESETS)))
+
+
 def opponent_suggestions(rules: str, agents: list[str], best: dict[str, str]) -> list[str]:
     """The opponents the Play page offers for ``rules``, in order: the rules' best agent (``best``)
     first, then every other agent file (each alone, the timed search for the think time, then as
@@ -194,6 +214,73 @@ def opponent_suggestions(rules: str, agents: list[str], best: dict[str, str]) ->
         specs += ["alphabeta:4:heuristic", "timed:1s:heuristic"]
         specs += ["pydraughts:6"] if importlib.util.find_spec("draughts") is not None else []
     return specs
+
+
+LEVELS = (
+    ("random", "Level 1: random moves"),
+    ("greedy-material", "Level 2: greedy, grabs material"),
+    ("alphabeta:2", "Level 3: alpha-beta to depth 2, counting material"),
+    ("alphabeta:4", "Level 4: alpha-beta to depth 4, counting material"),
+)
+"""Named strength levels without an agent file, weakest first (every rules preset)."""
+AMERICAN8_LEVELS = (
+    ("alphabeta:4:heuristic", "Level 5: alpha-beta to depth 4, hand-written evaluation"),
+    ("timed:equal:heuristic", "Level 6: hand-written evaluation for the think time"),
+)
+"""Further levels on ``american8``, where the hand-written evaluation applies."""
+PYDRAUGHTS_DEPTHS = (2, 4, 6, 8)
+"""py-draughts' search depths offered on ``american8`` when it is installed."""
+
+
+def _choice(spec: str, label: str, group: str) -> dict[str, str]:
+    return {"spec": spec, "label": label, "group": group}
+
+
+def opponent_choices(rules: str, agent_rules: dict[str, str], best: dict[str, str]) -> list[dict[str, str]]:
+    """The Play page's opponent list for ``rules``, strongest first: the rules' best agent (alone:
+    the timed search for the think time), the named levels (the best agent at a fixed depth on top),
+    every other agent file of these rules (``agent_rules``: file -> its rules), then py-draughts'
+    engine (``american8``, when installed). Each is ``{spec, label, group}``."""
+    choices = []
+    top = best.get(rules)
+    if top is not None:
+        choices.append(_choice(top, f"Strongest: {top} (alpha-beta for the think time)", "Strongest"))
+    levels = [*LEVELS, *(AMERICAN8_LEVELS if rules == "american8" else ())]
+    if top is not None:
+        levels += [(f"alphabeta:2:{top}", f"Level {len(levels) + 1}: the best agent to depth 2")]
+    choices += [_choice(spec, label, "Levels") for spec, label in levels]
+    others = [a for a, r in agent_rules.items() if r == rules and a != top]
+    choices += [_choice(a, f"{a} (alpha-beta for the think time)", "Agents in this folder") for a in others]
+    if rules == "american8" and importlib.util.find_spec("draughts") is not None:
+        choices += [
+            _choice(f"pydraughts:{d}", f"py-draughts to depth {d}", "Engines") for d in PYDRAUGHTS_DEPTHS
+        ]
+    return choices
+
+
+@functools.cache
+def _header_rules(path: str, modified_ns: int) -> str | None:
+    """The ``rules`` metadata of an agent file's header (its tensors are not read)."""
+    try:
+        with safe_open(path, framework="numpy") as f:
+            return (f.metadata() or {}).get("rules")
+    except (SafetensorError, OSError):
+        return None
+
+
+def agent_rules(root: str | Path, agents: list[str]) -> dict[str, str]:
+    """The rules preset each of ``agents`` (files of the served folder) was written for, from the
+    file's header; files that cannot be read or name no known preset are left out."""
+    found = {}
+    for name in agents:
+        path = Path(root) / name
+        try:
+            rules = _header_rules(str(path.resolve()), path.stat().st_mtime_ns)
+        except OSError:
+            continue
+        if rules in PRESETS:
+            found[name] = rules
+    return found
 
 
 def agent_files(root: str | Path, limit: int = 200) -> list[str]:
@@ -233,20 +320,84 @@ def run_status(run_dir: Path, epochs: int, epochs_done: int) -> str:
     return status
 
 
+def stop_reason(run_dir: Path, status: str, epochs: int, epochs_done: int, budget_minutes: float) -> str:
+    """Where the run stands, or why it stopped, in one line (``status`` from ``run_status``)."""
+    done = f"{epochs_done} of {epochs} epochs"
+    if status == "running":
+        return f"running: {done} so far"
+    if status == "finished":
+        return f"finished: {done}"
+    if status == "budget reached":
+        spent = training_seconds(run_dir) / 60
+        return f"budget reached: {spent:.1f} of {budget_minutes:g} training minutes spent after {done}"
+    if status == "interrupted (resumable)":
+        return f"interrupted after {done}: evolve --resume goes on"
+    return f"{status}: {done}"
+
+
 @reads_files
 def run_summary(root: str | Path, run_dir: Path) -> dict[str, Any]:
-    """One run folder for the Runs page's list: name, summary line, status, epochs."""
+    """One run folder for the Runs page's list: name, summary line, status and why it stopped,
+    epochs."""
     config, simulations = read_run_config(run_dir)
     epochs_done = len(read_metrics(run_dir))
+    status = run_status(run_dir, config.epochs, epochs_done)
     return {
         "path": relative_name(root, run_dir),
         "name": config.name,
         "rules": config.rules,
         "summary": config_summary(config, simulations),
-        "status": run_status(run_dir, config.epochs, epochs_done),
+        "status": status,
+        "stop_reason": stop_reason(run_dir, status, config.epochs, epochs_done, config.budget_minutes),
         "epochs_done": epochs_done,
         "epochs": config.epochs,
     }
+
+
+SUMMARY_FILES = (CONFIG_FILE, METRICS_FILE, CHECKPOINT)
+"""The files a run's summary is read from: it is read again when one of them changes."""
+_SUMMARIES: dict[Path, tuple[tuple, dict[str, Any]]] = {}
+"""Run folder -> (its files' signature, its summary): the Runs page re-reads its list every few
+seconds, and reading a config (validating it) is slow."""
+
+
+def _signature(run_dir: Path) -> tuple:
+    """What a run's summary depends on: its files' sizes and times, and whether it runs now."""
+    stats = []
+    for name in SUMMARY_FILES:
+        try:
+            stat = (run_dir / name).stat()
+            stats.append((stat.st_mtime_ns, stat.st_size))
+        except OSError:
+            stats.append(None)
+    return (*stats, run_is_locked(run_dir))
+
+
+def cached_summary(root: str | Path, run_dir: Path) -> dict[str, Any]:
+    """``run_summary``, read again only when the run's files or lock changed."""
+    signature = _signature(run_dir)
+    kept = _SUMMARIES.get(run_dir)
+    if kept is None or kept[0] != signature:
+        kept = (signature, run_summary(root, run_dir))
+        _SUMMARIES[run_dir] = kept
+    return dict(kept[1])
+
+
+FAILED = "failed"
+"""The status of a run folder that cannot be read (a damaged config.json or metrics.csv)."""
+
+
+def run_row(root: str | Path, run_dir: Path) -> dict[str, Any]:
+    """``run_summary``, or for a run folder that cannot be read a ``failed`` row saying why (the
+    listing goes on with the other runs)."""
+    try:
+        return cached_summary(root, run_dir)
+    except (BadFile, NotFound) as error:
+        reason = relative_message(root, str(error))
+        path = relative_name(root, run_dir)
+        return {"path": path, "name": run_dir.name, "rules": None, "summary": "", "status": FAILED,
+                "stop_reason": f"failed: the run folder cannot be read: {reason}", "epochs_done": None,
+                "epochs": None}  # fmt: skip
 
 
 @reads_files
@@ -267,7 +418,7 @@ def run_detail(root: str | Path, run_dir: Path) -> dict[str, Any]:
         }
         for b in bosses
     ]
-    detail = run_summary(root, run_dir)
+    detail = cached_summary(root, run_dir)
     detail.update(config=config.to_dict(), simulations_used=simulations, lineage=entries)
     return detail
 
@@ -370,3 +521,9 @@ def game_view(root: str | Path, rules: Rules, game: dict[str, Any]) -> dict[str,
         "evaluation": evaluation,
         "note": None if evaluation else note,
     }
+
+
+@reads_files
+def game_pdn(rules: Rules, game: dict[str, Any]) -> str:
+    """One game of a game file as PDN text (``analysis.pdn_games.pdn_of_game``)."""
+    return write_pdn([pdn_of_game(rules, game)])

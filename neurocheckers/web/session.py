@@ -15,6 +15,10 @@ plays its whole turn in ``opponent_reply``. The opponent is a player spec:
 - other players (``alphabeta:D``, ``alphabeta:D:FILE``, ``alphabeta:D:heuristic``, ``random``, ...)
   play their policy from ``players.parse_player`` (the think time does not apply to them).
 
+The person may resign (``resign``); ``game_pdn`` gives the game as PDN and ``position_after`` the
+position after any turn of the move list. Game ids are random, so a link to a game the server no
+longer holds (it keeps them in memory) is refused rather than opening another game.
+
 Searches are compiled when the game is made, so the first reply is not spent compiling. OpenSpiel's
 bots need OpenSpiel's own game alongside ours and are refused here.
 """
@@ -23,8 +27,8 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import itertools
 import math
+import secrets
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -33,6 +37,7 @@ from typing import Any
 import jax
 
 from neurocheckers.agent_file import Agent, load_agent
+from neurocheckers.analysis.pdn_games import pdn_of_game
 from neurocheckers.engines import AnyPlayer, is_engine_spec, parse_any_player
 from neurocheckers.evaluator import value_fn
 from neurocheckers.play import (
@@ -48,12 +53,13 @@ from neurocheckers.play import (
 from neurocheckers.policies import Player
 from neurocheckers.pydraughts_engine import PyDraughtsBot, PyDraughtsGame
 from neurocheckers.rules.engine import init
-from neurocheckers.rules.notation import Move, action_squares, apply_move, legal_actions, legal_moves
+from neurocheckers.rules.notation import Move, action_squares, apply_move, legal_actions, legal_moves, to_fen
+from neurocheckers.rules.pdn import write_pdn
 from neurocheckers.rules.presets import Rules, get_rules
 from neurocheckers.rules.state import BLACK, State
 from neurocheckers.search.mcts import MCTSConfig
 from neurocheckers.timed_player import TimedPlayer
-from neurocheckers.web.board import material, position_json, side_name
+from neurocheckers.web.board import material, position_json, side_name, squares
 from neurocheckers.web.folder import (
     NotFound,
     find_agent_file,
@@ -117,6 +123,8 @@ class GameSession:
     lock: threading.Lock = dataclasses.field(default_factory=threading.Lock, repr=False)
     engine: PyDraughtsGame | None = None
     """py-draughts' engine for this game (a ``pydraughts:`` opponent), else None."""
+    resigned: int | None = None
+    """The colour of the person when they resigned (the game is then over), else None."""
 
     @property
     def state(self) -> State:
@@ -157,7 +165,6 @@ def make_opponent(root: str | Path, spec: str, rules: Rules, think_seconds: floa
     return Opponent(shown, player, agent, sims)
 
 
-_IDS = itertools.count(1)
 _PREPARED: set[tuple[str, float]] = set()
 """(opponent spec, thinking time) pairs whose searches ``prepare_agent`` compiled in this process."""
 
@@ -195,7 +202,10 @@ def new_session(
     _prepare(player, preset, float(think_seconds))
     engine = player.player.new_game() if isinstance(player.player, PyDraughtsBot) else None
     start = jax.device_get(init(preset))
-    session = GameSession(f"g{next(_IDS)}", preset, color, player, float(think_seconds), seed, start, [])
+    # Random ids: a link to an old game never opens another one after the server restarts.
+    session = GameSession(
+        f"g{secrets.token_hex(6)}", preset, color, player, float(think_seconds), seed, start, []
+    )
     session.engine = engine
     return session
 
@@ -218,14 +228,54 @@ def _turns(session: GameSession) -> list[dict[str, Any]]:
     return turns
 
 
+def outcome(session: GameSession) -> dict[str, Any]:
+    """Whether the game is over, its PDN result (``*`` while it goes on) and why it ended: the
+    position's end (``board.end_reason``) or the person's resignation."""
+    state = session.state
+    if session.resigned is not None:
+        winner = 1 - session.resigned
+        result = "1-0" if winner == BLACK else "0-1"
+        return {
+            "over": True,
+            "result": result,
+            "reason": f"{side_name(winner)} wins: {side_name(session.resigned)} resigned",
+        }
+    position = position_json(session.rules, state)
+    return {"over": position["over"], "result": position["result"], "reason": position["reason"]}
+
+
+def _pieces_text(numbers: list[int]) -> str:
+    """``the piece on 9``, ``the pieces on 9 and 14``, ``the pieces on 9, 14 and 18``."""
+    if len(numbers) == 1:
+        return f"the piece on {numbers[0]}"
+    return f"the pieces on {', '.join(map(str, numbers[:-1]))} and {numbers[-1]}"
+
+
+def capture_notice(rules: Rules, state: State) -> str | None:
+    """``You must capture: the piece on 14 can jump`` when a capture is compulsory for the side to
+    move at the start of its turn, naming every piece that can capture; else None."""
+    if not rules.forced_capture or bool(state.terminated) or int(state.continuing):
+        return None
+    capturing = sorted(
+        {s for s, _, capture in (action_squares(rules, state, a) for a in legal_actions(state)) if capture}
+    )
+    if not capturing:
+        return None
+    verb = "can" if len(capturing) == 1 else "can each"
+    return f"You must capture: {_pieces_text(capturing)} {verb} jump"
+
+
 def session_view(session: GameSession) -> dict[str, Any]:
     """Everything the Play page shows: the position, the legal steps and whole moves (square paths),
-    the move list, whose turn it is, the end and why, and the opponent's evaluation."""
+    the move list, whose turn it is, the end and why, a compulsory capture, and the opponent's
+    evaluation."""
     state = session.state
     rules = session.rules
-    over = bool(state.terminated)
-    steps = [list(action_squares(rules, state, a)[:2]) for a in legal_actions(state)]
-    human_to_move = not over and int(state.color) == session.human
+    ended = outcome(session)
+    steps = (
+        [list(action_squares(rules, state, a)[:2]) for a in legal_actions(state)] if not ended["over"] else []
+    )
+    human_to_move = not ended["over"] and int(state.color) == session.human
     return {
         "id": session.id,
         "rules": rules.name,
@@ -233,12 +283,14 @@ def session_view(session: GameSession) -> dict[str, Any]:
         "opponent": session.opponent.spec,
         "think_seconds": session.think_seconds,
         "position": position_json(rules, state),
+        **ended,
         "steps": steps,
-        "moves": [list(m.path) for m in legal_moves(rules, state)],
+        "moves": [list(m.path) for m in legal_moves(rules, state)] if not ended["over"] else [],
+        "must_capture": capture_notice(rules, state) if human_to_move else None,
         "turns": _turns(session),
         "human_to_move": human_to_move,
-        "opponent_to_move": not over and not human_to_move,
-        "can_undo": any(p.by_human for p in session.plies),
+        "opponent_to_move": not ended["over"] and not human_to_move,
+        "can_undo": session.resigned is None and any(p.by_human for p in session.plies),
         "evaluation": session.evaluation,
     }
 
@@ -250,26 +302,80 @@ def _play(session: GameSession, action: int, by_human: bool) -> None:
     session.plies.append(Ply(state, after, action, src, dst, capture, by_human))
 
 
+def _refusal(session: GameSession, src: int, dst: int) -> str:
+    """Why the step ``src`` -> ``dst`` is not legal now, in words: a compulsory capture elsewhere, a
+    multi-jump that must go on, or the piece's legal targets."""
+    state = session.state
+    if int(state.continuing):
+        piece = squares(state.continuing)[0]
+        if src != piece:
+            return f"go on jumping with the piece on {piece}"
+    labelled = [action_squares(session.rules, state, a) for a in legal_actions(state)]
+    targets = sorted(d for s, d, _ in labelled if s == src)
+    notice = capture_notice(session.rules, state)
+    if notice is not None and not targets:
+        return notice
+    options = f"legal from {src}: {', '.join(map(str, targets))}" if targets else f"no legal move from {src}"
+    return f"illegal move {src}-{dst}: {options}"
+
+
 def human_step(session: GameSession, src: int, dst: int) -> None:
     """Play the person's step ``src`` -> ``dst`` (one jump of a multi-jump); ``SessionError``, with
     the game unchanged, when it is not the person's turn or the step is not legal."""
     state = session.state
-    if bool(state.terminated):
-        raise SessionError("the game is over; start a new one or undo")
+    if outcome(session)["over"]:
+        raise SessionError(
+            "the game is over; start a new one" + ("" if session.resigned is not None else " or undo")
+        )
     if int(state.color) != session.human:
         raise SessionError("it is not your turn: the opponent is to move")
     found = [a for a in legal_actions(state) if action_squares(session.rules, state, a)[:2] == (src, dst)]
     if not found:
-        targets = sorted(
-            d
-            for s, d, _ in (action_squares(session.rules, state, a) for a in legal_actions(state))
-            if s == src
-        )
-        options = (
-            f"legal from {src}: {', '.join(map(str, targets))}" if targets else f"no legal move from {src}"
-        )
-        raise SessionError(f"illegal move {src}-{dst}: {options}")
+        raise SessionError(_refusal(session, src, dst))
     _play(session, found[0], True)
+
+
+def resign(session: GameSession) -> None:
+    """The person resigns: the opponent wins; ``SessionError`` when the game is already over."""
+    if outcome(session)["over"]:
+        raise SessionError("the game is already over")
+    session.resigned = session.human
+
+
+def turn_positions(session: GameSession) -> list[State]:
+    """The position before each whole turn, then the position now: entry ``n`` is the position after
+    ``n`` turns of the move list (``_turns``)."""
+    firsts = [ply.before for ply in session.plies if not int(ply.before.continuing)]
+    return [*firsts, session.state] if session.plies else [session.start]
+
+
+def position_after(session: GameSession, turns: int) -> dict[str, Any]:
+    """The position after ``turns`` whole turns (0: the start), for the page's move list."""
+    positions = turn_positions(session)
+    if not 0 <= turns < len(positions):
+        raise SessionError(f"turn must be in 0..{len(positions) - 1}, got {turns}")
+    return position_json(session.rules, positions[turns])
+
+
+HUMAN_NAME = "human"
+"""The person's name in a game's PDN."""
+
+
+def game_pdn(session: GameSession) -> str:
+    """The game as PDN text (``analysis.pdn_games.pdn_of_game``): whole turns (an unfinished
+    multi-jump left out), the person named ``HUMAN_NAME``, the opponent by its spec, the result."""
+    turns = [t["notation"] for t in _turns(session) if not t["notation"].endswith("...")]
+    names = {session.human: HUMAN_NAME, 1 - session.human: session.opponent.spec}
+    game = {
+        "event": "neurocheckers serve",
+        "black": names[BLACK],
+        "white": names[1 - BLACK],
+        "start_fen": to_fen(session.start),
+        "moves": turns,
+        "result": outcome(session)["result"],
+        "plies": len(session.plies),
+    }
+    return write_pdn([pdn_of_game(session.rules, game)])
 
 
 @functools.cache
@@ -324,7 +430,7 @@ def opponent_reply(session: GameSession) -> None:
     """The opponent plays its whole turn (every jump of a multi-jump); ``SessionError`` when it is
     not its turn."""
     state = session.state
-    if bool(state.terminated) or int(state.color) == session.human:
+    if outcome(session)["over"] or int(state.color) == session.human:
         raise SessionError("it is not the opponent's turn")
     key = jax.random.fold_in(jax.random.key(session.seed), int(state.ply))
     opponent = session.opponent
@@ -357,6 +463,8 @@ def opponent_reply(session: GameSession) -> None:
 def undo(session: GameSession) -> None:
     """Take back the person's last move (or the jumps of an unfinished one) and everything after it;
     ``SessionError`` when the person has not moved yet."""
+    if session.resigned is not None:
+        raise SessionError("you resigned: start a new game")
     starts = [i for i, p in enumerate(session.plies) if p.by_human and not int(p.before.continuing)]
     if not starts:
         raise SessionError("nothing to undo: you have not moved yet")
@@ -387,6 +495,12 @@ class Sessions:
         if session is None:
             raise NotFound(f"no game {game_id!r} (the server keeps games in memory only)")
         return session
+
+    def read(self, game_id: str, reader: Callable[..., Any], *args: Any) -> Any:
+        """``reader(session, *args)`` under the game's lock (the game unchanged)."""
+        session = self.get(game_id)
+        with session.lock:
+            return reader(session, *args)
 
     def act(self, game_id: str, action: Any = None, *args: Any) -> dict[str, Any]:
         """``action(session, *args)`` (when given) under the game's lock, then the game's view."""

@@ -36,7 +36,7 @@ function q(path) { return encodeURIComponent(path); }
 
 // ---- the board ---------------------------------------------------------------------------------
 
-// Square n (1-based, American numbering, Black at the top) -> [row, column].
+// Square n (1-based, American numbering, Black's side at the top) -> [row, column] on the board.
 function squareCell(n, size) {
   const half = size / 2;
   const row = Math.floor((n - 1) / half);
@@ -44,38 +44,75 @@ function squareCell(n, size) {
   return [row, col];
 }
 
-// Draws a position into container; marks: {square: ["movable" | "selected" | "target" | "last"]}.
-function drawBoard(container, position, marks = {}, onClick = null) {
-  const size = position.board_size;
-  const svg = el("svg", { width: size * CELL, height: size * CELL, viewBox: `0 0 ${size * CELL} ${size * CELL}` });
+function pieceName(piece) { return `${piece.color} ${piece.king ? "king" : "man"}`; }
+
+const MARK_WORDS = { movable: "can move", selected: "selected", target: "a target", last: "last move", jumping: "jumping" };
+
+// Draws a position into container, scaled to its width. marks: {square: ["movable" | "selected" |
+// "target" | "last" | "jumping"]}; options: {onClick(n), flipped (Black's side at the bottom),
+// cursor (the square keyboard focus rests on)}. Squares are buttons with ARIA labels.
+function drawBoard(container, position, marks = {}, options = {}) {
+  const size = position.board_size, side = size * CELL;
+  const at = n => {
+    const [row, col] = squareCell(n, size);
+    return options.flipped ? [size - 1 - row, size - 1 - col] : [row, col];
+  };
+  const bottom = options.flipped ? "Black" : "White";
+  const svg = el("svg", { viewBox: `0 0 ${side} ${side}`, role: "group", "aria-label": `Board, ${bottom} at the bottom` });
   const pieces = {};
   for (const p of position.pieces) pieces[p.square] = p;
   for (let row = 0; row < size; row++) {
     for (let col = 0; col < size; col++) {
       if ((row + col) % 2 === 0) {
-        svg.appendChild(el("rect", { x: col * CELL, y: row * CELL, width: CELL, height: CELL, class: "light" }));
+        svg.appendChild(el("rect", { x: col * CELL, y: row * CELL, width: CELL, height: CELL, class: "light", "aria-hidden": "true" }));
       }
     }
   }
+  const cells = {};
   for (let n = 1; n <= size * size / 2; n++) {
-    const [row, col] = squareCell(n, size);
-    const classes = ["sq", ...(marks[n] || [])];
-    const g = el("g", { class: classes.join(" "), "data-square": n });
-    g.appendChild(el("rect", { x: col * CELL, y: row * CELL, width: CELL, height: CELL, class: "dark" }));
-    g.appendChild(el("text", { x: col * CELL + 3, y: row * CELL + 12, class: "num" }, String(n)));
-    const cx = col * CELL + CELL / 2, cy = row * CELL + CELL / 2;
+    const [row, col] = at(n);
+    cells[n] = [row, col];
+    const own = marks[n] || [];
     const piece = pieces[n];
+    const words = [piece ? pieceName(piece) : "empty", ...own.map(m => MARK_WORDS[m])];
+    const g = el("g", { class: ["sq", ...own].join(" "), "data-square": n, "aria-label": `${n}: ${words.join(", ")}` });
+    if (options.onClick) {
+      g.setAttribute("role", "button");
+      g.setAttribute("tabindex", n === options.cursor ? "0" : "-1");
+      g.addEventListener("click", () => options.onClick(n));
+    }
+    g.appendChild(el("rect", { x: col * CELL, y: row * CELL, width: CELL, height: CELL, class: "dark" }));
+    g.appendChild(el("text", { x: col * CELL + 3, y: row * CELL + 12, class: "num", "aria-hidden": "true" }, String(n)));
+    const cx = col * CELL + CELL / 2, cy = row * CELL + CELL / 2;
     if (piece) {
-      g.appendChild(el("circle", { cx, cy, r: CELL * 0.36, class: `piece ${piece.color}`, "data-color": piece.color }));
-      if (piece.king) g.appendChild(el("text", { x: cx, y: cy, class: `crown ${piece.color}` }, "K"));
-    } else if ((marks[n] || []).includes("target")) {
+      g.appendChild(el("circle", { cx, cy, r: CELL * 0.36, class: `piece ${piece.color}`, "data-color": piece.color,
+        role: "img", "aria-label": `${pieceName(piece)} on ${n}` }));
+      if (piece.king) g.appendChild(el("text", { x: cx, y: cy, class: `crown ${piece.color}`, "aria-hidden": "true" }, "K"));
+      if (own.includes("jumping")) g.appendChild(el("circle", { cx, cy, r: CELL * 0.45, class: "ring" }));
+    } else if (own.includes("target")) {
       g.appendChild(el("circle", { cx, cy, r: CELL * 0.12, class: "dot" }));
     }
-    if (onClick) g.addEventListener("click", () => onClick(n));
     svg.appendChild(g);
   }
   container.replaceChildren(svg);
   container.dataset.fen = position.fen;
+  container.dataset.bottom = bottom.toLowerCase();
+  return cells;
+}
+
+// The square one step from square n in the screen direction of an arrow key (null at the edge):
+// left and right keep the row, up and down go to the next row's nearest dark square.
+function squareTowards(cells, n, key) {
+  const [row, col] = cells[n];
+  const wanted = {
+    ArrowLeft: [[row, col - 2]], ArrowRight: [[row, col + 2]],
+    ArrowUp: [[row - 1, col - 1], [row - 1, col + 1]], ArrowDown: [[row + 1, col + 1], [row + 1, col - 1]],
+  }[key];
+  for (const [r, c] of wanted) {
+    const found = Object.keys(cells).find(k => cells[k][0] === r && cells[k][1] === c);
+    if (found) return +found;
+  }
+  return null;
 }
 
 // ---- line charts -------------------------------------------------------------------------------
@@ -84,7 +121,7 @@ function drawBoard(container, position, marks = {}, onClick = null) {
 function lineChart(container, xs, series, options = {}) {
   const width = options.width || 640, height = options.height || 260;
   const left = 48, right = 140, top = 24, bottom = 32;
-  const svg = el("svg", { width, height });
+  const svg = el("svg", { width, height, viewBox: `0 0 ${width} ${height}` });
   const values = series.flatMap(s => s.ys.filter(v => v !== null));
   if (!xs.length || !values.length) {
     container.replaceChildren();
@@ -135,37 +172,63 @@ function lineChart(container, xs, series, options = {}) {
 
 // ---- Play --------------------------------------------------------------------------------------
 
-// busy: the opponent is thinking; pending: a request of the person is on its way.
-// info: /api/info; suggested: the opponent the page filled in itself (null once the person or a link chose one).
-const play = { game: null, selected: null, busy: false, pending: false, info: null, suggested: "random" };
+// game: the server's view of the game (null before one starts: the rules' start position shows);
+// busy: the opponent is thinking; pending: a request of the person is on its way; suggested: the
+// opponent is the page's own pick (the rules' strongest) until the person or a link chooses one;
+// flipped: the board turned from its usual side (your pieces at the bottom); viewing: the turn
+// whose position the board shows from the move list (null: the game now); cursor: the square
+// keyboard focus rests on.
+const play = {
+  game: null, selected: null, busy: false, pending: false, info: null, suggested: true,
+  flipped: false, viewing: null, viewPosition: null, cursor: null, cells: {}, resignArmed: null,
+};
 
-// The opponents offered for the chosen rules (their best agent first), and that best agent as the
-// opponent unless the person (or a link) already chose one.
-function suggestOpponents() {
+function humanSide() { return play.game ? play.game.human : $("human").value; }
+
+// Your pieces at the bottom (Black's start squares 1-12 are drawn at the top), unless flipped.
+function blackAtBottom() { return (humanSide() === "black") !== play.flipped; }
+
+// The opponent list of the chosen rules (grouped; the strongest first), with the advanced spec in
+// step: picking one fills the spec in, a typed spec picks its entry (or "custom").
+function fillOpponents() {
   const info = play.info;
   if (!info) return;
   const rules = $("rules").value;
-  const specs = (info.suggestions && info.suggestions[rules]) || ["random"];
-  $("agents").replaceChildren(...specs.map(s => html("option", { value: s })));
-  const input = $("opponent");
-  if (play.suggested !== null && input.value === play.suggested) {
-    play.suggested = (info.best && info.best[rules]) || "random";
-    input.value = play.suggested;
+  const choices = (info.opponents && info.opponents[rules]) || [{ spec: "random", label: "random", group: "Levels" }];
+  const select = $("opponent-choice");
+  const groups = {};
+  for (const c of choices) {
+    if (!groups[c.group]) groups[c.group] = html("optgroup", { label: c.group });
+    groups[c.group].appendChild(html("option", { value: c.spec }, c.label));
   }
+  const custom = html("option", { value: "" }, "Custom player spec (Advanced)");
+  select.replaceChildren(...Object.values(groups), custom);
+  $("agents").replaceChildren(...((info.suggestions && info.suggestions[rules]) || []).map(s => html("option", { value: s })));
+  if (play.suggested) $("opponent").value = choices[0].spec;
+  syncChoice();
+}
+
+function syncChoice() {
+  const spec = $("opponent").value.trim();
+  const select = $("opponent-choice");
+  select.value = [...select.options].some(o => o.value === spec) ? spec : "";
 }
 
 function stepsFrom(game, square) {
   return game.steps.filter(([from]) => from === square).map(([, to]) => to);
 }
 
+function lastTurnMarks(turn, add) { if (turn) turn.path.forEach(n => add(n, "last")); }
+
 function playMarks(game) {
   const marks = {};
   const add = (n, mark) => { (marks[n] = marks[n] || []).push(mark); };
-  const turns = game.turns;
-  if (turns.length) turns[turns.length - 1].path.forEach(n => add(n, "last"));
+  lastTurnMarks(game.turns[game.turns.length - 1], add);
+  const continuing = game.position.continuing;
+  if (continuing !== null) add(continuing, "jumping");  // mid multi-jump: the piece that goes on
   if (!game.human_to_move || play.busy || play.pending) return marks;
-  for (const [from] of game.steps) add(from, "movable");
-  const selected = game.position.continuing ?? play.selected;  // a multi-jump goes on with its piece
+  for (const from of new Set(game.steps.map(([from]) => from))) add(from, "movable");
+  const selected = continuing ?? play.selected;
   if (selected !== null) {
     add(selected, "selected");
     stepsFrom(game, selected).forEach(n => add(n, "target"));
@@ -174,30 +237,130 @@ function playMarks(game) {
 }
 
 function playStatus(game) {
-  const p = game.position;
-  if (p.over) return `Game over (${p.result}): ${p.reason}.`;
+  if (!game) return "Press Play (or click one of your pieces) to start against the opponent chosen.";
+  if (game.over) return `Game over (${game.result}): ${game.reason}.`;
   if (play.busy) return "The opponent is thinking...";
   if (game.human_to_move) {
     const side = game.human === "black" ? "Black" : "White";
-    if (p.continuing) return `Your move (${side}): go on jumping from ${p.continuing}.`;
+    if (game.position.continuing) return `Your move (${side}): go on jumping from ${game.position.continuing}.`;
+    if (game.must_capture) return `Your move (${side}). ${game.must_capture}.`;
     return `Your move (${side}): click a piece, then its target square.`;
   }
   return "The opponent is to move.";
 }
 
+// The evaluation bar: your chance of winning, from the opponent's last estimate (the result once
+// the game is over); grey at one half when the opponent gives no win chance.
+function renderEvalBar(game) {
+  let chance = null;
+  if (game && game.over) chance = game.result === "1/2-1/2" ? 0.5 : (game.result === "1-0") === (game.human === "black") ? 1 : 0;
+  else if (game && game.evaluation && game.evaluation.win_chance !== undefined) chance = 1 - game.evaluation.win_chance;
+  const bar = $("eval-bar");
+  bar.classList.toggle("unknown", chance === null);
+  bar.classList.toggle("you-black", humanSide() === "black");
+  bar.classList.toggle("you-white", humanSide() === "white");
+  const percent = chance === null ? 50 : Math.round(100 * chance);
+  $("eval-fill").style.height = `${percent}%`;
+  bar.setAttribute("aria-valuenow", percent);
+  bar.setAttribute("aria-valuetext", chance === null ? "unknown" : `${percent}%`);
+  bar.title = chance === null ? "No win chance from this opponent" : `Your win chance: ${percent}%`;
+  bar.dataset.chance = chance === null ? "" : percent;
+}
+
+function renderMoves(game) {
+  const list = $("play-moves");
+  const rows = [];
+  const shown = play.viewing ?? (game ? game.turns.length : 0);
+  (game ? game.turns : []).forEach((t, i) => {
+    const button = html("button", { type: "button", class: `turn ${t.by_human ? "human" : "opponent"}`, "data-turn": i + 1 }, t.notation);
+    if (i + 1 === shown) button.classList.add("current");
+    button.addEventListener("click", () => viewTurn(i + 1));
+    if (t.side === "black" || !rows.length) {
+      const li = html("li");
+      li.appendChild(html("span", { class: "no" }, `${rows.length + 1}.`));
+      if (t.side === "white") li.appendChild(html("span", { class: "turn skip" }, "..."));
+      rows.push(li);
+    }
+    rows[rows.length - 1].appendChild(button);
+  });
+  list.replaceChildren(...rows);
+  const current = list.querySelector(".current");
+  if (play.viewing === null) list.scrollTop = list.scrollHeight;
+  else if (current) current.scrollIntoView({ block: "nearest" });
+}
+
+function renderButtons(game) {
+  $("undo").disabled = !game || !game.can_undo || play.busy;
+  $("resign").disabled = !game || game.over;
+  if (!game || game.over) disarmResign();
+  const pdn = $("pdn");
+  pdn.classList.toggle("disabled", !game);
+  pdn.setAttribute("aria-disabled", String(!game));
+  if (game) pdn.href = `/api/games/${game.id}/pdn`;
+  else pdn.removeAttribute("href");
+  $("live").hidden = play.viewing === null;
+}
+
 function renderPlay() {
   const game = play.game;
-  if (!game) return;
   const board = $("play-board");
-  drawBoard(board, game.position, playMarks(game), clickSquare);
+  const hadFocus = board.contains(document.activeElement);
+  const viewing = play.viewing !== null;
+  const position = viewing ? play.viewPosition : game ? game.position : play.info.start[$("rules").value];
+  const marks = viewing ? {} : game ? playMarks(game) : {};
+  if (viewing && game.turns[play.viewing - 1]) game.turns[play.viewing - 1].path.forEach(n => { marks[n] = ["last"]; });
+  const squares = position.board_size * position.board_size / 2;
+  if (!(play.cursor >= 1 && play.cursor <= squares)) play.cursor = game && game.steps.length ? game.steps[0][0] : 1;
+  play.cells = drawBoard(board, position, marks, { onClick: clickSquare, flipped: blackAtBottom(), cursor: play.cursor });
+  if (hadFocus) focusCursor();
   const waiting = play.busy || play.pending;
-  board.dataset.state = game.position.over ? "over" : waiting ? "busy" : game.human_to_move ? "human" : "opponent";
-  $("play-status").textContent = playStatus(game);
-  $("play-eval").textContent = game.evaluation ? game.evaluation.text : "";
-  $("undo").disabled = !game.can_undo || play.busy;
-  const list = $("play-moves");
-  list.replaceChildren(...game.turns.map(t => html("li", { class: t.by_human ? "human" : "opponent" }, t.notation)));
-  list.scrollTop = list.scrollHeight;
+  board.dataset.state = !game ? "none" : game.over ? "over" : waiting ? "busy" : game.human_to_move ? "human" : "opponent";
+  board.dataset.view = viewing ? String(play.viewing) : "live";
+  $("play-status").textContent = viewing ? `Move ${play.viewing} of ${game.turns.length}: back to the game to play on.` : playStatus(game);
+  $("play-eval").textContent = game && game.evaluation ? game.evaluation.text : "";
+  renderEvalBar(game);
+  renderButtons(game);
+  renderMoves(game);
+}
+
+function focusCursor() {
+  const square = $("play-board").querySelector(`g[data-square="${play.cursor}"]`);
+  if (square) square.focus();
+}
+
+// Keyboard play on the board: arrows move the focus over the dark squares (as they are drawn),
+// Enter or Space clicks the focused square, Escape lets a picked piece go.
+function boardKeys(event) {
+  const square = event.target.closest && event.target.closest("g[data-square]");
+  if (!square) return;
+  const n = +square.dataset.square;
+  if (event.key.startsWith("Arrow")) {
+    event.preventDefault();
+    const next = squareTowards(play.cells, n, event.key);
+    if (next !== null) {
+      play.cursor = next;
+      square.setAttribute("tabindex", "-1");
+      const target = $("play-board").querySelector(`g[data-square="${next}"]`);
+      target.setAttribute("tabindex", "0");
+      target.focus();
+    }
+  } else if (event.key === "Enter" || event.key === " ") {
+    event.preventDefault();
+    play.cursor = n;
+    clickSquare(n);
+  } else if (event.key === "Escape") {
+    play.selected = null;
+    renderPlay();
+  }
+}
+
+function setPlayUrl() {
+  if (!$("page-play").classList.contains("active")) return;
+  const params = new URLSearchParams();
+  if (play.game) params.set("game", play.game.id);
+  if (play.flipped) params.set("flip", "1");
+  const query = params.toString();
+  history.replaceState(null, "", `#play${query ? "?" + query : ""}`);
 }
 
 async function playRequest(method, url, body) {
@@ -223,11 +386,32 @@ async function opponentMoves() {
   renderPlay();
 }
 
+// Why a click on square n picks nothing: a compulsory capture elsewhere, or nothing to move there.
+function noMoveMessage(game, n) {
+  const own = game.position.pieces.some(p => p.square === n && p.color === game.human);
+  if (!own) return "click one of your pieces first";
+  return game.must_capture || `the piece on ${n} has no legal move`;
+}
+
 async function clickSquare(n) {
+  if (!play.game) {  // the board on arrival: a click on a piece starts the game
+    if (play.pending) return;
+    await newGame();
+    if (play.game && play.game.human_to_move && stepsFrom(play.game, n).length) clickSquare(n);
+    return;
+  }
   const game = play.game;
-  if (!game || !game.human_to_move || play.busy || play.pending) return;
+  if (play.viewing !== null) { backToGame(); return; }
+  if (!game.human_to_move || play.busy || play.pending) return;
+  play.cursor = n;
   const continuing = game.position.continuing;
-  if (continuing === null && n !== play.selected && stepsFrom(game, n).length) {
+  if (continuing === null && n === play.selected) {  // a second click lets the piece go
+    play.selected = null;
+    $("play-message").textContent = "";
+    renderPlay();
+    return;
+  }
+  if (continuing === null && stepsFrom(game, n).length) {
     play.selected = n;  // pick (or switch to) a piece that can move
     $("play-message").textContent = "";
     renderPlay();
@@ -235,44 +419,177 @@ async function clickSquare(n) {
   }
   const from = continuing !== null ? continuing : play.selected;
   if (from === null) {
-    const own = game.position.pieces.some(p => p.square === n && p.color === game.human);
-    $("play-message").textContent = own ? `the piece on ${n} has no legal move` : "click one of your pieces first";
+    $("play-message").textContent = noMoveMessage(game, n);
     return;
   }
-  // Any other square is sent as it is: the server says why an illegal one is refused.
+  await playSteps([from, n]);
+}
+
+// Plays the person's squares path[0] -> path[1] -> ... (a multi-jump step by step), then lets the
+// opponent answer. The server says why an illegal step is refused.
+async function playSteps(path) {
   play.pending = true;
   renderPlay();
-  const moved = await playRequest("POST", `/api/games/${game.id}/move`, { from, to: n });
+  let moved = true;
+  for (let i = 0; i + 1 < path.length && moved; i++) {
+    moved = await playRequest("POST", `/api/games/${play.game.id}/move`, { from: path[i], to: path[i + 1] });
+  }
   play.pending = false;
-  if (moved) play.selected = play.game.position.continuing;
+  play.selected = moved ? play.game.position.continuing : play.selected;
   renderPlay();
   await opponentMoves();
 }
 
-async function newGame(event) {
-  if (event) event.preventDefault();
-  $("play-status").textContent = "Preparing the opponent...";
-  $("play-message").textContent = "";
+// A typed move (11-15, 9x18x27, or the ends of a multi-jump, 9x27) -> the legal move it names.
+function typedMove(game, text) {
+  const squares = text.trim().split(/\s*[-x:X\s]\s*/).filter(Boolean).map(Number);
+  if (squares.length < 2 || squares.some(s => !Number.isInteger(s))) return { error: `cannot read ${JSON.stringify(text)}: write it as 11-15 or 9x18x27` };
+  const same = game.moves.filter(m => m.length === squares.length && m.every((s, i) => s === squares[i]));
+  const ends = game.moves.filter(m => m[0] === squares[0] && m[m.length - 1] === squares[squares.length - 1]);
+  const found = same.length ? same : squares.length === 2 ? ends : [];
+  if (found.length === 1) return { path: found[0] };
+  if (found.length > 1) return { error: `${text} is ambiguous: type the whole path (${found.map(m => m.join("x")).join(" or ")})` };
+  return { error: game.must_capture || `${text.trim()} is not a legal move here` };
+}
+
+async function typeMove(event) {
+  event.preventDefault();
+  const input = $("move-input");
+  const game = play.game;
+  if (!game || !game.human_to_move || play.busy || play.pending) {
+    $("play-message").textContent = game ? "wait for your turn" : "start a game first (Play)";
+    return;
+  }
+  const found = typedMove(game, input.value);
+  if (found.error) {
+    $("play-message").textContent = found.error;
+    return;
+  }
+  input.value = "";
   play.selected = null;
-  const body = {
+  await playSteps(found.path);
+  input.focus();
+}
+
+function gameSettings() {
+  return {
     rules: $("rules").value,
     human: $("human").value,
     opponent: $("opponent").value.trim(),
     think_seconds: parseFloat($("think").value),
   };
-  if (await playRequest("POST", "/api/games", body)) {
-    renderPlay();
-    await opponentMoves();
-  } else {
+}
+
+async function newGame(event) {
+  if (event) event.preventDefault();
+  if (play.pending || play.busy) return;
+  $("play-status").textContent = "Preparing the opponent...";
+  $("play-message").textContent = "";
+  play.pending = true;
+  const previous = play.game;
+  const ok = await playRequest("POST", "/api/games", gameSettings());
+  play.pending = false;
+  if (!ok) {
+    play.game = previous;
     $("play-status").textContent = "";
+    return;
   }
+  play.selected = null;
+  play.viewing = null;
+  play.cursor = null;  // keyboard focus starts on a piece that can move
+  setPlayUrl();
+  renderPlay();
+  await opponentMoves();
+}
+
+// The opponent setting a game was made from: an agent file alone stands for the timed search for
+// the think time, which the server names in full.
+function openedSetting(game) {
+  const timed = game.opponent.match(/^timed:([0-9.]+)s:(.+\.safetensors)$/);
+  return timed && +timed[1] === game.think_seconds ? timed[2] : game.opponent;
+}
+
+// Opens the game ``id`` kept by the server (a reload, or a shared link), its settings shown.
+async function openPlayGame(id) {
+  if (play.game && play.game.id === id) { renderPlay(); return; }
+  try {
+    play.game = await api("GET", `/api/games/${encodeURIComponent(id)}`);
+  } catch (error) {
+    play.game = null;
+    renderPlay();
+    $("play-message").textContent = `${error.message}: start a new game.`;
+    return;
+  }
+  const game = play.game;
+  $("rules").value = game.rules;
+  $("human").value = game.human;
+  $("think").value = game.think_seconds;
+  play.suggested = false;
+  fillOpponents();
+  $("opponent").value = openedSetting(game);
+  syncChoice();
+  play.selected = null;
+  play.viewing = null;
+  renderPlay();
+  await opponentMoves();
 }
 
 async function undoMove() {
-  if (!play.game || play.busy) return;
+  if (!play.game || play.busy || play.pending) return;
   await playRequest("POST", `/api/games/${play.game.id}/undo`);
   play.selected = null;
+  play.viewing = null;
   renderPlay();
+}
+
+function disarmResign() {
+  clearTimeout(play.resignArmed);
+  play.resignArmed = null;
+  $("resign").textContent = "Resign";
+  $("resign").classList.remove("confirm");
+}
+
+// Resigning takes a second click (within a few seconds), as a slip of the mouse should not end a game.
+async function resignGame() {
+  if (!play.game || play.game.over) return;
+  if (play.resignArmed === null) {
+    $("resign").textContent = "Really resign?";
+    $("resign").classList.add("confirm");
+    play.resignArmed = setTimeout(disarmResign, 4000);
+    return;
+  }
+  disarmResign();
+  await playRequest("POST", `/api/games/${play.game.id}/resign`);
+  play.selected = null;
+  renderPlay();
+}
+
+function flipBoard() {
+  play.flipped = !play.flipped;
+  setPlayUrl();
+  renderPlay();
+}
+
+async function viewTurn(turn) {
+  const game = play.game;
+  if (!game) return;
+  if (turn >= game.turns.length) { backToGame(); return; }
+  try {
+    play.viewPosition = await api("GET", `/api/games/${game.id}/positions/${turn}`);
+    play.viewing = turn;
+  } catch (error) {
+    $("play-message").textContent = error.message;
+  }
+  renderPlay();
+}
+
+function backToGame() {
+  play.viewing = null;
+  renderPlay();
+}
+
+function playSettingsChanged() {
+  if (!play.game) renderPlay();  // the arrival board follows the rules and side chosen
 }
 
 // ---- Games -------------------------------------------------------------------------------------
@@ -292,6 +609,8 @@ async function loadGameFiles() {
   if (!data.files.length) list.replaceChildren(html("li", {}, "no game files in this folder (match --save-games writes them)"));
 }
 
+function gamePdnUrl(path, number) { return `/api/game-file/pdn?path=${q(path)}&game=${number}`; }
+
 async function openGameFile(path, game = 1) {
   viewer.file = path;
   document.querySelectorAll("#game-files a").forEach(a => a.classList.toggle("current", a.dataset.path === path));
@@ -302,7 +621,8 @@ async function openGameFile(path, game = 1) {
       const a = html("a", { "data-game": i + 1 }, `${i + 1}. ${g.black} vs ${g.white}: ${g.result}, ${g.moves} moves`);
       a.addEventListener("click", () => openGame(path, i + 1));
       const li = html("li");
-      li.appendChild(a);
+      const pdn = html("a", { class: "pdn", href: gamePdnUrl(path, i + 1), download: "", title: "this game as PDN" }, "PDN");
+      li.append(a, " ", pdn);
       return li;
     }));
     if (data.games.length) await openGame(path, game);
@@ -316,6 +636,10 @@ async function openGame(path, number) {
   document.querySelectorAll("#game-list a").forEach(a => a.classList.toggle("current", +a.dataset.game === number));
   viewer.view = await api("GET", `/api/game-file/game?path=${q(path)}&game=${number}`);
   viewer.index = 0;
+  const pdn = $("games-pdn");
+  pdn.href = gamePdnUrl(path, number);
+  pdn.classList.remove("disabled");
+  pdn.setAttribute("aria-disabled", "false");
   const list = $("games-moves");
   list.replaceChildren(...viewer.view.moves.map((m, i) => {
     const li = html("li", {}, m);
@@ -362,25 +686,50 @@ function gameKeys(event) {
 
 // ---- Runs --------------------------------------------------------------------------------------
 
-const runs = { path: null, timer: null };
+// path: the run shown beside the list; shown: its status and epochs when last drawn (redrawn when
+// they change, and every refresh while it runs); timer: the next refresh of the list.
+const runs = { path: null, shown: null, timer: null };
+const RUNS_REFRESH_MS = 3000;
 
+function statusClass(status) { return `status-${status.split(" ")[0]}`; }
+
+function runRow(r) {
+  const tr = html("tr", { "data-path": r.path, class: r.path === runs.path ? "current" : "" });
+  const a = html("a", { href: `#runs?run=${q(r.path)}` }, r.path);
+  a.addEventListener("click", event => { event.preventDefault(); openRun(r.path); });
+  const cell = html("td");
+  cell.append(a, html("div", { class: "summary" }, r.summary));
+  const epochs = r.epochs === null ? "" : `${r.epochs_done}/${r.epochs}`;
+  tr.append(cell, html("td", { class: `status ${statusClass(r.status)}`, title: r.stop_reason }, r.status),
+    html("td", { class: "epochs" }, epochs));
+  return tr;
+}
+
+// The list, every column read afresh; the run shown beside it is redrawn when its row changed.
 async function loadRuns() {
   const data = await api("GET", "/api/runs");
   const table = $("run-list");
   const head = html("tr");
-  ["run", "status", "epochs", "config"].forEach(h => head.appendChild(html("th", {}, h)));
-  const rows = data.runs.map(r => {
-    const tr = html("tr", { "data-path": r.path });
-    const a = html("a", {}, r.path);
-    a.addEventListener("click", () => openRun(r.path));
-    const cell = html("td");
-    cell.appendChild(a);
-    tr.append(cell, html("td", { class: `status-${r.status}` }, r.status),
-      html("td", {}, `${r.epochs_done}/${r.epochs}`), html("td", {}, r.summary));
-    return tr;
-  });
-  table.replaceChildren(head, ...rows);
+  ["run", "status", "epochs"].forEach(h => head.appendChild(html("th", {}, h)));
+  table.replaceChildren(head, ...data.runs.map(runRow));
   if (!data.runs.length) table.replaceChildren(html("tr", {}, "no run folders in this folder"));
+  $("runs-refreshed").textContent = `read at ${new Date().toLocaleTimeString()}`;
+  const current = data.runs.find(r => r.path === runs.path);
+  if (current) {
+    const now = `${current.status} ${current.epochs_done}`;
+    if (now !== runs.shown || current.status === "running") await openRun(current.path);
+  }
+}
+
+async function refreshRuns() {
+  clearTimeout(runs.timer);
+  if (!$("page-runs").classList.contains("active")) return;
+  try {
+    await loadRuns();
+  } catch (error) {
+    $("runs-refreshed").textContent = error.message;
+  }
+  runs.timer = setTimeout(refreshRuns, RUNS_REFRESH_MS);
 }
 
 function drawLineage(run) {
@@ -394,12 +743,8 @@ function drawLineage(run) {
     const download = html("td"), playIt = html("td");
     if (b.file) {
       download.appendChild(html("a", { href: `/api/agent-file?path=${q(b.file)}`, download: "" }, "download"));
-      const a = html("a", { class: "play-boss" }, "play it");
-      a.addEventListener("click", () => {
-        // The agent file alone: the timed alpha-beta search, its network scoring, for the think time.
-        location.hash = `#play?rules=${q(run.rules)}&opponent=${q(b.file)}`;
-      });
-      playIt.appendChild(a);
+      // The agent file alone: the timed alpha-beta search, its network scoring, for the think time.
+      playIt.appendChild(html("a", { class: "play-boss", href: `#play?rules=${q(run.rules)}&opponent=${q(b.file)}` }, "play it"));
     } else {
       download.textContent = "(file not kept)";
     }
@@ -432,54 +777,89 @@ async function drawCurves(path) {
 }
 
 async function openRun(path) {
+  const switched = runs.path !== path;
   runs.path = path;
-  clearTimeout(runs.timer);
   document.querySelectorAll("#run-list tr").forEach(tr => tr.classList.toggle("current", tr.dataset.path === path));
   try {
     const run = await api("GET", `/api/run?path=${q(path)}`);
     if (runs.path !== path) return;
+    runs.shown = `${run.status} ${run.epochs_done}`;
     $("run-title").textContent = path;
     const status = $("run-status");
-    status.textContent = `${run.status}: ${run.epochs_done} of ${run.epochs} epochs. ${run.summary}`;
-    status.className = `status status-${run.status}`;
+    status.textContent = `${run.stop_reason}. ${run.summary}`;
+    status.className = `status ${statusClass(run.status)}`;
     $("run-config").textContent = JSON.stringify(run.config, null, 2);
     drawLineage(run);
     await drawCurves(path);
-    if (run.status === "running") runs.timer = setTimeout(() => openRun(path), 3000);
   } catch (error) {
+    if (switched) ["fitness-chart", "strength-chart", "lineage"].forEach(id => $(id).replaceChildren());
+    $("run-title").textContent = path;
     $("run-status").textContent = error.message;
   }
 }
 
 // ---- pages -------------------------------------------------------------------------------------
 
+function routePlay(params) {
+  if (params.has("flip")) play.flipped = params.get("flip") === "1";
+  if (params.get("game")) {
+    openPlayGame(params.get("game"));
+    return;
+  }
+  if (params.get("opponent")) {  // a link to play an agent: its settings, ready for one click
+    if (params.get("rules")) $("rules").value = params.get("rules");
+    play.suggested = false;
+    play.game = null;
+    fillOpponents();
+    $("opponent").value = params.get("opponent");
+    syncChoice();
+  }
+  setPlayUrl();
+  renderPlay();
+}
+
 function route() {
   const [page, query] = (location.hash.slice(1) || "play").split("?");
   const name = ["play", "games", "runs"].includes(page) ? page : "play";
   document.querySelectorAll(".page").forEach(p => p.classList.toggle("active", p.id === `page-${name}`));
-  document.querySelectorAll("header nav a").forEach(a => a.classList.toggle("active", a.id === `nav-${name}`));
+  document.querySelectorAll("header nav a").forEach(a => {
+    a.classList.toggle("active", a.id === `nav-${name}`);
+    if (a.id === `nav-${name}`) a.setAttribute("aria-current", "page"); else a.removeAttribute("aria-current");
+  });
   const params = new URLSearchParams(query || "");
-  if (name === "play" && params.get("opponent")) {
-    if (params.get("rules")) $("rules").value = params.get("rules");
-    suggestOpponents();
-    $("opponent").value = params.get("opponent");
-    play.suggested = null;
-  }
+  if (name === "play") routePlay(params);
   if (name === "games") loadGameFiles().then(() => { if (params.get("file")) openGameFile(params.get("file"), +(params.get("game") || 1)); });
-  if (name === "runs") loadRuns().then(() => { if (params.get("run")) openRun(params.get("run")); });
-  if (name !== "runs") clearTimeout(runs.timer);
+  if (name === "runs") {
+    if (params.get("run")) runs.path = params.get("run");
+    refreshRuns();
+  } else {
+    clearTimeout(runs.timer);
+  }
 }
 
 async function start() {
   const info = await api("GET", "/api/info");
   $("folder").textContent = `serving ${info.folder}`;
   $("rules").replaceChildren(...info.presets.map(p => html("option", {}, p)));
+  $("rules").value = info.default_rules || info.presets[0];
   play.info = info;
-  suggestOpponents();
-  $("rules").addEventListener("change", suggestOpponents);
-  $("opponent").addEventListener("input", () => { play.suggested = null; });
+  fillOpponents();
+  $("rules").addEventListener("change", () => { fillOpponents(); playSettingsChanged(); });
+  $("human").addEventListener("change", playSettingsChanged);
+  $("opponent-choice").addEventListener("change", () => {
+    const spec = $("opponent-choice").value;
+    play.suggested = false;
+    if (spec) $("opponent").value = spec;
+    else $("advanced").open = true;
+  });
+  $("opponent").addEventListener("input", () => { play.suggested = false; syncChoice(); });
   $("new-game").addEventListener("submit", newGame);
+  $("move-form").addEventListener("submit", typeMove);
+  $("play-board").addEventListener("keydown", boardKeys);
   $("undo").addEventListener("click", undoMove);
+  $("resign").addEventListener("click", resignGame);
+  $("flip").addEventListener("click", flipBoard);
+  $("live").addEventListener("click", backToGame);
   $("first").addEventListener("click", () => showPly(0));
   $("prev").addEventListener("click", () => showPly(viewer.index - 1));
   $("next").addEventListener("click", () => showPly(viewer.index + 1));
