@@ -9,7 +9,12 @@ import typer
 from neurocheckers.cli.common import UserError, app, example
 
 
-@app.command(epilog=example("neurocheckers serve results/ --port 8000"))
+@app.command(
+    epilog=example(
+        "neurocheckers serve results/ --port 8000",
+        "neurocheckers serve results/ --endgame runs/endgame/american6,runs/endgame/american8",
+    )
+)
 def serve(
     folder: Annotated[
         str, typer.Argument(metavar="FOLDER", help="The folder to serve: its runs, game and agent files.")
@@ -18,6 +23,14 @@ def serve(
     host: Annotated[
         str, typer.Option(metavar="HOST", help="The address to listen on (127.0.0.1: this machine only).")
     ] = "127.0.0.1",
+    endgame: Annotated[
+        list[str] | None,
+        typer.Option(
+            metavar="DIR",
+            help="An endgame database folder (endgame build --out), one a rules preset; repeat it or "
+            "give a comma list. The Play page then shows the database's value of the positions it holds.",
+        ),
+    ] = None,
 ) -> None:
     """Open the web app: play, replay games, watch runs.
 
@@ -33,8 +46,14 @@ def serve(
 
     import uvicorn
 
+    from neurocheckers.endgame.database import EndgameError
     from neurocheckers.web.app import create_app
 
+    folders = [part.strip() for given in endgame or [] for part in given.split(",") if part.strip()]
+    try:  # the databases are opened before the port is taken: a bad one is a one-line error
+        web_app = create_app(folder, endgame=folders)
+    except EndgameError as e:
+        raise UserError(f"--endgame: {e}") from None
     try:  # the port is taken before the URL is printed: a busy port is an error, not a dead link
         listening = socket.create_server(
             (host, port), family=socket.AF_INET6 if ":" in host else socket.AF_INET
@@ -44,6 +63,6 @@ def serve(
             f"cannot listen on {host}:{port}: {e.strerror or 'the address is not usable'}"
         ) from None
     port = listening.getsockname()[1]  # the one the system chose for --port 0
-    server = uvicorn.Server(uvicorn.Config(create_app(folder), log_level="warning"))
+    server = uvicorn.Server(uvicorn.Config(web_app, log_level="warning"))
     print(f"serving {folder} at http://{host}:{port}/ (Ctrl-C stops)", flush=True)
     server.run(sockets=[listening])

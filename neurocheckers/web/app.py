@@ -9,6 +9,7 @@ paths outside it are refused with 403, missing ones get 404, and every error is 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,7 @@ from starlette.staticfiles import StaticFiles
 from neurocheckers.rules.presets import PRESETS, get_rules
 from neurocheckers.web import folder
 from neurocheckers.web.board import start_position
+from neurocheckers.web.endgame import database_info, open_databases
 from neurocheckers.web.session import (
     SessionError,
     Sessions,
@@ -125,6 +127,7 @@ def _play_routes(root: Path, sessions: Sessions) -> list[Route]:
                 "opponents": {rules: folder.opponent_choices(rules, rules_of, best) for rules in PRESETS},
                 "suggestions": {rules: folder.opponent_suggestions(rules, agents, best) for rules in PRESETS},
                 "start": {rules: start_position(get_rules(rules)) for rules in PRESETS},
+                "endgame": database_info(sessions.endgame),  # the rules with a database, no paths
             }
         )
 
@@ -254,12 +257,13 @@ def _folder_routes(root: Path) -> list[Route]:
     ]
 
 
-def create_app(root: str | Path) -> Starlette:
-    """The web app over the folder ``root`` (which must exist)."""
+def create_app(root: str | Path, endgame: Iterable[str | Path] = ()) -> Starlette:
+    """The web app over the folder ``root`` (which must exist), with the endgame databases in the
+    folders ``endgame`` (one a rules preset, opened here once: ``EndgameError`` for a bad one)."""
     root = Path(root)
     if not root.is_dir():
         raise ValueError(f"{str(root)!r} is not a folder")
-    sessions = Sessions(root)
+    sessions = Sessions(root, endgame=open_databases(endgame))
     routes = [
         *_play_routes(root, sessions),
         *_folder_routes(root),

@@ -38,6 +38,7 @@ import jax
 
 from neurocheckers.agent_file import Agent, load_agent
 from neurocheckers.analysis.pdn_games import pdn_of_game
+from neurocheckers.endgame.database import EndgameDB
 from neurocheckers.engines import AnyPlayer, is_engine_spec, parse_any_player
 from neurocheckers.evaluator import value_fn
 from neurocheckers.play import (
@@ -60,6 +61,7 @@ from neurocheckers.rules.state import BLACK, State
 from neurocheckers.search.mcts import MCTSConfig
 from neurocheckers.timed_player import TimedPlayer
 from neurocheckers.web.board import material, position_json, side_name, squares
+from neurocheckers.web.endgame import endgame_view
 from neurocheckers.web.folder import (
     NotFound,
     find_agent_file,
@@ -125,6 +127,8 @@ class GameSession:
     """py-draughts' engine for this game (a ``pydraughts:`` opponent), else None."""
     resigned: int | None = None
     """The colour of the person when they resigned (the game is then over), else None."""
+    endgame: EndgameDB | None = None
+    """The endgame database of the game's rules the server opened, else None."""
 
     @property
     def state(self) -> State:
@@ -265,10 +269,19 @@ def capture_notice(rules: Rules, state: State) -> str | None:
     return f"You must capture: {_pieces_text(capturing)} {verb} jump"
 
 
+def session_position(session: GameSession, state: State) -> dict[str, Any]:
+    """``board.position_json`` of ``state`` with the endgame database's answer (``endgame``: see
+    ``web.endgame.endgame_view``; None outside the database or without one)."""
+    return {
+        **position_json(session.rules, state),
+        "endgame": endgame_view(session.endgame, state, session.human),
+    }
+
+
 def session_view(session: GameSession) -> dict[str, Any]:
-    """Everything the Play page shows: the position, the legal steps and whole moves (square paths),
-    the move list, whose turn it is, the end and why, a compulsory capture, and the opponent's
-    evaluation."""
+    """Everything the Play page shows: the position (with the endgame database's answer), the legal
+    steps and whole moves (square paths), the move list, whose turn it is, the end and why, a
+    compulsory capture, and the opponent's evaluation."""
     state = session.state
     rules = session.rules
     ended = outcome(session)
@@ -282,7 +295,7 @@ def session_view(session: GameSession) -> dict[str, Any]:
         "human": side_name(session.human).lower(),
         "opponent": session.opponent.spec,
         "think_seconds": session.think_seconds,
-        "position": position_json(rules, state),
+        "position": session_position(session, state),
         **ended,
         "steps": steps,
         "moves": [list(m.path) for m in legal_moves(rules, state)] if not ended["over"] else [],
@@ -354,7 +367,7 @@ def position_after(session: GameSession, turns: int) -> dict[str, Any]:
     positions = turn_positions(session)
     if not 0 <= turns < len(positions):
         raise SessionError(f"turn must be in 0..{len(positions) - 1}, got {turns}")
-    return position_json(session.rules, positions[turns])
+    return session_position(session, positions[turns])
 
 
 HUMAN_NAME = "human"
@@ -473,16 +486,19 @@ def undo(session: GameSession) -> None:
 
 
 class Sessions:
-    """The server's games by id (the oldest dropped beyond ``limit``), each used under its lock."""
+    """The server's games by id (the oldest dropped beyond ``limit``), each used under its lock, and
+    the endgame databases by rules name (a game gets the one of its rules)."""
 
-    def __init__(self, root: str | Path, limit: int = 64):
+    def __init__(self, root: str | Path, limit: int = 64, endgame: dict[str, EndgameDB] | None = None):
         self.root = Path(root)
         self.limit = limit
+        self.endgame = dict(endgame or {})
         self.games: dict[str, GameSession] = {}
         self._lock = threading.Lock()
 
     def create(self, **settings: Any) -> GameSession:
         session = new_session(self.root, **settings)
+        session.endgame = self.endgame.get(session.rules.name)
         with self._lock:
             self.games[session.id] = session
             while len(self.games) > self.limit:
