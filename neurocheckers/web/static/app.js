@@ -267,6 +267,14 @@ function renderEvalBar(game) {
   bar.dataset.chance = chance === null ? "" : percent;
 }
 
+// The endgame database's value of the position shown (the server's line of text), hidden outside it.
+function renderEndgame(endgame) {
+  const line = $("play-endgame");
+  line.hidden = !endgame;
+  line.textContent = endgame ? endgame.text : "";
+  line.dataset.forYou = endgame ? endgame.for_you : "";
+}
+
 function renderMoves(game) {
   const list = $("play-moves");
   const rows = [];
@@ -318,6 +326,7 @@ function renderPlay() {
   board.dataset.view = viewing ? String(play.viewing) : "live";
   $("play-status").textContent = viewing ? `Move ${play.viewing} of ${game.turns.length}: back to the game to play on.` : playStatus(game);
   $("play-eval").textContent = game && game.evaluation ? game.evaluation.text : "";
+  renderEndgame(position.endgame);
   renderEvalBar(game);
   renderButtons(game);
   renderMoves(game);
