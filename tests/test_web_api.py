@@ -503,3 +503,70 @@ def test_any_listed_game_downloads_as_pdn(client):
     assert list(pdn.moves) == view["moves"] and pdn.tags["Black"] == view["black"]
     bad = client.get("/api/game-file/pdn", params={"path": "games/sample.json", "game": "0"})
     assert bad.status_code == 400 and bad.json()["error"] == "game must be in 1..1, got '0'"
+
+
+@pytest.fixture(scope="module")
+def small_db(tmp_path_factory) -> Path:
+    """An american6 endgame database of at most 3 pieces, built in seconds."""
+    from neurocheckers.endgame.solve import build
+
+    folder = tmp_path_factory.mktemp("endgame") / "american6"
+    build(AMERICAN6, 3, folder)
+    return folder
+
+
+def _game_at(client, fen: str, human: str = "black") -> str:
+    """A game of american6 against random, set up at ``fen``; its URL."""
+    game = _new(client, human=human)
+    client.app.state.sessions.get(game["id"]).start = parse_fen(AMERICAN6, fen)
+    return f"/api/games/{game['id']}"
+
+
+def test_the_endgame_database_values_positions_it_holds(served, small_db):
+    """The Play page's position carries the database's value (side to move and the person), distance
+    and best moves, as ``probe_fen`` gives them; nothing outside it or mid-jump; ``/api/info`` names
+    the rules with a database, without its path."""
+    from neurocheckers.endgame import EndgameDB, probe_fen
+
+    db = EndgameDB(small_db)
+    client = TestClient(create_app(served, endgame=[small_db]))
+    info = client.get("/api/info")
+    assert info.json()["endgame"] == {"american6": {"max_pieces": 3, "slices": len(db.slices)}}
+    assert str(small_db) not in info.text and "/" not in str(info.json()["endgame"])
+    for fen, human in (("B:W18:B14", "black"), ("B:W18:B14", "white"), ("W:W17,18:B1", "black")):
+        url = _game_at(client, fen, human)
+        endgame = client.get(url).json()["position"]["endgame"]
+        answer = probe_fen(db, fen)
+        assert endgame["value"] == ("loss", "draw", "win")[answer.value], fen
+        assert endgame["distance"] == answer.distance and endgame["best_moves"] == list(answer.best_moves)
+        mover_is_human = endgame["to_move"] == human
+        flip = {"win": "loss", "loss": "win", "draw": "draw"}
+        assert endgame["for_you"] == (endgame["value"] if mover_is_human else flip[endgame["value"]])
+    assert client.get(_game_at(client, "B:W18:B14")).json()["position"]["endgame"]["text"] == (
+        "Endgame database: Black (you) wins in 5 moves (best for Black: 14-17)"
+    )
+    url = _game_at(client, "B:W18:B14", "white")
+    view = client.get(url).json()
+    assert view["position"]["endgame"]["text"].startswith("Endgame database: Black (the opponent) wins")
+    after = client.post(f"{url}/reply").json()
+    assert after["position"]["endgame"]["to_move"] == "white"
+    assert client.get(f"{url}/positions/0").json() == view["position"]
+    assert client.get(f"{url}/positions/1").json() == after["position"]
+    outside = client.get(_game_at(client, "B:W17,18:B1,2")).json()  # 4 pieces: beyond the database
+    assert outside["position"]["endgame"] is None
+    assert (
+        client.get("/api/games/" + _new(client, rules="american8")["id"]).json()["position"]["endgame"]
+        is None
+    )
+    url = _game_at(client, "B:W5,11:B1")
+    jumping = client.post(f"{url}/move", json={"from": 1, "to": 8}).json()
+    assert jumping["position"]["continuing"] == 8 and jumping["position"]["endgame"] is None
+
+
+def test_serve_refuses_a_bad_endgame_folder_in_one_line(capsys, served, small_db, tmp_path):
+    assert main(["serve", str(served), "--endgame", str(tmp_path / "nothing")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "--endgame:" in err and "holds no endgame database" in err and len(err.splitlines()) == 1
+    assert main(["serve", str(served), "--endgame", f"{small_db},{small_db}"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "a second endgame database for american6" in err and len(err.splitlines()) == 1
