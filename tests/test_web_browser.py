@@ -50,15 +50,19 @@ FAST_THINK = "0.05"
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
-    """The app serving a small folder (with the committed best 8x8 agent) on a free port of
-    127.0.0.1: (URL, folder, app)."""
+    """The app serving a small folder (with the committed best 8x8 agent, and an american6 endgame
+    database of up to 3 pieces) on a free port of 127.0.0.1: (URL, folder, app)."""
+    from neurocheckers.endgame.solve import build
+
     folder = make_served_folder(tmp_path_factory.mktemp("served"))
+    endgame = tmp_path_factory.mktemp("endgame") / "american6"
+    build(AMERICAN6, 3, endgame)
     (folder / "results").mkdir()
     shutil.copy(folder / "agent.safetensors", folder / "results" / "best_simple6.safetensors")
     shutil.copy(REPO / BEST_8X8, folder / BEST_8X8)
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
-    app = create_app(folder)
+    app = create_app(folder, endgame=[endgame])
     uv = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
     thread = threading.Thread(target=uv.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
@@ -250,10 +254,19 @@ def test_the_must_capture_message_and_a_marked_multi_jump(page, server, served):
     page.press("#move-input", "Enter")
     assert page.inner_text("#play-message") == "You must capture: the piece on 5 can jump"
     assert _turns(page) == []
-    # A multi-jump, square by square: mid-way the jumping piece keeps its mark.
+    assert not page.is_visible("#play-endgame")  # 4 pieces: outside the endgame database
+    # A multi-jump, square by square: mid-way the jumping piece keeps its mark. With 3 pieces the
+    # endgame database's line shows under the board (and fits a 390 px phone), not mid-jump.
     session.start = parse_fen(AMERICAN6, "B:W5,11:B1")
     page.reload()
     assert _board_state(page) == "human"
+    line = "Endgame database: Black (you) wins in 1 move (best for Black: 1x8x13)"
+    assert page.is_visible("#play-endgame") and page.inner_text("#play-endgame") == line
+    page.set_viewport_size({"width": 390, "height": 844})
+    box = page.locator("#play-endgame").bounding_box()
+    assert box["x"] >= 0 and box["x"] + box["width"] <= 390
+    assert page.evaluate("document.documentElement.scrollWidth") <= 390
+    page.set_viewport_size({"width": 1300, "height": 900})
     page.click("#play-board g[data-square='1']")
     page.click("#play-board g[data-square='8']")
     page.wait_for_function("document.querySelector('#play-board g.jumping') !== null")
@@ -261,6 +274,7 @@ def test_the_must_capture_message_and_a_marked_multi_jump(page, server, served):
     assert jumping.get_attribute("data-square") == "8" and jumping.locator("circle.ring").count() == 1
     assert "jumping" in jumping.get_attribute("aria-label")
     assert "go on jumping from 8" in page.inner_text("#play-status") and _turns(page) == ["1x8..."]
+    assert not page.is_visible("#play-endgame")
     page.click("#play-board g[data-square='13']")
     assert _board_state(page) == "over" and _turns(page) == ["1x8x13"]
 
