@@ -10,7 +10,23 @@ from __future__ import annotations
 
 import csv
 import io
+import os
 from pathlib import Path
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` all or nothing: a temporary file beside it, synced, then renamed."""
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    atomic_write_bytes(path, text.encode())
+
 
 CONFIG_FILE = "config.json"
 METRICS_FILE = "metrics.csv"

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from pathlib import Path
 
 import numpy as np
 
 from neurocheckers.endgame.index import Slice, SliceIndex, slice_of
+from neurocheckers.formats import atomic_write_bytes
 from neurocheckers.rules.presets import Rules, get_rules
 
 LOSS, DRAW, WIN = 0, 1, 2
@@ -42,16 +42,6 @@ def unpack_values(packed: np.ndarray, count: int) -> np.ndarray:
 
 def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` so that a reader sees either the old file or the whole new one."""
-    temporary = path.with_name(path.name + ".tmp")
-    with open(temporary, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(temporary, path)
 
 
 class EndgameDB:
@@ -93,8 +83,8 @@ class EndgameDB:
         packed = pack_values(values).tobytes()
         dist = distances.astype(dtype).tobytes()
         self.folder.mkdir(parents=True, exist_ok=True)
-        write_atomic(self.folder / f"{s.name}.wdl", packed)
-        write_atomic(self.folder / f"{s.name}.dist", dist)
+        atomic_write_bytes(self.folder / f"{s.name}.wdl", packed)
+        atomic_write_bytes(self.folder / f"{s.name}.dist", dist)
         counts = np.bincount(values, minlength=3)
         self.manifest["slices"][s.name] = {
             "positions": len(values),
@@ -113,7 +103,7 @@ class EndgameDB:
     def save_manifest(self) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
         text = json.dumps(self.manifest, indent=1, sort_keys=True) + "\n"
-        write_atomic(self.folder / MANIFEST, text.encode())
+        atomic_write_bytes(self.folder / MANIFEST, text.encode())
 
     def load(self, s: Slice) -> tuple[np.ndarray, np.ndarray]:
         """([n] int8 values, [n] distances) of slice ``s``, checked against the manifest's sums."""

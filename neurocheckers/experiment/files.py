@@ -2,24 +2,13 @@
 
 from __future__ import annotations
 
-import os
 import tomllib
 from pathlib import Path
 from typing import Any
 
+from neurocheckers.formats import atomic_write_bytes, atomic_write_text
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` all or nothing: a temporary file beside it, synced, then renamed."""
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-
-
-def atomic_write_text(path: Path, text: str) -> None:
-    atomic_write_bytes(path, text.encode())
+__all__ = ["atomic_write_bytes", "atomic_write_text", "read_toml"]
 
 
 def read_toml(path: Path, kind: str, error: type[Exception]) -> dict[str, Any]:

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Database-aware search on 8x8: 100 committed openings x 2 colours per match, depth 3.
+# Build the database first: neurocheckers endgame build --rules american8 --pieces 5 --out runs/endgame/american8
+# Settings (environment): DB (the database folder), OUT (where the match summaries go).
+B8=results/best_american8.safetensors
+DB=${DB:-runs/endgame/american8}
+OUT=${OUT:-runs/endgame/search}
+mkdir -p "$OUT"
+NC=neurocheckers
+m() { name=$1; shift; /usr/bin/time -f "%e s" $NC match "$@" --rules american8 --openings 100 --games 200 --json > $OUT/$name.json 2> $OUT/$name.err; }
+m db_vs_nodb alphabeta:3:$B8:$DB alphabeta:3:$B8
+m db_vs_heuristic alphabeta:3:$B8:$DB alphabeta:3:heuristic
+m nodb_vs_heuristic alphabeta:3:$B8 alphabeta:3:heuristic
+m db_vs_material alphabeta:3:$B8:$DB alphabeta:3
+m nodb_vs_material alphabeta:3:$B8 alphabeta:3
