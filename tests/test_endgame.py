@@ -291,3 +291,27 @@ def test_the_gauntlet_reports_blunders_in_database_positions(small_db, tmp_path,
     assert "player_blunders" in (out / "gauntlet.csv").read_text().splitlines()[0]
     assert main([*args, "--endgame", str(tmp_path / "none"), "--out", str(out)]) == 2
     assert "holds no endgame database" in capsys.readouterr().err
+
+
+def test_a_search_that_reads_the_database_plays_its_best_moves(small_db):
+    """``alphabeta:1:FILE:DB``: every move is scored from the database, so the search picks one of
+    the moves ``probe`` calls best (the quickest win, a draw, the slowest loss), whatever the net."""
+    import jax
+
+    from neurocheckers.players import parse_player
+    from neurocheckers.rules.notation import legal_moves, parse_fen, to_fen
+
+    player = parse_player(f"alphabeta:1:results/best_american6.safetensors:{small_db}", AMERICAN6)
+    db = EndgameDB(small_db)
+    values, _ = db.load(Slice(0, 2, 0, 1))
+    checked = 0
+    for row in np.flatnonzero(values == WIN)[::97][:12]:
+        mm, mk, om, ok = (int(x) for x in SliceIndex(AMERICAN6, Slice(0, 2, 0, 1)).unrank(np.array([row]))[0])
+        state = parse_fen(AMERICAN6, to_fen_of(mk, ok))
+        action = int(player.policy(player.params, state, jax.random.key(0)))
+        chosen = {m.notation for m in legal_moves(AMERICAN6, state) if m.actions[0] == action}
+        assert chosen & set(probe_fen(db, to_fen(state)).best_moves), to_fen(state)
+        checked += 1
+    assert checked == 12
+    with pytest.raises(ValueError, match="holds no endgame database"):
+        parse_player("alphabeta:1:results/best_american6.safetensors:nowhere", AMERICAN6)
