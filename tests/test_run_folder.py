@@ -127,6 +127,15 @@ def test_non_finite_parameters_stop_the_run(tmp_path):
     with pytest.raises(RunError, match=r"epoch 0 made parameters non-finite .*mutation_rate \(3e\+38\)"):
         run(run_dir)
     assert read_metrics(run_dir) == [] and not (run_dir / "checkpoint.safetensors").exists()
+    # The run says it failed, and why, until it is started again.
+    from neurocheckers.experiment.folder import failure, run_status, stop_message
+
+    assert run_status(run_dir) == "failed" and failure(run_dir).startswith("RunError: epoch 0 made")
+    assert stop_message(run_dir).startswith("failed after 0 of ")
+    (run_dir / "failed.txt").write_text("OldError: from before\n")
+    with pytest.raises(RunError):
+        run(run_dir)  # a retry clears the old failure, then records its own
+    assert failure(run_dir).startswith("RunError")
 
 
 @pytest.mark.parametrize("key", ["mutation_rate", "learning_rate", "seconds_per_move", "promotion_threshold"])

@@ -212,10 +212,24 @@ def learner_status(row: dict[str, Any]) -> str:
     return " ".join([*parts, f"{float(row['wall_seconds']):.2f} s/epoch"])
 
 
+FAILURE_FILE = "failed.txt"
+"""Written by a run that stopped on an error (one line: the error), removed when it starts again."""
+
+
+def failure(run_dir: str | Path) -> str | None:
+    """The error a run stopped on, or None when it did not stop on one."""
+    try:
+        return (Path(run_dir) / FAILURE_FILE).read_text().strip() or "unknown error"
+    except OSError:
+        return None
+
+
 def run_status(run_dir: str | Path, epochs: int | None = None) -> str:
     """Where a run stands, in words: ``running`` (a process holds its lock), ``finished`` (its
-    checkpoint has ``epochs``, default the config's), ``budget reached`` (its training time is spent),
-    ``interrupted (resumable)`` (epochs remain: ``evolve --resume`` goes on), or ``not started``."""
+    checkpoint has ``epochs``, default the config's), ``failed`` (it stopped on an error: ``failure``
+    says which; ``evolve --resume`` retries from its last checkpoint), ``budget reached`` (its
+    training time is spent), ``interrupted (resumable)`` (epochs remain: ``evolve --resume`` goes on),
+    or ``not started``."""
     config, _ = read_run_config(run_dir)
     total = config.epochs if epochs is None else epochs
     done = checkpoint_epoch(run_dir)
@@ -223,6 +237,8 @@ def run_status(run_dir: str | Path, epochs: int | None = None) -> str:
         return "running"
     if done is not None and done >= total:
         return "finished"
+    if failure(run_dir) is not None:
+        return "failed"
     if config.budget_minutes > 0 and training_seconds(run_dir) >= config.budget_minutes * 60:
         return "budget reached"
     played = done is not None or bool(read_metrics(run_dir))
@@ -238,4 +254,6 @@ def stop_message(run_dir: str | Path, epochs: int | None = None) -> str:
     if status == "budget reached":
         spent = f"{training_seconds(run_dir) / 60:.1f} of {config.budget_minutes:g} min"
         return f"stopped: the training budget is spent ({spent}) after {done} of {total} epochs"
+    if status == "failed":
+        return f"failed after {done} of {total} epochs: {failure(run_dir)}"
     return f"{status}: {done} of {total} epochs"

@@ -33,6 +33,7 @@ from neurocheckers.experiment.folder import (
     CHECKPOINT,
     CHECKPOINT_FORMAT,
     CHECKPOINT_VERSION,
+    FAILURE_FILE,
     RunError,
     csv_text,
     csv_writer,
@@ -224,15 +225,25 @@ def run(
     trainer = make_trainer(config, simulations)
     with run_lock(run_dir):
         saved = _saved_state(run_dir, config, trainer)  # a checkpoint is checked before compiling
-        trainer.check_fits()  # before anything is written
-        state = _start(run_dir, config, trainer, saved)
-        budget = Budget(config.budget_minutes * 60.0, training_seconds(run_dir))
-        done_here = 0
-        while (
-            int(state.epoch) < total and not budget.spent() and (stop_after is None or done_here < stop_after)
-        ):
-            state = _run_epoch(run_dir, config, trainer, state, total, on_epoch, budget)
-            done_here += 1
+        trainer.check_fits()  # before anything is written: a refusal changes nothing
+        (run_dir / FAILURE_FILE).unlink(missing_ok=True)
+        try:
+            state = _start(run_dir, config, trainer, saved)
+            budget = Budget(config.budget_minutes * 60.0, training_seconds(run_dir))
+            done_here = 0
+            while (
+                int(state.epoch) < total
+                and not budget.spent()
+                and (stop_after is None or done_here < stop_after)
+            ):
+                state = _run_epoch(run_dir, config, trainer, state, total, on_epoch, budget)
+                done_here += 1
+        except Exception as error:  # an interrupt is not a failure: BaseException passes through
+            message = " ".join(str(error).split()) or type(error).__name__
+            for path in sorted({str(run_dir.resolve()), str(run_dir)}, key=len, reverse=True):
+                message = message.replace(path, run_dir.name)  # the Runs page shows no server paths
+            atomic_write_text(run_dir / FAILURE_FILE, f"{type(error).__name__}: {message}\n")
+            raise
     return run_dir
 
 

@@ -27,7 +27,9 @@ from neurocheckers.analysis.pdn_games import load_game_file, pdn_of_game
 from neurocheckers.evaluator import value_fn
 from neurocheckers.experiment.folder import (
     CHECKPOINT,
+    FAILURE_FILE,
     config_summary,
+    failure,
     read_run_config,
     run_is_locked,
     training_seconds,
@@ -332,6 +334,8 @@ def stop_reason(run_dir: Path, status: str, epochs: int, epochs_done: int, budge
         return f"budget reached: {spent:.1f} of {budget_minutes:g} training minutes spent after {done}"
     if status == "interrupted (resumable)":
         return f"interrupted after {done}: evolve --resume goes on"
+    if status == "failed":
+        return f"failed after {done}: {failure(run_dir)} (evolve --resume retries)"
     return f"{status}: {done}"
 
 
@@ -354,7 +358,7 @@ def run_summary(root: str | Path, run_dir: Path) -> dict[str, Any]:
     }
 
 
-SUMMARY_FILES = (CONFIG_FILE, METRICS_FILE, CHECKPOINT)
+SUMMARY_FILES = (CONFIG_FILE, METRICS_FILE, CHECKPOINT, FAILURE_FILE)
 """The files a run's summary is read from: it is read again when one of them changes."""
 _SUMMARIES: dict[Path, tuple[tuple, dict[str, Any]]] = {}
 """Run folder -> (its files' signature, its summary): the Runs page re-reads its list every few
