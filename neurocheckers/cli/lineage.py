@@ -234,7 +234,7 @@ def gauntlet(
 
     Every match is played over the same committed openings, each with both colours; rows against
     engines and timed players give both sides' seconds per move."""
-    from neurocheckers.analysis.gauntlet import GauntletConfig, format_gauntlet, run_gauntlet, write_gauntlet
+    from neurocheckers.analysis.gauntlet import GauntletConfig
 
     preset = rules_preset(rules)
     depths = _depth_list(equal_depths, "--equal-depths")
@@ -246,6 +246,16 @@ def gauntlet(
             engine_openings=engine_openings, only=_names(only), kinds=_names(kinds),
             first_opening=first_opening, endgame=endgame,
         )  # fmt: skip
+    except ValueError as e:
+        raise UserError(str(e)) from None
+    _play_gauntlet(preset, player, config, out)
+
+
+def _play_gauntlet(preset, player: str, config, out: str) -> None:
+    """Play a gauntlet with a progress bar, print its table and write its files into ``out``."""
+    from neurocheckers.analysis.gauntlet import format_gauntlet, run_gauntlet, write_gauntlet
+
+    try:
         progress, update = match_progress("gauntlet")
         with progress:
             result = run_gauntlet(preset, player, config, on_row=lambda done, total, row: update(done, total))
