@@ -15,3 +15,6 @@ m db_vs_material alphabeta:3:$B8:$DB alphabeta:3
 m nodb_vs_material alphabeta:3:$B8 alphabeta:3
 # 6x6, depth 2, with the 6-piece database (neurocheckers endgame build --rules american6 --pieces 6 --out runs/endgame/american6):
 $NC match alphabeta:2:results/best_american6.safetensors:${DB6:-runs/endgame/american6} alphabeta:2:results/best_american6.safetensors --rules american6 --openings 100 --games 200 --json > $OUT/american6_db_vs_nodb.json
+# Equal time against py-draughts at depth 6 (pip install -e ".[engines]"), with and without the database:
+$NC match timed:equal:$B8:$DB pydraughts:6 --rules american8 --openings 50 --games 100 --json > $OUT/timed_db_vs_pydraughts6.json
+$NC match timed:equal:$B8 pydraughts:6 --rules american8 --openings 50 --games 100 --json > $OUT/timed_nodb_vs_pydraughts6.json
