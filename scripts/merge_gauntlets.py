@@ -6,7 +6,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from neurocheckers.analysis.gauntlet import format_gauntlet, merge_gauntlets, read_gauntlet, write_gauntlet
+from neurocheckers.analysis.gauntlet import format_gauntlet, read_gauntlet, write_gauntlet
+from neurocheckers.analysis.gauntlet_merge import merge_gauntlets
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -18,7 +18,6 @@ from neurocheckers.analysis.gauntlet import (
     agent_file_of,
     format_gauntlet,
     gauntlet_openings,
-    merge_gauntlets,
     pairings,
     play_row,
     rate,
@@ -26,6 +25,7 @@ from neurocheckers.analysis.gauntlet import (
     run_gauntlet,
     write_gauntlet,
 )
+from neurocheckers.analysis.gauntlet_merge import merge_gauntlets
 from neurocheckers.arena import MatchOptions, run_match
 from neurocheckers.players import parse_player
 from neurocheckers.rules import AMERICAN6, SIMPLE6, get_rules

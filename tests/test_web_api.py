@@ -26,6 +26,7 @@ from neurocheckers.evaluator import EvaluatorSpec, init_params
 from neurocheckers.experiment.folder import run_is_locked, run_lock
 from neurocheckers.rules import AMERICAN6, SIMPLE6
 from neurocheckers.rules.notation import parse_fen
+from neurocheckers.web import opponents
 from neurocheckers.web import session as play
 from neurocheckers.web.app import create_app
 from neurocheckers.web.board import end_reason
@@ -114,7 +115,7 @@ def test_a_timed_material_opponent_with_a_node_budget(client):
 
 
 def test_an_explicit_mcts_spec_still_thinks_with_mcts(served):
-    opponent = play.make_opponent(served, "mcts:agent.safetensors:2", SIMPLE6, 0.05)
+    opponent = opponents.make_opponent(served, "mcts:agent.safetensors:2", SIMPLE6, 0.05)
     assert opponent.mcts_simulations == 2 and opponent.agent is not None
     assert opponent.spec == "mcts:agent.safetensors:2"
 
@@ -210,7 +211,7 @@ def test_a_multi_jump_is_played_step_by_step_and_undone_whole(served):
     session = play.new_session(served, "random", "american6", "black", 0.1)
     session.start = parse_fen(AMERICAN6, "B:W5,11:B1")
     assert play.session_view(session)["moves"] == [[1, 8, 13]]
-    with pytest.raises(play.SessionError, match="illegal move 1-13"):
+    with pytest.raises(opponents.SessionError, match="illegal move 1-13"):
         play.human_step(session, 1, 13)
     play.human_step(session, 1, 8)
     view = play.session_view(session)
@@ -337,12 +338,12 @@ def test_links_out_of_the_folder_are_left_out_of_listings_and_messages_hold_no_s
 
 
 def test_an_internal_error_is_a_logged_500_with_a_generic_message(client, monkeypatch, caplog):
-    from neurocheckers.web import folder
+    from neurocheckers.web import games as game_listing
 
     def broken(*_):
         raise KeyError("an internal table lost a key")
 
-    monkeypatch.setattr(folder, "game_files", broken)
+    monkeypatch.setattr(game_listing, "game_files", broken)
     with caplog.at_level("ERROR", logger="neurocheckers.web"):
         response = client.get("/api/game-files")
     assert response.status_code == 500
@@ -372,12 +373,14 @@ def test_a_compulsory_capture_is_named_and_a_quiet_move_refused_with_it(served):
     session.start = parse_fen(AMERICAN6, "B:W8,9:B4,5,1")
     view = play.session_view(session)
     assert view["must_capture"] == "You must capture: the piece on 5 can jump"
-    with pytest.raises(play.SessionError, match="^You must capture: the piece on 5 can jump$"):
+    with pytest.raises(opponents.SessionError, match="^You must capture: the piece on 5 can jump$"):
         play.human_step(session, 4, 7)
-    with pytest.raises(play.SessionError, match="^illegal move 5-8: legal from 5: 12$"):
+    with pytest.raises(opponents.SessionError, match="^illegal move 5-8: legal from 5: 12$"):
         play.human_step(session, 5, 8)
     session.start = parse_fen(AMERICAN6, "B:W8,9:B4,5,6")
-    with pytest.raises(play.SessionError, match="^You must capture: the pieces on 5 and 6 can each jump$"):
+    with pytest.raises(
+        opponents.SessionError, match="^You must capture: the pieces on 5 and 6 can each jump$"
+    ):
         play.human_step(session, 4, 7)
     session.start = parse_fen(AMERICAN6, "B:W8:B4,1")
     assert play.session_view(session)["must_capture"] is None

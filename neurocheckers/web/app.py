@@ -22,11 +22,13 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from neurocheckers.rules.presets import PRESETS, get_rules
+from neurocheckers.web import agents as agent_listing
 from neurocheckers.web import folder
+from neurocheckers.web import games as game_listing
 from neurocheckers.web.board import start_position
 from neurocheckers.web.endgame import database_info, open_databases
+from neurocheckers.web.opponents import SessionError
 from neurocheckers.web.session import (
-    SessionError,
     Sessions,
     game_pdn,
     human_step,
@@ -114,18 +116,22 @@ def _play_routes(root: Path, sessions: Sessions) -> list[Route]:
         return FileResponse(STATIC / "index.html")
 
     async def info(request: Request) -> JSONResponse:
-        agents = await run_in_threadpool(folder.agent_files, root)
-        best = await run_in_threadpool(folder.best_agents, root, agents)
-        rules_of = await run_in_threadpool(folder.agent_rules, root, agents)
+        agents = await run_in_threadpool(agent_listing.agent_files, root)
+        best = await run_in_threadpool(agent_listing.best_agents, root, agents)
+        rules_of = await run_in_threadpool(agent_listing.agent_rules, root, agents)
         return JSONResponse(
             {
                 "folder": root.resolve().name,  # its name only: never where it is on the server
                 "presets": list(PRESETS),
-                "default_rules": folder.default_rules(best),
+                "default_rules": agent_listing.default_rules(best),
                 "agents": agents,
                 "best": best,
-                "opponents": {rules: folder.opponent_choices(rules, rules_of, best) for rules in PRESETS},
-                "suggestions": {rules: folder.opponent_suggestions(rules, agents, best) for rules in PRESETS},
+                "opponents": {
+                    rules: agent_listing.opponent_choices(rules, rules_of, best) for rules in PRESETS
+                },
+                "suggestions": {
+                    rules: agent_listing.opponent_suggestions(rules, agents, best) for rules in PRESETS
+                },
                 "start": {rules: start_position(get_rules(rules)) for rules in PRESETS},
                 "endgame": database_info(sessions.endgame),  # the rules with a database, no paths
             }
@@ -184,9 +190,9 @@ def _play_routes(root: Path, sessions: Sessions) -> list[Route]:
     ]
 
 
-async def _saved_game(request: Request) -> tuple[folder.GameFile, int]:
+async def _saved_game(request: Request) -> tuple[game_listing.GameFile, int]:
     """The game file named by ``path`` and the game number ``game`` (default 1) checked against it."""
-    games = await run_in_threadpool(folder.open_games, _path(request))
+    games = await run_in_threadpool(game_listing.open_games, _path(request))
     number = request.query_params.get("game", "1")
     if not number.isdigit() or not 1 <= int(number) <= len(games.games):
         raise SessionError(f"game must be in 1..{len(games.games)}, got {number!r}")
@@ -219,10 +225,10 @@ def _folder_routes(root: Path) -> list[Route]:
         return FileResponse(path, filename=path.name, media_type="application/octet-stream")
 
     async def game_files(request: Request) -> JSONResponse:
-        return JSONResponse({"files": await run_in_threadpool(folder.game_files, root)})
+        return JSONResponse({"files": await run_in_threadpool(game_listing.game_files, root)})
 
     async def game_file(request: Request) -> JSONResponse:
-        games = await run_in_threadpool(folder.open_games, _path(request))
+        games = await run_in_threadpool(game_listing.open_games, _path(request))
         listing = [
             {
                 "black": g.get("black"),
@@ -237,12 +243,12 @@ def _folder_routes(root: Path) -> list[Route]:
 
     async def saved_game(request: Request) -> JSONResponse:
         games, number = await _saved_game(request)
-        view = await run_in_threadpool(folder.game_view, root, games.rules, games.games[number - 1])
+        view = await run_in_threadpool(game_listing.game_view, root, games.rules, games.games[number - 1])
         return JSONResponse({"rules": games.rules.name, **view})
 
     async def saved_game_pdn(request: Request) -> Response:
         games, number = await _saved_game(request)
-        text = await run_in_threadpool(folder.game_pdn, games.rules, games.games[number - 1])
+        text = await run_in_threadpool(game_listing.game_pdn, games.rules, games.games[number - 1])
         return _pdn_download(text, f"{_path(request).stem}-game{number}.pdn")
 
     return [

@@ -1,0 +1,89 @@
+"""The opponent of a game on the Play page: a player spec (an agent file alone is the timed search)
+resolved against the served folder, checked, and its search compiled before its first move."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from neurocheckers.agent_file import Agent, load_agent
+from neurocheckers.engines import AnyPlayer, is_engine_spec, parse_any_player
+from neurocheckers.play import prepare_agent, prepare_timed
+from neurocheckers.rules.presets import Rules
+from neurocheckers.search.mcts import MCTSConfig
+from neurocheckers.timed_player import TimedPlayer
+from neurocheckers.web.agents import find_agent_file, spec_agent_file, with_agent_file
+from neurocheckers.web.folder import relative_name
+
+MAX_THINK_SECONDS = 60.0
+"""The longest thinking time a game may ask for."""
+MAX_THINK_NODES = 5_000_000
+"""The largest node budget a ``timed:NODESn:EVAL`` opponent may have: about ``MAX_THINK_SECONDS`` of
+search at the 100,000 nodes a second of a small network on a CPU."""
+AGENT_FILE_SUFFIX = ".safetensors"
+
+
+class SessionError(ValueError):
+    """A request the game cannot follow (an illegal move, not your turn, a bad setting); the game is
+    unchanged."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Opponent:
+    """The player the person faces: its spec (agent file resolved), the player (our policy, the timed
+    search or py-draughts' engine), the agent its spec names (None without one), and for an MCTS
+    agent the simulation count its anytime search starts from."""
+
+    spec: str
+    player: AnyPlayer
+    agent: Agent | None
+    mcts_simulations: int | None
+
+
+def opponent_spec(spec: str, think_seconds: float) -> str:
+    """The spec an opponent setting stands for: an agent file alone (``FILE.safetensors``) is the
+    timed alpha-beta search for the think time, ``timed:SECONDSs:FILE``; any other spec is itself."""
+    spec = spec.strip()
+    if ":" not in spec and spec.endswith(AGENT_FILE_SUFFIX):
+        return f"timed:{think_seconds:g}s:{spec}"
+    return spec
+
+
+def make_opponent(root: str | Path, spec: str, rules: Rules, think_seconds: float = 1.0) -> Opponent:
+    """The opponent of ``spec`` (``opponent_spec``) for ``rules``, its agent file looked up in the
+    served folder ``root``; ``SessionError`` naming what is wrong."""
+    spec = opponent_spec(spec, think_seconds)
+    if is_engine_spec(spec):
+        raise SessionError(f"{spec!r}: OpenSpiel's bots cannot play on this page (use match)")
+    file = spec_agent_file(spec)
+    agent = None
+    if file is not None:  # a file outside the served folder is refused (PathRefused), not a bad spec
+        path = find_agent_file(root, file)
+        spec = with_agent_file(spec, path)
+    try:
+        if file is not None:
+            agent = load_agent(path, rules)
+        player = parse_any_player(spec, rules)
+    except ValueError as error:
+        raise SessionError(str(error)) from None
+    if isinstance(player, TimedPlayer) and player.nodes is not None and player.nodes > MAX_THINK_NODES:
+        raise SessionError(f"{spec!r}: a node budget must be at most {MAX_THINK_NODES:,} here")
+    shown = spec if file is None else with_agent_file(spec, relative_name(root, path))
+    sims = int(spec.rsplit(":", 1)[1]) if spec.startswith("mcts:") and agent is not None else None
+    return Opponent(shown, player, agent, sims)
+
+
+_PREPARED: set[tuple[str, float]] = set()
+"""(opponent spec, thinking time) pairs whose searches ``prepare_agent`` compiled in this process."""
+
+
+def prepare_opponent(opponent: Opponent, rules: Rules, think_seconds: float) -> None:
+    """Compile the opponent's search before its first move: MCTS sizes for the think time
+    (``play.prepare_agent``, once a spec and time), the timed search's one iteration
+    (``play.prepare_timed``: a tiny search, quick once compiled)."""
+    if isinstance(opponent.player, TimedPlayer):
+        prepare_timed(opponent.player, rules)
+    elif opponent.mcts_simulations is not None and (opponent.spec, think_seconds) not in _PREPARED:
+        config = MCTSConfig(num_simulations=opponent.mcts_simulations)
+        prepare_agent(opponent.agent, rules, think_seconds, config)
+        _PREPARED.add((opponent.spec, think_seconds))
