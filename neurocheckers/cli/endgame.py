@@ -9,7 +9,7 @@ import typer
 from neurocheckers.cli.common import Preset, UserError, app, at_least, example, rules_preset, writable_folder
 
 endgame_app = typer.Typer(
-    help="Endgame databases: exact win/draw/loss and distances for every position with few pieces.",
+    help="Endgame databases: build, probe, check.",
     no_args_is_help=True,
 )
 app.add_typer(endgame_app, name="endgame")
