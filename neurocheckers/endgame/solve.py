@@ -15,12 +15,14 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 
 from neurocheckers.endgame.database import DRAW, LOSS, WIN, EndgameDB
 from neurocheckers.endgame.index import Slice, SliceIndex, families, slice_of
 from neurocheckers.endgame.moves import successors
+from neurocheckers.rules.presets import Rules
 
 NEVER = np.iinfo(np.int32).max
 ENUMERATE_CHUNK = 1 << 17
@@ -183,7 +185,7 @@ def solve_family(
 
 
 def build(
-    rules, max_pieces: int, folder, progress: Progress | None = None, families_done: Callable | None = None
+    rules: Rules | str, max_pieces: int, folder: str | Path, progress: Progress | None = None
 ) -> EndgameDB:
     """Build (or go on building) the database of every position with at most ``max_pieces`` pieces
     in ``folder``: families already in its manifest are kept, the rest solved in order."""
@@ -202,8 +204,6 @@ def build(
         done += size
         for s, (values, distances, stats) in solved.items():
             db.write(s, values, distances, stats)
-        if families_done:
-            families_done(family)
     db.manifest["max_pieces"] = max(max_pieces, db.manifest.get("max_pieces", 0))
     db.save_manifest()
     return db
