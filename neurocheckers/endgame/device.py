@@ -9,6 +9,7 @@ constant, so the arrays are not folded into the compiled program.
 from __future__ import annotations
 
 import functools
+import math
 from collections.abc import Callable
 
 import jax
@@ -17,7 +18,7 @@ import numpy as np
 from flax import struct
 
 from neurocheckers.endgame.database import LOSS, OUTSIDE, WIN, EndgameDB
-from neurocheckers.endgame.index import MAX_SQUARES, Slice, board_masks, men_offsets
+from neurocheckers.endgame.index import MAX_SQUARES, board_masks, men_offsets
 from neurocheckers.rules.state import BLACK, State
 
 EXACT_MARGIN = 1e-3
@@ -46,6 +47,7 @@ class DeviceDB:
     binom: jax.Array
     num_squares: int = struct.field(pytree_node=False)
     max_pieces: int = struct.field(pytree_node=False)
+    masks: tuple[int, int, int] = struct.field(pytree_node=False)
 
 
 def device_db(db: EndgameDB) -> DeviceDB:
@@ -69,7 +71,7 @@ def device_db(db: EndgameDB) -> DeviceDB:
             men_start[men, opp_men] = at
             offsets.append(men_offsets(db.rules, men, opp_men).astype(np.int32))
             at += len(offsets[-1])
-    binom = np.array([[np.int64(_comb(n, k)) for k in range(p + 1)] for n in range(MAX_SQUARES + 1)])
+    binom = np.array([[math.comb(n, k) for k in range(p + 1)] for n in range(MAX_SQUARES + 1)])
     return DeviceDB(
         values=jnp.asarray(np.concatenate(values)),
         distances=jnp.asarray(np.concatenate(distances)),
@@ -79,13 +81,8 @@ def device_db(db: EndgameDB) -> DeviceDB:
         binom=jnp.asarray(binom.astype(np.int32)),
         num_squares=db.rules.num_squares,
         max_pieces=p,
+        masks=board_masks(db.rules),
     )
-
-
-def _comb(n: int, k: int) -> int:
-    import math
-
-    return math.comb(n, k)
 
 
 def _colex(binom: jax.Array, bits: jax.Array, universe: jax.Array, most: int) -> jax.Array:
@@ -124,7 +121,7 @@ def lookup(ddb: DeviceDB, state: State) -> tuple[jax.Array, jax.Array]:
     total = counts[0] + counts[1] + counts[2] + counts[3]
     start = ddb.slice_start[a, b, c, d]
     held = (total <= ddb.max_pieces) & (start >= 0) & (state.continuing == 0)
-    every, mover_squares, opp_squares = (jnp.uint32(m) for m in board_masks_of(ddb.num_squares))
+    every, mover_squares, opp_squares = (jnp.uint32(m) for m in ddb.masks)
     mm, mk, om, ok = boards
     p = ddb.max_pieces
     men = ddb.men_offsets[ddb.men_start[a, c] + _colex(ddb.binom, mm, mover_squares, p)]
@@ -136,13 +133,6 @@ def lookup(ddb: DeviceDB, state: State) -> tuple[jax.Array, jax.Array]:
     index = jnp.where(held, start + men * first * second + kings, 0)
     value = jnp.where(held, ddb.values[index].astype(jnp.int32), OUTSIDE)
     return value, jnp.where(held, ddb.distances[index], 0)
-
-
-@functools.cache
-def board_masks_of(num_squares: int) -> tuple[int, int, int]:
-    from neurocheckers.rules.presets import AMERICAN6, AMERICAN8
-
-    return board_masks(AMERICAN8 if num_squares == 32 else AMERICAN6)
 
 
 def exact_value(value: jax.Array, distance: jax.Array) -> jax.Array:
@@ -164,4 +154,4 @@ def with_endgame(value_fn: Callable) -> Callable:
     return evaluate
 
 
-__all__ = ["DeviceDB", "Slice", "device_db", "exact_value", "lookup", "with_endgame"]
+__all__ = ["DeviceDB", "device_db", "exact_value", "lookup", "with_endgame"]
