@@ -13,7 +13,16 @@ from neurocheckers.runtime import configure_jax
 REPO = Path(__file__).resolve().parents[1]
 PERFT_TABLE = Path(__file__).resolve().parent / "data" / "perft.json"
 
-configure_jax(os.environ.get("NEUROCHECKERS_CACHE", REPO / ".jax_cache"))
+# The session's cache folder and threshold go into the environment too, so the processes the tests
+# start (``neurocheckers`` commands, ``python -c`` scripts) share the programs this process compiled:
+# a child loads a program instead of compiling it again. Every program is written (no minimum compile
+# time): the tests compile the same small programs in many processes and modules.
+CACHE_DIR = str(os.environ.setdefault("NEUROCHECKERS_CACHE", str(REPO / ".jax_cache")))
+MIN_SECONDS = os.environ.setdefault("NEUROCHECKERS_CACHE_MIN_SECONDS", "0")
+os.environ.setdefault("JAX_COMPILATION_CACHE_DIR", CACHE_DIR)  # children that run JAX alone
+os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS", MIN_SECONDS)
+os.environ.setdefault("JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES", "0")
+configure_jax(CACHE_DIR)
 
 # Every compiled XLA:CPU program holds about ten memory mappings until it is freed. A whole test session
 # compiles thousands of programs; past Linux's vm.max_map_count (65530 by default) the next compile or
