@@ -198,21 +198,36 @@ def test_config_paths_that_are_not_files(tmp_path, capsys):
     _error(capsys, "is a file, not a folder")
 
 
+def _not_interrupted(stderr: str) -> str:
+    """Why a child that ignored Ctrl-C may have: this process's signal state (a child inherits its
+    blocked signals and ignored handlers) and the end of the child's stderr."""
+    blocked = sorted(s.name for s in signal.pthread_sigmask(signal.SIG_BLOCK, []))
+    handler = signal.getsignal(signal.SIGINT)
+    err = stderr[-2000:]
+    state = f"here blocked={blocked}, SIGINT handler={handler!r}"
+    return f"the child did not exit after SIGINT; {state}; stderr: {err}"
+
+
 def test_an_interrupt_ends_a_match_at_once(tmp_path):
     """Ctrl-C during a long match ends the process promptly with status 130, not when the compiled
     work in XLA's threads would have finished (minutes here)."""
     command = [sys.executable, "-m", "neurocheckers", "match", "mcts-rollout:65536", "random"]
     command += ["--rules", "american8", "--games", "2", "--batch", "2"]
-    child = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env=_child_env(), cwd=tmp_path)
+    log = tmp_path / "stderr.txt"  # a file, not a pipe: a pipe nobody reads fills and blocks the child
+    with log.open("w") as stderr:
+        child = subprocess.Popen(command, stderr=stderr, text=True, env=_child_env(), cwd=tmp_path)
     time.sleep(15)  # imports and compiling (cached after the first run); the match takes minutes
-    assert child.poll() is None, child.stderr.read()
+    assert child.poll() is None, log.read_text()
     child.send_signal(signal.SIGINT)
     try:
         code = child.wait(timeout=90)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        pytest.fail(_not_interrupted(log.read_text()))
     finally:
         child.kill()
     assert code == 130
-    assert "neurocheckers: aborted" in child.stderr.read()
+    assert "neurocheckers: aborted" in log.read_text()
 
 
 STUCK_ON_INTERRUPT = """
@@ -237,6 +252,9 @@ def test_an_interrupt_ends_the_process_even_when_the_main_thread_never_reacts():
         assert child.stdout.readline().strip() == "ready"
         child.send_signal(signal.SIGINT)
         code = child.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        pytest.fail(_not_interrupted(child.stderr.read()))
     finally:
         child.kill()
     assert code == 130
@@ -287,9 +305,11 @@ def test_ctrl_c_on_evolve_prints_the_resume_command(tmp_path):
         "--out",
         str(out),
     ]
-    child = subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=_child_env()
-    )
+    log = tmp_path / "stderr.txt"  # files, not pipes: a pipe nobody reads fills and blocks the child
+    with log.open("w") as stderr:
+        child = subprocess.Popen(
+            command, stdout=subprocess.DEVNULL, stderr=stderr, text=True, env=_child_env()
+        )
     try:
         deadline = time.time() + 120
         while time.time() < deadline and not list(out.glob("*/lineage/boss_0000_*")):
@@ -297,10 +317,13 @@ def test_ctrl_c_on_evolve_prints_the_resume_command(tmp_path):
         time.sleep(1.0)  # into the epochs
         child.send_signal(signal.SIGINT)
         code = child.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        pytest.fail(_not_interrupted(log.read_text()))
     finally:
         child.kill()
     (run_dir,) = out.iterdir()
-    err = child.stderr.read()
+    err = log.read_text()
     assert code == 130 and "neurocheckers: aborted" in err
     assert f"neurocheckers evolve --resume {run_dir}" in err
 

@@ -74,7 +74,9 @@ def exit_soon_after_an_interrupt() -> None:
             if not received:
                 return
         time.sleep(INTERRUPT_GRACE_SECONDS)  # the main thread usually stops cleanly within this
-        print_aborted()
+        # stderr may be a full pipe that nobody reads: the message must not keep the process alive.
+        threading.Thread(target=print_aborted, daemon=True).start()
+        time.sleep(0.5)
         os._exit(130)
 
     threading.Thread(target=watch, name="interrupt-watcher", daemon=True).start()
