@@ -43,7 +43,9 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
     rules = get_rules(args.rules)
-    print(f"device: {jax.devices()[0].device_kind} x {len(jax.devices())}, JAX {jax.__version__}, {rules.name}")
+    print(
+        f"device: {jax.devices()[0].device_kind} x {len(jax.devices())}, JAX {jax.__version__}, {rules.name}"
+    )
     index = SliceIndex(rules, Slice(1, 2, 1, 1))
     boards = index.unrank(np.arange(min(index.size, 1 << 20)))
 
@@ -60,13 +62,19 @@ def main() -> None:
     chunk = boards[: 1 << 17]
     seconds = timed(lambda: successors(rules, chunk), args.repeats)
     parent, _ = successors(rules, chunk)
-    print(f"successors: {len(chunk):,} positions, {len(parent):,} moves: {len(chunk) / seconds:,.0f} positions/s")
+    print(
+        f"successors: {len(chunk):,} positions, {len(parent):,} moves:"
+        f" {len(chunk) / seconds:,.0f} positions/s"
+    )
     with tempfile.TemporaryDirectory() as folder:
         began = time.perf_counter()
         db = build(rules, args.pieces, folder)
         seconds = time.perf_counter() - began
         total = sum(s["positions"] for s in db.manifest["slices"].values())
-        print(f"build up to {args.pieces} pieces: {total:,} positions in {seconds:.1f} s ({total / seconds:,.0f}/s, compiling included)")
+        print(
+            f"build up to {args.pieces} pieces: {total:,} positions in {seconds:.1f} s"
+            f" ({total / seconds:,.0f}/s, compiling included)"
+        )
 
 
 if __name__ == "__main__":

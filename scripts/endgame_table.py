@@ -26,7 +26,10 @@ def main(folder: str, per_slice: bool = False) -> None:
         width = 1 if entry["distance_dtype"] == "uint8" else 2
         row["bytes"] += -(-entry["positions"] // 4) + width * entry["positions"]
     print(f"{manifest['rules']}, every position with at most {manifest.get('max_pieces')} pieces:\n")
-    print("| pieces | slices | positions | wins | draws | losses | longest (moves) | seconds | positions/s | MB |")
+    print(
+        "| pieces | slices | positions | wins | draws | losses | longest (moves) | seconds | positions/s"
+        " | MB |"
+    )
     print("|---|---|---|---|---|---|---|---|---|---|")
     total: dict[str, float] = defaultdict(float)
     for pieces in sorted(rows):
@@ -41,7 +44,8 @@ def main(folder: str, per_slice: bool = False) -> None:
         for name, e in sorted(manifest["slices"].items()):
             print(
                 f"| {name} | {e['positions']:,} | {e['wins']:,} | {e['draws']:,} | {e['losses']:,} |"
-                f" {e['max_distance']} | {e['seconds']:.2f} | {e['positions'] / max(e['seconds'], 1e-9):,.0f} |"
+                f" {e['max_distance']} | {e['seconds']:.2f} |"
+                f" {e['positions'] / max(e['seconds'], 1e-9):,.0f} |"
             )
 
 
@@ -49,7 +53,8 @@ def _line(label: str, r: dict[str, float]) -> str:
     n = r["positions"]
     return (
         f"| {label} | {int(r['slices'])} | {int(n):,} | {r['wins'] / n:.1%} | {r['draws'] / n:.1%} |"
-        f" {r['losses'] / n:.1%} | {int(r['max_distance'])} | {r['seconds']:.1f} | {n / max(r['seconds'], 1e-9):,.0f} |"
+        f" {r['losses'] / n:.1%} | {int(r['max_distance'])} | {r['seconds']:.1f} |"
+        f" {n / max(r['seconds'], 1e-9):,.0f} |"
         f" {r['bytes'] / 1e6:.1f} |"
     )
 

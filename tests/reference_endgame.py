@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 
+import numpy as np
 from reference_rules import RefPosition, RefRules, apply_move, legal_moves, num_squares, square_to_rc
 
 LOSS, DRAW, WIN = 0, 1, 2
@@ -59,3 +60,17 @@ def solve(rules: RefRules, max_pieces: int) -> dict[RefPosition, tuple[int, int]
         known.update(found)
         level += 1
     return {pos: known.get(pos, (DRAW, 0)) for pos in children}
+
+
+def as_arrays(reference: dict[RefPosition, tuple[int, int]]):
+    """The solved positions where both sides have pieces, as ``([P, 4] bitboards of black men, black
+    kings, white men, white kings; [P] black to move; [P, 2] value and distance)``."""
+    boards, black_to_move, expected = [], [], []
+    for pos, answer in reference.items():
+        if not ((pos.black_men | pos.black_kings) and (pos.white_men | pos.white_kings)):
+            continue
+        parts = (pos.black_men, pos.black_kings, pos.white_men, pos.white_kings)
+        boards.append([sum(1 << (q - 1) for q in part) for part in parts])
+        black_to_move.append(pos.black_to_move)
+        expected.append(answer)
+    return np.array(boards, dtype=np.uint32), np.array(black_to_move), np.array(expected)

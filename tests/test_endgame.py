@@ -100,21 +100,8 @@ def test_the_database_agrees_with_an_independent_solver(small_db):
     pure-Python reference rules (no shared code)."""
     db = EndgameDB(small_db)
     reference = reference_endgame.solve(reference_rules.REF_PRESETS["american6"], 3)
-    boards, black_to_move, expected = [], [], []
-    for pos, answer in reference.items():
-        sides = (pos.black_men | pos.black_kings, pos.white_men | pos.white_kings)
-        if not (sides[0] and sides[1]):
-            continue
-        boards.append(
-            [
-                sum(1 << (q - 1) for q in part)
-                for part in (pos.black_men, pos.black_kings, pos.white_men, pos.white_kings)
-            ]
-        )
-        black_to_move.append(pos.black_to_move)
-        expected.append(answer)
-    values, distances = db.lookup(to_mover_view(np.array(boards), np.array(black_to_move), 18))
-    expected = np.array(expected)
+    boards, black_to_move, expected = reference_endgame.as_arrays(reference)
+    values, distances = db.lookup(to_mover_view(boards, black_to_move, 18))
     assert len(expected) > 50_000
     np.testing.assert_array_equal(values, expected[:, 0])
     np.testing.assert_array_equal(distances, expected[:, 1])

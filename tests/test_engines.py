@@ -123,3 +123,25 @@ def test_match_and_gauntlet_rows_accept_openspiel(capsys):
     config = GauntletConfig(openings=1, max_plies=30)
     row = play_row(AMERICAN8, "ladder", "openspiel:alphabeta:1", "random", starts, config)
     assert row.games == 2 and row.wins + row.draws + row.losses == 2 and row.unfinished <= 2
+
+
+def test_the_equal_time_bank_is_spread_over_moves():
+    """The equal-time allowance is the nominal share (95% of the opponent's mean) plus a quarter of
+    the bank's surplus or debt, within 0.25 and 3 times the share: one long move is paid back over
+    several, never by a move with no time, and a surplus is not spent on one move."""
+    clock = engines.MoveClock()
+    assert clock.allowance(True) is None
+    clock.add(False, 1.0, 10)  # the opponent: 0.1 s a move
+    share = engines.EQUAL_TIME_SHARE * 0.1
+    assert clock.allowance(True) == pytest.approx(share)
+    clock.add(True, 2.0, 1)  # one move far over its share
+    assert clock.allowance(True) == pytest.approx(0.25 * share)
+    clock = engines.MoveClock()
+    clock.add(False, 1.0, 10)
+    clock.add(True, 0.0, 40)  # forty moves played at once: a surplus of 40 shares
+    assert clock.allowance(True) == pytest.approx(3 * share)
+    for spent, expected in ((2 * share, share), (0.0, share + 2 * share / 4)):
+        clock = engines.MoveClock()
+        clock.add(False, 1.0, 10)
+        clock.add(True, spent, 2)  # two moves: each its share (nothing banked), or none (two banked)
+        assert clock.allowance(True) == pytest.approx(expected)

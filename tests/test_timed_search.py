@@ -90,6 +90,19 @@ def test_a_larger_node_budget_searches_deeper_and_is_reproducible():
     assert (again.action, again.depth, again.nodes) == (large.action, large.depth, large.nodes)
 
 
+def test_deepening_stops_only_where_every_leaf_ends_the_game():
+    """Every Black move here gives White a capture, so depth 2 searches the tree of depth 1 (capture
+    extensions reach the same leaves): the search still goes deeper, since leaves were cut. Where
+    each line ends the game (15-18 and 15-19 both lose the last man), nothing is cut."""
+    state = parse_fen(AMERICAN8, "B:W20,21,22,23,25,26,28,29,30,31,32:B1,2,3,4,5,6,7,8,9,11,19")
+    one, two = (general_stack(AMERICAN8, d, 16, True)(state, 2**31 - 1, -1) for d in (1, 2))
+    assert int(one.iterations) == int(two.iterations) and bool(two.cut)
+    assert material_deepening(AMERICAN8).search(state, jax.random.key(0), nodes=20_000).depth >= 4
+    lost = parse_fen(AMERICAN8, "B:W23,24:B15")
+    final = general_stack(AMERICAN8, 1, 16, True)(lost, 2**31 - 1, -1)
+    assert bool(final.complete) and not bool(final.cut)
+
+
 def test_a_time_budget_is_kept_and_only_moves_are_played_at_once():
     deepening = material_deepening(AMERICAN8)
     deepening.search(init(AMERICAN8), jax.random.key(0), nodes=500)  # compiled before timing

@@ -75,6 +75,8 @@ class SearchStack:
       iterations: [] int32, loop iterations so far (children searched plus nodes finished).
       done: [] bool, whether the search has stopped (finished, or out of nodes).
       complete: [] bool, whether it finished within its node limit (else ``root_scores`` is partial).
+      cut: [] bool, whether a leaf was cut by the depth (scored by the heuristic or the table, not by
+        the game's end): when False a complete search saw the whole game tree below the root.
       table: the ``TranspositionTable`` read and written by the search, or None (no table).
       entry_alpha, entry_beta: [L] float32, the window each level's node was entered with (what its
         score is classified against when it is stored in the table).
@@ -94,6 +96,7 @@ class SearchStack:
     iterations: jax.Array
     done: jax.Array
     complete: jax.Array
+    cut: jax.Array
     table: TranspositionTable | None
     entry_alpha: jax.Array
     entry_beta: jax.Array
@@ -188,6 +191,7 @@ def _initial_stack(
         iterations=jnp.int32(0),
         done=finished,
         complete=finished,
+        cut=jnp.bool_(False),
         table=table,
         entry_alpha=jnp.full(levels, -inf),
         entry_beta=jnp.full(levels, inf),
@@ -354,6 +358,7 @@ def _stack_step(
         iterations=iterations,
         done=finished | (iterations >= limits.node_limit),
         complete=finished,
+        cut=st.cut | (expand & is_leaf & ~child.terminated),
     )
 
 
