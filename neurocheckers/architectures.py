@@ -29,7 +29,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Any
 
 ARCHITECTURES = ("mlp", "cnn", "transformer")
 """The evaluator networks, by the name the config (``evaluator``) and agent files use."""
@@ -52,32 +52,6 @@ METADATA_KEYS = {
 
 Shapes = dict[str, Any]
 """A nested ``{name: {... {leaf: shape tuple}}}`` dict: one member's parameter shapes."""
-
-
-@dataclasses.dataclass(frozen=True)
-class ArchitectureSettings:
-    """The network: the config's ``network`` section (``sections``), which every layer that builds a
-    network with ``spec_of_settings`` takes (each field is the config key of the same name)."""
-
-    SECTION: ClassVar[str] = "network"
-    layers: int = 5
-    """Hidden ReLU layers of each agent's MLP (the study: 5; variants 3 and 7)."""
-    width: int = 32
-    """Units per hidden layer (the study does not give it; quote it with every figure)."""
-    material_input: bool = False
-    """Feed the material balance (men 1, kings 1.5) straight to the output unit with its own weight."""
-    evaluator: str = "mlp"
-    """Evaluator network: mlp (layers x width), cnn (cnn_*) or transformer (transformer_*)."""
-    cnn_channels: str = "16,32"
-    """Channels of the CNN's 3x3 convolutions, one per layer, comma-separated (DQN articles: 32,64,128)."""
-    cnn_dense: int = 32
-    """Units of the CNN's dense layer after the convolutions."""
-    transformer_layers: int = 2
-    """Self-attention blocks of the transformer (the TD(lambda) study: 16)."""
-    transformer_heads: int = 4
-    """Attention heads per transformer block; they divide transformer_width (the TD(lambda) study: 4)."""
-    transformer_width: int = 32
-    """Width of the transformer's square tokens (the TD(lambda) study: 128)."""
 
 
 @dataclasses.dataclass(frozen=True)
