@@ -108,7 +108,7 @@ class EvaluatorSpec:
     @property
     def num_squares(self) -> int:
         """N dark squares of the board."""
-        return self.board_size * self.board_size // 2
+        return dark_squares(self.board_size)
 
     @property
     def input_size(self) -> int:
@@ -315,11 +315,16 @@ def nest_tensors(flat: Mapping[str, Any]) -> dict[str, Any]:
     return tree
 
 
+def dark_squares(board_size: int) -> int:
+    """N, the dark (playable) squares of a ``board_size`` board: half of its squares."""
+    return board_size * board_size // 2
+
+
 def board_layout(board_size: int) -> tuple[int, ...]:
     """For each of the ``S x S`` squares in reading order, the index of its dark square (0 .. N-1),
     or N for a light square (the CNN reads a zero there). Row 0 is at the top; a square is dark when
     ``(row + col) % 2 == 1`` (``rules.tables``)."""
-    n = board_size * board_size // 2
+    n = dark_squares(board_size)
     return tuple(
         row * (board_size // 2) + col // 2 if (row + col) % 2 == 1 else n
         for row in range(board_size)
