@@ -29,7 +29,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Any
 
 ARCHITECTURES = ("mlp", "cnn", "transformer")
 """The evaluator networks, by the name the config (``evaluator``) and agent files use."""
@@ -52,32 +52,6 @@ METADATA_KEYS = {
 
 Shapes = dict[str, Any]
 """A nested ``{name: {... {leaf: shape tuple}}}`` dict: one member's parameter shapes."""
-
-
-@dataclasses.dataclass(frozen=True)
-class ArchitectureSettings:
-    """The network: the config's ``network`` section (``sections``), which every layer that builds a
-    network with ``spec_of_settings`` takes (each field is the config key of the same name)."""
-
-    SECTION: ClassVar[str] = "network"
-    layers: int = 5
-    """Hidden ReLU layers of each agent's MLP (the study: 5; variants 3 and 7)."""
-    width: int = 32
-    """Units per hidden layer (the study does not give it; quote it with every figure)."""
-    material_input: bool = False
-    """Feed the material balance (men 1, kings 1.5) straight to the output unit with its own weight."""
-    evaluator: str = "mlp"
-    """Evaluator network: mlp (layers x width), cnn (cnn_*) or transformer (transformer_*)."""
-    cnn_channels: str = "16,32"
-    """Channels of the CNN's 3x3 convolutions, one per layer, comma-separated (DQN articles: 32,64,128)."""
-    cnn_dense: int = 32
-    """Units of the CNN's dense layer after the convolutions."""
-    transformer_layers: int = 2
-    """Self-attention blocks of the transformer (the TD(lambda) study: 16)."""
-    transformer_heads: int = 4
-    """Attention heads per transformer block; they divide transformer_width (the TD(lambda) study: 4)."""
-    transformer_width: int = 32
-    """Width of the transformer's square tokens (the TD(lambda) study: 128)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -134,7 +108,7 @@ class EvaluatorSpec:
     @property
     def num_squares(self) -> int:
         """N dark squares of the board."""
-        return self.board_size * self.board_size // 2
+        return dark_squares(self.board_size)
 
     @property
     def input_size(self) -> int:
@@ -341,11 +315,16 @@ def nest_tensors(flat: Mapping[str, Any]) -> dict[str, Any]:
     return tree
 
 
+def dark_squares(board_size: int) -> int:
+    """N, the dark (playable) squares of a ``board_size`` board: half of its squares."""
+    return board_size * board_size // 2
+
+
 def board_layout(board_size: int) -> tuple[int, ...]:
     """For each of the ``S x S`` squares in reading order, the index of its dark square (0 .. N-1),
     or N for a light square (the CNN reads a zero there). Row 0 is at the top; a square is dark when
     ``(row + col) % 2 == 1`` (``rules.tables``)."""
-    n = board_size * board_size // 2
+    n = dark_squares(board_size)
     return tuple(
         row * (board_size // 2) + col // 2 if (row + col) % 2 == 1 else n
         for row in range(board_size)

@@ -30,6 +30,7 @@ from neurocheckers.architectures import (
     METADATA_KEYS,
     EvaluatorSpec,
     board_layout,
+    dark_squares,
     nest_tensors,
     parse_channels,
     tensor_shapes,
@@ -222,7 +223,7 @@ def encode_fen(fen: str, board_size: int) -> np.ndarray:
     not import JAX); a bad one raises ``ValueError`` naming what is wrong.
     """
     position = read_fen(fen, board_size)
-    n = board_size * board_size // 2
+    n = dark_squares(board_size)
     bit = np.uint64(1) << np.arange(n, dtype=np.uint64)
 
     def present(bits: int) -> np.ndarray:

@@ -4,21 +4,33 @@
 inheritance, so a key has one default and one docstring wherever it is read.
 
 ``SECTION`` names each class's table in an experiment TOML file (``[boss_ga]``) and its prefix in
-``--set boss_ga.population=64``; a flat key (``population = 64``) means the same. The network's keys
-are ``architectures.ArchitectureSettings`` (section ``network``). No JAX here.
+``--set boss_ga.population=64``; a flat key (``population = 64``) means the same. No JAX here.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from typing import ClassVar
+from typing import ClassVar, dataclass_transform
 
 
-@dataclasses.dataclass(frozen=True)
-class RunSettings:
+@dataclass_transform(frozen_default=True)
+class Section:
+    """A base for the sections: ``class RunSettings(Section, section="run")`` is a frozen dataclass
+    whose keys belong to the config's ``run`` section. The settings built from sections declare
+    themselves dataclasses, and name no section: each key keeps its declaring class's."""
+
+    SECTION: ClassVar[str] = ""
+
+    def __init_subclass__(cls, section: str = "", **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        if section:
+            cls.SECTION = section
+            dataclasses.dataclass(frozen=True)(cls)
+
+
+class RunSettings(Section, section="run"):
     """How a run goes: its name, length, seed, checkpoints, probes and budget."""
 
-    SECTION: ClassVar[str] = "run"
     name: str = "experiment"
     """Experiment name, used in the run folder's name."""
     epochs: int = 512
@@ -37,42 +49,58 @@ class RunSettings:
     """Time budget per move; > 0 calibrates a simulation count on this machine once, at the start."""
 
 
-@dataclasses.dataclass(frozen=True)
-class StrategySettings:
+class StrategySettings(Section, section="run"):
     """Which method learns the network."""
 
-    SECTION: ClassVar[str] = "run"
     strategy: str = "boss_ga"
     """boss_ga (the study), an evosax strategy (SimpleGA, Open_ES, SNES, CMA_ES), td_lambda, td_leaf or
     dqn. The memetic pool is boss_ga with learner_pool = true (experiments/strength/memetic_pool.toml),
     the hybrid boss_ga with supervised_target = "td_lambda" (experiments/learners/hybrid_simple6.toml)."""
 
 
-@dataclasses.dataclass(frozen=True)
-class RulesSettings:
+class RulesSettings(Section, section="game"):
     """The game."""
 
-    SECTION: ClassVar[str] = "game"
     rules: str = "simple6"
     """Rules preset: simple6, american6 or american8."""
 
 
-@dataclasses.dataclass(frozen=True)
-class PliesSettings:
+class PliesSettings(Section, section="game"):
     """How the training games start and how long they may go on."""
 
-    SECTION: ClassVar[str] = "game"
     opening_plies: int = 0
     """Random plies played before the agents take over, for varied games."""
     max_plies: int = 200
     """Safety cap on a game's length; a game still going on is scored as a draw."""
 
 
-@dataclasses.dataclass(frozen=True)
-class SearchSettings:
+class ArchitectureSettings(Section, section="network"):
+    """The network, which every layer that builds one with ``architectures.spec_of_settings`` takes
+    (each field is the config key of the same name)."""
+
+    layers: int = 5
+    """Hidden ReLU layers of each agent's MLP (the study: 5; variants 3 and 7)."""
+    width: int = 32
+    """Units per hidden layer (the study does not give it; quote it with every figure)."""
+    material_input: bool = False
+    """Feed the material balance (men 1, kings 1.5) straight to the output unit with its own weight."""
+    evaluator: str = "mlp"
+    """Evaluator network: mlp (layers x width), cnn (cnn_*) or transformer (transformer_*)."""
+    cnn_channels: str = "16,32"
+    """Channels of the CNN's 3x3 convolutions, one per layer, comma-separated (DQN articles: 32,64,128)."""
+    cnn_dense: int = 32
+    """Units of the CNN's dense layer after the convolutions."""
+    transformer_layers: int = 2
+    """Self-attention blocks of the transformer (the TD(lambda) study: 16)."""
+    transformer_heads: int = 4
+    """Attention heads per transformer block; they divide transformer_width (the TD(lambda) study: 4)."""
+    transformer_width: int = 32
+    """Width of the transformer's square tokens (the TD(lambda) study: 128)."""
+
+
+class SearchSettings(Section, section="search"):
     """How the agents choose their moves over their networks."""
 
-    SECTION: ClassVar[str] = "search"
     search: str = "mcts"
     """How members and boss choose moves: mcts (simulations per move) or alphabeta (depth plies)."""
     simulations: int = 16
@@ -81,41 +109,33 @@ class SearchSettings:
     """Alpha-beta plies per move with search = alphabeta (Blondie24: 4; each ply costs ~6x more time)."""
 
 
-@dataclasses.dataclass(frozen=True)
-class LearningRateSettings:
+class LearningRateSettings(Section, section="learning"):
     """Gradient descent, for the boss GA's learner quarter and the learners."""
 
-    SECTION: ClassVar[str] = "learning"
     learning_rate: float = 0.002
     """Adam learning rate (the boss GA's supervised quarter, and the self-play learners)."""
 
 
-@dataclasses.dataclass(frozen=True)
-class LambdaSettings:
+class LambdaSettings(Section, section="learning"):
     """TD(lambda)'s lambda, for the learners and the boss GA's hybrid."""
 
-    SECTION: ClassVar[str] = "learning"
     lambda_: float = 0.7
     """TD(lambda)'s lambda: 0 bootstraps from the next position's value, 1 learns the game's result."""
 
 
-@dataclasses.dataclass(frozen=True)
-class MinibatchSettings:
+class MinibatchSettings(Section, section="learning"):
     """The learners' Adam steps on minibatches."""
 
-    SECTION: ClassVar[str] = "learning"
     updates_per_epoch: int = 32
     """Learners: Adam steps per epoch, each on a minibatch of the epoch's positions (DQN: transitions)."""
     batch_size: int = 256
     """Learners: positions (DQN: transitions) per minibatch, drawn uniformly with replacement."""
 
 
-@dataclasses.dataclass(frozen=True)
-class BossGASettings:
+class BossGASettings(Section, section="boss_ga"):
     """The study's boss GA (and the evosax strategies inside it): the population, its games against
     the boss, breeding, the learner quarter, and the selection settings."""
 
-    SECTION: ClassVar[str] = "boss_ga"
     population: int = 256
     """Members in the population (divisible by 4: elites, mutants, crossovers, learners)."""
     games_per_epoch: int = 8
@@ -161,11 +181,9 @@ class BossGASettings:
     train_batch > 0)."""
 
 
-@dataclasses.dataclass(frozen=True)
-class SelfPlaySettings:
+class SelfPlaySettings(Section, section="td_lambda"):
     """The self-play learners' games (TD(lambda), TDLeaf(lambda))."""
 
-    SECTION: ClassVar[str] = "td_lambda"
     selfplay_games: int = 256
     """Learners: self-play games played at once per epoch."""
     exploration: str = "epsilon"
@@ -178,11 +196,9 @@ class SelfPlaySettings:
     """Learners: Adam steps of that material bootstrap."""
 
 
-@dataclasses.dataclass(frozen=True)
-class DQNSectionSettings:
+class DQNSectionSettings(Section, section="dqn"):
     """Afterstate DQN's own keys."""
 
-    SECTION: ClassVar[str] = "dqn"
     envs: int = 256
     """DQN: games played side by side; each step is one learner move in every game."""
     buffer_size: int = 65536
@@ -207,6 +223,12 @@ class DQNSectionSettings:
     """DQN: shaping penalty per learner piece lost to the opponent's reply."""
     opponent: str = "random"
     """DQN: whom the learner plays: random, self, greedy-material or alphabeta:D."""
+
+
+@dataclasses.dataclass(frozen=True)
+class PlaySettings(SearchSettings, ArchitectureSettings, PliesSettings, RulesSettings):
+    """What agents need to play games over their networks: the game, the network and the search
+    (the boss GA, the self-play learners and the experiment all take the four together)."""
 
 
 STRATEGY_SECTIONS = {"boss_ga": BossGASettings, "td_lambda": SelfPlaySettings, "dqn": DQNSectionSettings}

@@ -78,11 +78,10 @@ def test_the_config_reference_is_current():
 
 def test_every_settings_key_is_declared_once_with_the_documented_default():
     """The layers' settings and the config are built from the same sections: each key has one
-    declaring class (a section of ``sections``, or the network), so one default, the config's."""
+    declaring class (a section of ``sections``), so one default, the config's."""
     import dataclasses
 
     from neurocheckers import sections
-    from neurocheckers.architectures import ArchitectureSettings
     from neurocheckers.evolution.settings import EvolutionSettings
     from neurocheckers.experiment.config import ExperimentConfig
     from neurocheckers.learners.dqn_settings import DQNSettings
@@ -90,7 +89,6 @@ def test_every_settings_key_is_declared_once_with_the_documented_default():
 
     config_defaults = {f.name: f.default for f in dataclasses.fields(ExperimentConfig)}
     homes = {c for c in vars(sections).values() if isinstance(c, type) and hasattr(c, "SECTION")}
-    homes.add(ArchitectureSettings)
     for settings in (EvolutionSettings, TDLeafSettings, DQNSettings, ExperimentConfig):
         for field in dataclasses.fields(settings):
             assert sections.declaring_class(settings, field.name) in homes, (settings, field.name)

@@ -26,7 +26,6 @@ from neurocheckers.evolution import (
     pick_partners,
     rank_members,
     train_member,
-    train_member_minibatch,
 )
 
 D = 3  # input features of the toy MLP
@@ -57,7 +56,7 @@ def APPLY(params, x):  # noqa: N802 - a plain function: hashable, so a static ji
 MUTATE_MANY = jax.jit(jax.vmap(mutate_one_layer, in_axes=(0, None, None)))
 CROSS_MANY = jax.jit(jax.vmap(crossover_layers, in_axes=(0, None, None)))
 TRAIN = jax.jit(train_member, static_argnames=("apply_fn", "steps", "loss"))
-TRAIN_MINIBATCH = jax.jit(train_member_minibatch, static_argnames=("apply_fn", "steps", "batch_size", "loss"))
+TRAIN_MINIBATCH = jax.jit(train_member, static_argnames=("apply_fn", "steps", "batch_size", "loss"))
 
 
 @partial(jax.jit, static_argnums=(1,))

@@ -10,7 +10,6 @@ from neurocheckers.evolution.operators import (
     pick_partners,
     rank_members,
     train_member,
-    train_member_minibatch,
 )
 from neurocheckers.evolution.settings import EvolutionSettings
 from neurocheckers.evolution.strategies import (
@@ -41,5 +40,4 @@ __all__ = [
     "pick_partners",
     "rank_members",
     "train_member",
-    "train_member_minibatch",
 ]

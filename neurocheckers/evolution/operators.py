@@ -163,11 +163,16 @@ def train_member(
     learning_rate: float | jax.Array,
     steps: int,
     loss: LossName = "mae",
+    batch_size: int = 0,
+    key: jax.Array | None = None,
 ) -> tuple[Params, jax.Array, jax.Array]:
-    """Train ONE member with full-batch Adam to predict ``targets`` from ``inputs``.
+    """Train ONE member with Adam to predict ``targets`` from ``inputs``: ``steps`` full-batch steps,
+    or with ``batch_size`` > 0, ``steps`` minibatches of ``batch_size`` rows drawn (with replacement)
+    from the valid rows (weight > 0, in proportion to it), for data too large for full batches, such
+    as the positions of a whole population's games.
 
-    Vmappable over members (``apply_fn``, ``steps`` and ``loss`` are static; ``learning_rate`` may be
-    traced, so it can be swept).
+    Vmappable over members (``apply_fn``, ``steps``, ``loss`` and ``batch_size`` are static;
+    ``learning_rate`` may be traced, so it can be swept).
 
     Args:
       apply_fn: ``apply_fn(params, inputs [M, D]) -> [M]`` predictions in (0, 1).
@@ -176,55 +181,37 @@ def train_member(
       targets: [M] float, the values to predict.
       weights: [M] 0/1 validity mask (rows with weight 0 are ignored).
       learning_rate: [] float, Adam's step size.
-      steps: static int, the number of full-batch Adam steps (run in ``lax.scan``).
+      steps: static int, the number of Adam steps (run in ``lax.scan``).
       loss: static, "mae" or "mse"; the masked mean over valid rows.
+      batch_size: static int; 0 trains on the full batch, > 0 on minibatches of that many rows.
+      key: the minibatches' draw (with ``batch_size`` > 0).
 
     Returns:
-      (new_params, loss_before [], loss_after []).
+      (new_params, loss_before [], loss_after []): the losses on the full batch, or on the first
+      minibatch (rating the whole data would cost more than the training).
     """
+    if batch_size > 0:
+        total = jnp.sum(weights)
+        chance = weights / jnp.maximum(total, 1e-12)
+        chance = jnp.where(total > 0, chance, 1.0 / weights.shape[0])
+        rows = jax.random.choice(key, weights.shape[0], (steps, batch_size), p=chance)
+        mask = (total > 0).astype(targets.dtype)
+        first = rows[0]
 
-    def loss_fn(p: Params, _=None) -> jax.Array:
-        return masked_loss(apply_fn(p, inputs), targets, weights, loss)
+        def loss_fn(p: Params, idx: jax.Array) -> jax.Array:
+            return masked_loss(
+                apply_fn(p, inputs[idx]), targets[idx], jnp.broadcast_to(mask, idx.shape), loss
+            )
+
+    else:
+        rows = first = None
+
+        def loss_fn(p: Params, _=None) -> jax.Array:
+            return masked_loss(apply_fn(p, inputs), targets, weights, loss)
 
     optimizer = optax.adam(learning_rate)
-    new_params, _, _ = adam_steps(optimizer, loss_fn, params, optimizer.init(params), None, steps)
-    return new_params, loss_fn(params), loss_fn(new_params)
-
-
-def train_member_minibatch(
-    apply_fn: ApplyFn,
-    params: Params,
-    inputs: jax.Array,
-    targets: jax.Array,
-    weights: jax.Array,
-    learning_rate: float | jax.Array,
-    steps: int,
-    batch_size: int,
-    key: jax.Array,
-    loss: LossName = "mae",
-) -> tuple[Params, jax.Array, jax.Array]:
-    """Train ONE member with Adam on ``steps`` minibatches of ``batch_size`` rows drawn (with
-    replacement) from the valid rows of ``inputs`` (weight > 0, in proportion to it), for data too
-    large for full batches, such as the positions of a whole population's games.
-
-    Vmappable over members like ``train_member`` (``steps`` and ``batch_size`` are static).
-
-    Returns:
-      (new_params, loss_before [], loss_after []): the losses on the first minibatch, before and
-      after training (rating the whole data would cost more than the training).
-    """
-    total = jnp.sum(weights)
-    chance = weights / jnp.maximum(total, 1e-12)
-    chance = jnp.where(total > 0, chance, 1.0 / weights.shape[0])
-    rows = jax.random.choice(key, weights.shape[0], (steps, batch_size), p=chance)
-    mask = (total > 0).astype(targets.dtype)
-
-    def batch_loss(p: Params, idx: jax.Array) -> jax.Array:
-        return masked_loss(apply_fn(p, inputs[idx]), targets[idx], jnp.broadcast_to(mask, idx.shape), loss)
-
-    optimizer = optax.adam(learning_rate)
-    new_params, _, _ = adam_steps(optimizer, batch_loss, params, optimizer.init(params), rows)
-    return new_params, batch_loss(params, rows[0]), batch_loss(new_params, rows[0])
+    new_params, _, _ = adam_steps(optimizer, loss_fn, params, optimizer.init(params), rows, steps)
+    return new_params, loss_fn(params, first), loss_fn(new_params, first)
 
 
 def rank_members(fitness: jax.Array) -> jax.Array:
@@ -307,7 +294,7 @@ def _train_learners(
     keys = jax.random.split(jax.random.fold_in(key, 4), elite_idx.shape[0])
 
     def train_batched(p, x, t, w, k):
-        return train_member_minibatch(apply_fn, p, x, t, w, learning_rate, steps, batch_size, k, loss)
+        return train_member(apply_fn, p, x, t, w, learning_rate, steps, loss, batch_size, k)
 
     if pooled:
         x, t, w = (a.reshape(-1, *a.shape[2:]) for a in (inputs, targets, weights))
@@ -345,8 +332,7 @@ def next_generation(
       3. ``[2E, 3E)``: for each elite a ``crossover_layers`` child with a partner from ``pick_partners``;
       4. ``[3E, 4E)``: each elite trained by ``train_member`` on ITS OWN positions (the rows of
          ``inputs``/``targets``/``weights`` indexed by that elite's member index); with ``pooled``,
-         on the positions of every member's games together, in minibatches
-         (``train_member_minibatch``).
+         on the positions of every member's games together, in minibatches.
 
     Jittable: close over (or mark static) ``apply_fn``, ``train_steps`` and ``loss``.
 
@@ -363,8 +349,8 @@ def next_generation(
       train_steps: static int, Adam steps for the learner quarter.
       loss: static, "mae" or "mse".
       fitness: optional [P] float; when given, the metrics include the elites' fitness.
-      batch_size: static int; > 0 trains on minibatches of that many rows (``train_member_minibatch``)
-        instead of full batches.
+      batch_size: static int; > 0 trains on minibatches of that many rows (``train_member``'s
+        ``batch_size``) instead of full batches.
       pooled: static; each learner trains on all P members' rows (needs ``batch_size`` > 0).
 
     Returns:

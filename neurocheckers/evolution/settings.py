@@ -4,29 +4,17 @@ from __future__ import annotations
 
 import dataclasses
 
-from neurocheckers.architectures import ArchitectureSettings
 from neurocheckers.sections import (
     BossGASettings,
     LambdaSettings,
     LearningRateSettings,
-    PliesSettings,
-    RulesSettings,
-    SearchSettings,
+    PlaySettings,
     StrategySettings,
 )
 
 
 @dataclasses.dataclass(frozen=True)
-class EvolutionSettings(
-    BossGASettings,
-    LambdaSettings,
-    LearningRateSettings,
-    SearchSettings,
-    ArchitectureSettings,
-    PliesSettings,
-    RulesSettings,
-    StrategySettings,
-):
+class EvolutionSettings(BossGASettings, LambdaSettings, LearningRateSettings, PlaySettings, StrategySettings):
     """What ``boss_ga`` needs to play and breed one population (hashable: ``make_setup`` caches on it):
     the config's sections ``game``, ``network``, ``search``, ``boss_ga``, its learning rate and
     lambda, and the strategy (boss_ga, or the evosax strategy that replaces the generation step).

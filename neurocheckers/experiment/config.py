@@ -10,7 +10,6 @@ import typing
 from pathlib import Path
 from typing import Any
 
-from neurocheckers.architectures import ArchitectureSettings
 from neurocheckers.experiment.files import read_toml
 from neurocheckers.formats import parse_fixed_opponent
 from neurocheckers.rules.presets import PRESETS
@@ -21,10 +20,8 @@ from neurocheckers.sections import (
     LambdaSettings,
     LearningRateSettings,
     MinibatchSettings,
-    PliesSettings,
-    RulesSettings,
+    PlaySettings,
     RunSettings,
-    SearchSettings,
     SelfPlaySettings,
     StrategySettings,
     declaring_class,
@@ -58,14 +55,11 @@ class ExperimentConfig(
     MinibatchSettings,
     LambdaSettings,
     LearningRateSettings,
-    SearchSettings,
-    ArchitectureSettings,
-    PliesSettings,
-    RulesSettings,
+    PlaySettings,
     StrategySettings,
     RunSettings,
 ):
-    """One experiment: every section of ``sections`` (and the ``network``), each key declared there
+    """One experiment: every section of ``sections``, each key declared there
     once. Every field can be set in TOML (flat, or in its section's table) or with ``--set key=value``
     (or ``--set section.key=value``)."""
 

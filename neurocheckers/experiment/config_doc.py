@@ -28,9 +28,9 @@ def config_reference() -> str:
     lines = [
         "# Config reference",
         "",
-        "Generated from the field docstrings of the config's sections (`neurocheckers/sections.py`,",
-        "the network's in `neurocheckers/architectures.py`), where each key is declared once, by",
-        "`python scripts/config_doc.py > docs/config.md`; a test keeps this page current. A key is set",
+        "Generated from the field docstrings of the config's sections (`neurocheckers/sections.py`),",
+        "where each key is declared once, by `python scripts/config_doc.py > docs/config.md`; a test",
+        "keeps this page current. A key is set",
         "in an experiment TOML file at its top level (`population = 64`) or in its section's table",
         "(`[boss_ga]` then `population = 64`), or on the command line with `--set population=64` or",
         '`--set boss_ga.population=64`. A TOML file may `inherit = "other.toml"`. The keys of the',

@@ -20,7 +20,7 @@ import jax.numpy as jnp
 import optax
 from flax import struct
 
-from neurocheckers.architectures import ArchitectureSettings, spec_of_settings
+from neurocheckers.architectures import spec_of_settings
 from neurocheckers.evaluator import EvaluatorSpec, encode, init_params, value, value_fn
 from neurocheckers.fitting import adam_steps
 from neurocheckers.rules.engine import init_batch, random_action, step
@@ -38,9 +38,7 @@ from neurocheckers.search.mcts import MCTSConfig, search
 from neurocheckers.sections import (
     LearningRateSettings,
     MinibatchSettings,
-    PliesSettings,
-    RulesSettings,
-    SearchSettings,
+    PlaySettings,
     SelfPlaySettings,
 )
 from neurocheckers.sharding import whole_on_every_device
@@ -50,15 +48,7 @@ OPENING_SALT = 0x7FFFFFFF
 
 
 @dataclasses.dataclass(frozen=True)
-class LearnerSettings(
-    SelfPlaySettings,
-    MinibatchSettings,
-    LearningRateSettings,
-    SearchSettings,
-    ArchitectureSettings,
-    PliesSettings,
-    RulesSettings,
-):
+class LearnerSettings(SelfPlaySettings, MinibatchSettings, LearningRateSettings, PlaySettings):
     """What every self-play learner needs (hashable: a static jit argument): the config's sections
     ``game``, ``network``, ``search``, its minibatch learning and ``td_lambda``'s self-play games.
     Each field is the experiment config key of the same name."""

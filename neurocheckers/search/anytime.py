@@ -82,17 +82,18 @@ def anytime_search(
     run. ``clock`` (seconds) times the deadline, the runs and the compiles; tests inject their own.
     """
     deadline = clock() + seconds
+    inputs = (params, state, key)
     num_sims = config.num_simulations
     while True:
-        sized = dataclasses.replace(config, num_simulations=num_sims)
-        compiled, compile_seconds = _compiled_search(rules, sized, value_fn, params, state, key, clock)
+        static = (rules, dataclasses.replace(config, num_simulations=num_sims), value_fn)
+        compiled, compile_seconds = _compiled_search(static, inputs, clock)
         started = clock()
-        result = jax.block_until_ready(compiled(params, state, key))
+        result = jax.block_until_ready(compiled(*inputs))
         took = clock() - started
         if int(state.num_legal_actions) <= 1 or num_sims * 2 > max_simulations:
             return result
-        bigger = dataclasses.replace(config, num_simulations=num_sims * 2)
-        compiled_already = _search_signature(rules, bigger, value_fn, params, state) in _COMPILED_SEARCHES
+        bigger = (rules, dataclasses.replace(config, num_simulations=num_sims * 2), value_fn)
+        compiled_already = _search_signature(bigger, inputs) in _COMPILED_SEARCHES
         predicted = 2.2 * took + (0.0 if compiled_already else compile_seconds)
         if clock() + predicted > deadline:
             return result
@@ -103,28 +104,20 @@ _COMPILED_SEARCHES: dict[tuple, tuple[Any, float]] = {}
 """Compiled one-game searches of ``anytime_search`` with the seconds their compilation took."""
 
 
-def _search_signature(
-    rules: Rules, config: MCTSConfig, value_fn: ValueFn, params: Any, state: State
-) -> tuple:
-    shapes = tuple((x.shape, x.dtype) for x in jax.tree.leaves((params, state)))
-    return rules, config, value_fn, jax.tree.structure((params, state)), shapes
+def _search_signature(static: tuple, inputs: tuple) -> tuple:
+    """The key of a compiled search: its static ``(rules, config, value_fn)`` and the structure and
+    shapes of its ``(params, state, key)``."""
+    params_and_state = inputs[:2]
+    shapes = tuple((x.shape, x.dtype) for x in jax.tree.leaves(params_and_state))
+    return *static, jax.tree.structure(params_and_state), shapes
 
 
-def _compiled_search(
-    rules: Rules,
-    config: MCTSConfig,
-    value_fn: ValueFn,
-    params: Any,
-    state: State,
-    key: jax.Array,
-    clock: Callable[[], float],
-) -> tuple[Any, float]:
-    """The compiled one-game search for these settings and argument shapes, and its compile seconds."""
-    signature = _search_signature(rules, config, value_fn, params, state)
+def _compiled_search(static: tuple, inputs: tuple, clock: Callable[[], float]) -> tuple[Any, float]:
+    """``search(*static, *inputs)`` compiled for these settings and argument shapes (``static``:
+    rules, config, value_fn; ``inputs``: params, state, key), and its compile seconds."""
+    signature = _search_signature(static, inputs)
     if signature not in _COMPILED_SEARCHES:
         started = clock()
-        compiled = (
-            jax.jit(functools.partial(search, rules, config, value_fn)).lower(params, state, key).compile()
-        )
+        compiled = jax.jit(functools.partial(search, *static)).lower(*inputs).compile()
         _COMPILED_SEARCHES[signature] = (compiled, clock() - started)
     return _COMPILED_SEARCHES[signature]
