@@ -194,6 +194,8 @@ class SelfPlaySettings(Section, section="td_lambda"):
     """Learners: random positions regressed on their material value before self-play (0: off)."""
     bootstrap_steps: int = 200
     """Learners: Adam steps of that material bootstrap."""
+    endgame_targets: str = ""
+    """TD learners: an endgame database folder (endgame build); its positions get exact targets ("": off)."""
 
 
 class DQNSectionSettings(Section, section="dqn"):

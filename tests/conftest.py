@@ -53,6 +53,17 @@ def free_compiled_programs_when_many():
 
 
 @pytest.fixture(scope="session")
+def small_db(tmp_path_factory) -> Path:
+    """An american6 endgame database of at most 3 pieces, built once for the session (seconds)."""
+    from neurocheckers.endgame.solve import build
+    from neurocheckers.rules import AMERICAN6
+
+    folder = tmp_path_factory.mktemp("endgame") / "american6"
+    build(AMERICAN6, 3, folder)
+    return folder
+
+
+@pytest.fixture(scope="session")
 def perft_table() -> dict:
     import json
 

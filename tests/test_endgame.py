@@ -32,14 +32,6 @@ COUNTS = Path(__file__).parent / "data" / "endgame_counts.json"
 builds (american6 up to 6 pieces, american8 up to 5), made by ``scripts/endgame_counts.py``."""
 
 
-@pytest.fixture(scope="session")
-def small_db(tmp_path_factory) -> Path:
-    """american6 with at most 3 pieces, built once."""
-    folder = tmp_path_factory.mktemp("endgame") / "american6"
-    build(AMERICAN6, 3, folder)
-    return folder
-
-
 def _round_trip(rules, s: Slice, sample: int | None) -> None:
     index = SliceIndex(rules, s)
     rows = (

@@ -14,14 +14,15 @@ import csv
 import numpy as np
 import pytest
 from killing import assert_killed_run_resumes_identically
+from tiny import TINY_BY_STRATEGY
 
 from neurocheckers.agent_file import load_agent
 from neurocheckers.analysis.gauntlet import player_spec
 from neurocheckers.analysis.lineage import boss_in_charge, lineage
 from neurocheckers.cli import main
 from neurocheckers.evaluator import value
-from neurocheckers.experiment.config import load_config
-from neurocheckers.experiment.folder import CHECKPOINT
+from neurocheckers.experiment.config import ConfigError, load_config
+from neurocheckers.experiment.folder import CHECKPOINT, RunError
 from neurocheckers.experiment.run import create_run, run
 from neurocheckers.experiment.trainers import make_trainer
 from neurocheckers.formats import LEARNER_COLUMNS, STRENGTH_COLUMNS, TIMING_COLUMNS, read_metrics
@@ -121,3 +122,17 @@ def test_plot_and_lineage_work_on_a_learner_run(learner_run, tmp_path, capsys):
 def test_a_td_lambda_run_killed_with_sigkill_resumes_to_identical_metrics(tmp_path):
     items = [i for i in LEARNER_RUN if not i.startswith(("strength_every", "bootstrap"))]
     assert_killed_run_resumes_identically(items, 150, tmp_path)
+
+
+def test_a_td_run_learns_from_an_endgame_database(tmp_path, small_db):
+    """``endgame_targets`` hands the database to every epoch (as an argument, not a constant); a
+    folder without one, or the key for a strategy that does not read it, is a one-line error."""
+    keys = [*TINY_BY_STRATEGY["td_lambda"], "rules=american6", "epochs=1"]
+    config = load_config(None, [*keys, f"endgame_targets={small_db}"])
+    assert len(make_trainer(config).epoch_data) == 1
+    run_dir = run(create_run(config, tmp_path))
+    assert len(read_metrics(run_dir)) == 1
+    with pytest.raises(RunError, match="endgame_targets = .*holds no endgame database"):
+        make_trainer(load_config(None, [*keys, f"endgame_targets={tmp_path}"]))
+    with pytest.raises(ConfigError, match="endgame_targets .* which strategy 'dqn' does not read"):
+        load_config(None, [*TINY_BY_STRATEGY["dqn"], f"endgame_targets={small_db}"])

@@ -16,7 +16,10 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from neurocheckers.evaluator import EvaluatorSpec
+from neurocheckers.endgame.database import EndgameDB
+from neurocheckers.endgame.device import device_db, exact_value
+from neurocheckers.endgame.index import to_mover_view
+from neurocheckers.evaluator import EvaluatorSpec, encode
 from neurocheckers.experiment.config import LEARNERS, ConfigError, load_config
 from neurocheckers.experiment.trainers import LEARNERS as REGISTRY
 from neurocheckers.experiment.trainers import make_trainer
@@ -30,8 +33,10 @@ from neurocheckers.learners import (
     td_lambda_targets,
     weighted_mse,
 )
-from neurocheckers.learners.common import fresh_state
+from neurocheckers.learners.common import SelfPlayBatch, fresh_state, record_length
 from neurocheckers.learners.td_lambda import init, training_data
+from neurocheckers.rules.engine import step
+from neurocheckers.rules.notation import parse_fen
 from neurocheckers.rules.outcome import points_for
 from neurocheckers.rules.state import BLACK
 
@@ -84,7 +89,7 @@ def test_lambda_one_targets_are_each_game_result_for_the_side_to_move(batch_and_
     """With lambda = 1 every trained position's target is the final result for its own side to move:
     the flips follow the real side to move, multi-jumps (no flip) included."""
     batch, params = batch_and_params
-    obs, targets, weights, _ = jax.jit(training_data, static_argnums=0)(SETTINGS, params, batch)
+    obs, targets, weights, *_ = jax.jit(training_data, static_argnums=0)(SETTINGS, params, batch)
     length = int(batch.positions.shape[1]) - 1
     assert bool(jnp.any(batch.finished)) and int(jnp.sum(weights)) == int(jnp.sum(batch.length))
     colors = batch.colors[:, :length]
@@ -103,7 +108,7 @@ def test_lambda_one_targets_are_each_game_result_for_the_side_to_move(batch_and_
 def test_updates_on_a_fixed_batch_lower_the_td_error(batch_and_params):
     batch, params = batch_and_params
     settings = dataclasses.replace(SETTINGS, learning_rate=0.01, batch_size=64, lambda_=0.7)
-    obs, targets, weights, _ = jax.jit(training_data, static_argnums=0)(settings, params, batch)
+    obs, targets, weights, *_ = jax.jit(training_data, static_argnums=0)(settings, params, batch)
     spec = learner_spec(settings)
     before = weighted_mse(spec, params, obs, targets, weights)
     state, losses = jax.jit(lambda s: regress(settings, s, obs, targets, weights, jax.random.key(2), 30))(
@@ -112,6 +117,54 @@ def test_updates_on_a_fixed_batch_lower_the_td_error(batch_and_params):
     after = weighted_mse(spec, state.params, obs, targets, weights)
     assert losses.shape == (30,)
     assert float(after) < 0.8 * float(before), (float(before), float(after))
+
+
+def endgame_batch(fen: str, plies: int) -> tuple[SelfPlayBatch, list]:
+    """A one-game batch in ``SETTINGS``' layout: ``plies`` first legal actions from ``fen`` (a
+    multi-jump's jumps are plies of their own), the game cut there."""
+    rules = learner_rules(SETTINGS)
+    states = [parse_fen(rules, fen)]
+    for _ in range(plies):
+        states.append(step(rules, states[-1], int(np.flatnonzero(states[-1].legal_action_mask)[0])))
+    slots = record_length(SETTINGS) + 1
+    pad = slots - len(states)
+    positions = np.stack([encode(rules, x) for x in states] + [np.zeros(2 * rules.num_squares)] * pad)
+    colors = np.array([int(x.color) for x in states] + [0] * pad)
+    turn_start = np.array([int(x.continuing) == 0 for x in states] + [False] * pad)
+    batch = SelfPlayBatch(
+        positions=jnp.asarray(positions, jnp.float32)[None],
+        colors=jnp.asarray(colors, jnp.int32)[None],
+        turn_start=jnp.asarray(turn_start)[None],
+        actions=jnp.full((1, slots - 1), -1, jnp.int32),
+        length=jnp.array([plies], jnp.int32),
+        finished=jnp.array([False]),
+        result=jnp.array([0], jnp.int32),
+        final_value=jnp.array([0.5], jnp.float32),
+    )
+    return batch, states
+
+
+def test_endgame_targets_are_the_database_values(small_db):
+    """With a database every turn-start position it holds gets its exact value as target (checked
+    against the host database); a position inside a multi-jump keeps its TD(lambda) target."""
+    db = EndgameDB(small_db)
+    exact = device_db(db)
+    # Black's king on 1 takes both White kings, 1x8x3: two plies, the second inside a multi-jump.
+    batch, states = endgame_batch("B:WK5,K6:BK1", 2)
+    params = init(SETTINGS, jax.random.key(0)).params
+    run = jax.jit(training_data, static_argnums=0)
+    _, targets, weights, values, known = run(SETTINGS, params, batch, exact)
+    _, plain_targets, *_ = run(SETTINGS, params, batch)
+    turn_start = np.asarray(batch.turn_start[0, :2])
+    np.testing.assert_array_equal(np.asarray(known[:2]), turn_start)
+    boards = [
+        [int(x.black_men), int(x.black_kings), int(x.white_men), int(x.white_kings)] for x in states[:2]
+    ]
+    black = np.array([int(x.color) == BLACK for x in states[:2]])
+    found, distance = db.lookup(to_mover_view(np.array(boards), black, 18))
+    expected = np.asarray(exact_value(jnp.asarray(found, jnp.int32), jnp.asarray(distance)))
+    np.testing.assert_allclose(np.asarray(targets[:2])[turn_start], expected[turn_start], atol=1e-6)
+    assert not np.allclose(np.asarray(targets[:2]), np.asarray(plain_targets[:2]))
 
 
 def test_material_bootstrap_positions_are_rated_by_material():

@@ -508,16 +508,6 @@ def test_any_listed_game_downloads_as_pdn(client):
     assert bad.status_code == 400 and bad.json()["error"] == "game must be in 1..1, got '0'"
 
 
-@pytest.fixture(scope="module")
-def small_db(tmp_path_factory) -> Path:
-    """An american6 endgame database of at most 3 pieces, built in seconds."""
-    from neurocheckers.endgame.solve import build
-
-    folder = tmp_path_factory.mktemp("endgame") / "american6"
-    build(AMERICAN6, 3, folder)
-    return folder
-
-
 def _game_at(client, fen: str, human: str = "black") -> str:
     """A game of american6 against random, set up at ``fen``; its URL."""
     game = _new(client, human=human)

@@ -115,14 +115,21 @@ def lookup(ddb: DeviceDB, state: State) -> tuple[jax.Array, jax.Array]:
         jnp.where(black, state.white_men, state.black_men),
         jnp.where(black, state.white_kings, state.black_kings),
     )
-    boards = [jnp.where(black, x, _reversed(x, ddb.num_squares)) for x in (*own, *other)]
-    counts = [jax.lax.population_count(x).astype(jnp.int32) for x in boards]
+    boards = jnp.stack([jnp.where(black, x, _reversed(x, ddb.num_squares)) for x in (*own, *other)])
+    return lookup_mover(ddb, boards, state.continuing == 0)
+
+
+def lookup_mover(ddb: DeviceDB, boards: jax.Array, turn_start: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """``lookup`` of one position given from the side to move's view: ``boards`` [4] uint32 (mover
+    men, mover kings, opponent men, opponent kings; the board turned for White, as ``index``'s
+    slices hold it) and [] bool ``turn_start`` (False in the middle of a multi-jump: ``OUTSIDE``)."""
+    counts = [jax.lax.population_count(boards[i]).astype(jnp.int32) for i in range(4)]
     a, b, c, d = (jnp.minimum(x, ddb.max_pieces) for x in counts)
     total = counts[0] + counts[1] + counts[2] + counts[3]
     start = ddb.slice_start[a, b, c, d]
-    held = (total <= ddb.max_pieces) & (start >= 0) & (state.continuing == 0)
+    held = (total <= ddb.max_pieces) & (start >= 0) & turn_start
     every, mover_squares, opp_squares = (jnp.uint32(m) for m in ddb.masks)
-    mm, mk, om, ok = boards
+    mm, mk, om, ok = (boards[i] for i in range(4))
     p = ddb.max_pieces
     men = ddb.men_offsets[ddb.men_start[a, c] + _colex(ddb.binom, mm, mover_squares, p)]
     men = men + _colex(ddb.binom, om, opp_squares & ~mm, p)
@@ -133,6 +140,18 @@ def lookup(ddb: DeviceDB, state: State) -> tuple[jax.Array, jax.Array]:
     index = jnp.where(held, start + men * first * second + kings, 0)
     value = jnp.where(held, ddb.values[index].astype(jnp.int32), OUTSIDE)
     return value, jnp.where(held, ddb.distances[index], 0)
+
+
+def boards_of_planes(men: jax.Array, kings: jax.Array) -> jax.Array:
+    """[..., 4] uint32 (mover men, mover kings, opponent men, opponent kings) of a position encoded
+    as [..., N] planes of +1 (the mover's piece) and -1 (the opponent's), from the mover's view with
+    the board turned for White (``evaluator.encode``'s layout): the boards ``lookup_mover`` takes."""
+    bit = jnp.left_shift(jnp.uint32(1), jnp.arange(men.shape[-1], dtype=jnp.uint32))
+
+    def bits(on: jax.Array) -> jax.Array:
+        return jnp.sum(jnp.where(on, bit, jnp.uint32(0)), axis=-1, dtype=jnp.uint32)
+
+    return jnp.stack([bits(men > 0.5), bits(kings > 0.5), bits(men < -0.5), bits(kings < -0.5)], axis=-1)
 
 
 def exact_value(value: jax.Array, distance: jax.Array) -> jax.Array:
@@ -154,4 +173,12 @@ def with_endgame(value_fn: Callable) -> Callable:
     return evaluate
 
 
-__all__ = ["DeviceDB", "device_db", "exact_value", "lookup", "with_endgame"]
+__all__ = [
+    "DeviceDB",
+    "boards_of_planes",
+    "device_db",
+    "exact_value",
+    "lookup",
+    "lookup_mover",
+    "with_endgame",
+]

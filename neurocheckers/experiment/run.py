@@ -323,7 +323,7 @@ def _run_epoch(
     The epoch that spends the wall-time ``budget`` is the run's last: it is rated and checkpointed."""
     epoch = int(state.epoch)
     start = time.perf_counter()
-    state, metrics = trainer.epoch(trainer.settings, state, epoch_key(config.seed, epoch))
+    state, metrics = trainer.run_epoch(state, epoch_key(config.seed, epoch))
     if trainer.host_copy and jax.local_device_count() > 1:
         state = jax.device_get(state)
     metrics = jax.device_get(metrics)

@@ -19,6 +19,8 @@ import jax.numpy as jnp
 
 from neurocheckers.architectures import spec_of_settings
 from neurocheckers.arena import PopulationSearch
+from neurocheckers.endgame.database import EndgameDB, EndgameError
+from neurocheckers.endgame.device import device_db
 from neurocheckers.evaluator import EvaluatorSpec
 from neurocheckers.evolution import boss_ga
 from neurocheckers.evolution.selection import fixed_opponent_policy
@@ -54,6 +56,8 @@ class Trainer:
       host_copy: copy the state to the host after each epoch when there are several devices.
       non_finite_hint: what to lower when the parameters stop being finite.
       memory_hint: what to lower when an epoch does not fit in memory.
+      epoch_data: arrays ``epoch`` takes after the key, traced (not folded into the compiled
+        program): a TD learner's endgame database (``endgame_targets``), else none.
     """
 
     rules: Rules
@@ -71,6 +75,11 @@ class Trainer:
     host_copy: bool
     non_finite_hint: str
     memory_hint: str
+    epoch_data: tuple = ()
+
+    def run_epoch(self, state: Any, key: jax.Array) -> tuple[Any, dict[str, Any]]:
+        """One epoch of ``state`` with ``key``."""
+        return self.epoch(self.settings, state, key, *self.epoch_data)
 
     def template(self) -> Any:
         """The state's shapes and dtypes (nothing is computed)."""
@@ -80,7 +89,7 @@ class Trainer:
         """Compile one epoch (cheap whatever the sizes; the run reuses it) and raise ``RunError`` when
         its arrays need more memory than this machine has, before anything runs."""
         key = jax.eval_shape(lambda: boss_ga.epoch_key(0, 0))  # shapes only
-        compiled = self.epoch.lower(self.settings, self.template(), key).compile()
+        compiled = self.epoch.lower(self.settings, self.template(), key, *self.epoch_data).compile()
         try:
             check_memory(compiled, "one epoch of this config")
         except MemoryLimitError as e:
@@ -189,7 +198,20 @@ def learner_trainer(config: ExperimentConfig, simulations: int) -> Trainer:
         host_copy=True,
         non_finite_hint=f"learning_rate ({config.learning_rate})",
         memory_hint="selfplay_games, max_plies, simulations or depth",
+        epoch_data=endgame_targets(config),
     )
+
+
+def endgame_targets(config: ExperimentConfig) -> tuple:
+    """``(DeviceDB,)`` of a TD learner's ``endgame_targets`` database, or ``()``; ``RunError`` naming
+    a folder that holds none, or one of other rules."""
+    folder = getattr(config, "endgame_targets", "")
+    if not folder or config.strategy not in ("td_lambda", "td_leaf"):
+        return ()
+    try:
+        return (device_db(EndgameDB(folder, config.rules)),)
+    except EndgameError as e:
+        raise RunError(f"endgame_targets = {folder!r}: {e}") from None
 
 
 @functools.cache

@@ -87,6 +87,8 @@ class SelfPlayBatch:
         after it are zero).
       colors: [N, L + 1] int32, the side to move in each slot's position (``rules.state.BLACK`` or ``WHITE``;
         0 after slot ``length``).
+      turn_start: [N, L + 1] bool, whether each slot's position begins a turn (False inside a
+        multi-jump, and after slot ``length``).
       actions: [N, L] int32, the action played from each slot, -1 from the end of the game on.
       length: [N] int32, plies played after the opening.
       finished: [N] bool, whether the game ended by the rules (else it was cut after L plies).
@@ -97,6 +99,7 @@ class SelfPlayBatch:
 
     positions: jax.Array
     colors: jax.Array
+    turn_start: jax.Array
     actions: jax.Array
     length: jax.Array
     finished: jax.Array

@@ -46,6 +46,7 @@ class _Records:
 
     positions: jax.Array
     colors: jax.Array
+    turn_start: jax.Array
     actions: jax.Array
     length: jax.Array
 
@@ -103,6 +104,7 @@ def _play_stage(
                 jax.vmap(encode, (None, 0))(rules, recorded), mode="drop"
             ),
             colors=records.colors.at[rows, ply].set(recorded.color.astype(jnp.int32), mode="drop"),
+            turn_start=records.turn_start.at[rows, ply].set(recorded.continuing == 0, mode="drop"),
             actions=records.actions.at[rows, ply].set(chosen, mode="drop"),
             length=records.length.at[slots].add(live.astype(jnp.int32)),
         )
@@ -126,6 +128,7 @@ def _selfplay_shard(
     records = _Records(
         positions=jnp.zeros((n, length_cap + 1, 2 * rules.num_squares), jnp.float32),
         colors=jnp.zeros((n, length_cap + 1), jnp.int32),
+        turn_start=jnp.zeros((n, length_cap + 1), bool),
         actions=jnp.full((n, length_cap), -1, jnp.int32),
         length=jnp.zeros(n, jnp.int32),
     )
@@ -141,10 +144,13 @@ def _selfplay_shard(
     games, length = jnp.arange(n), records.length
     positions = records.positions.at[games, length].set(jax.vmap(encode, (None, 0))(rules, final))
     colors = records.colors.at[games, length].set(final.color.astype(jnp.int32))
+    turn_start = records.turn_start.at[games, length].set(final.continuing == 0)
     result = jnp.where(final.terminated, final.result, 0).astype(jnp.int32)
     final_value = jax.vmap(material_value_fn(rules), in_axes=(None, 0, None))(None, final, None)
     final_value = jnp.where(final.terminated, final_value, 0.5)
-    return SelfPlayBatch(positions, colors, records.actions, length, final.terminated, result, final_value)
+    return SelfPlayBatch(
+        positions, colors, turn_start, records.actions, length, final.terminated, result, final_value
+    )
 
 
 def selfplay(settings: LearnerSettings, params: Any, key: jax.Array, rate: jax.Array) -> SelfPlayBatch:

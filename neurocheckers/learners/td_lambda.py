@@ -15,7 +15,9 @@ where every value is the chance that the side to move wins: when the side to mov
 ``p_i`` and ``p_{i+1}`` (it does not inside a multi-jump) both terms are taken as ``1 - x``. So
 lambda = 0 is one-step TD (the next position's value), lambda = 1 the game's result (Monte Carlo).
 The targets are computed once per epoch with the network that played the games (the offline
-lambda-return).
+lambda-return). With an endgame database (``endgame_targets``; ``epoch``'s ``exact``), every
+recorded position it holds takes its exact value (win, draw or loss, ``endgame.device.exact_value``)
+both as its target and as the value the positions before it bootstrap from.
 
 ``init(settings, key)`` and ``epoch(settings, state, key)`` are pure and jitted with the settings
 static (the evosax / PureJaxRL style).
@@ -30,6 +32,8 @@ import jax
 import jax.numpy as jnp
 
 from neurocheckers import fitting
+from neurocheckers.endgame.database import OUTSIDE
+from neurocheckers.endgame.device import DeviceDB, boards_of_planes, exact_value, lookup_mover
 from neurocheckers.evaluator import value
 from neurocheckers.learners.common import (
     LearnerSettings,
@@ -79,24 +83,42 @@ def td_lambda_targets(values: jax.Array, flips: jax.Array, length: jax.Array, la
     return jnp.where(played, fitting.td_lambda_targets(values, played, padded_flips, end, lambda_), values)
 
 
+def exact_values(exact: DeviceDB, batch: SelfPlayBatch) -> tuple[jax.Array, jax.Array]:
+    """([N, L + 1] exact win chances, [N, L + 1] bool: held by the database) of a batch's positions
+    (the positions at a turn's start, up to each game's final one)."""
+    squares = exact.num_squares
+    boards = boards_of_planes(batch.positions[..., :squares], batch.positions[..., squares:])
+    lookup = jax.vmap(jax.vmap(lookup_mover, in_axes=(None, 0, 0)), in_axes=(None, 0, 0))
+    found, distance = lookup(exact, boards, batch.turn_start)
+    upto = jnp.arange(batch.turn_start.shape[1])[None, :] <= batch.length[:, None]
+    return exact_value(found, distance), (found != OUTSIDE) & upto
+
+
 def training_data(
-    settings: TDSettings, params, batch: SelfPlayBatch
-) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array]:
-    """(obs [M, 2S], targets [M], weights [M], values [M]) of a self-play batch, M = N x L: every
-    position the search moved from (weight 1; the others 0), its TD(lambda) target and its value
-    under ``params`` (the network that played)."""
+    settings: TDSettings, params, batch: SelfPlayBatch, exact: DeviceDB | None = None
+) -> tuple[jax.Array, jax.Array, jax.Array, jax.Array, jax.Array]:
+    """(obs [M, 2S], targets [M], weights [M], values [M], exact [M] bool) of a self-play batch,
+    M = N x L: every position the search moved from (weight 1; the others 0), its TD(lambda)
+    target, its value under ``params`` (the network that played) and whether the database
+    ``exact`` gave its target."""
     spec = learner_spec(settings)
     n, slots = batch.colors.shape
     values = value(spec, params, batch.positions)  # [N, L + 1]
     games = jnp.arange(n)
     final = jnp.where(batch.finished, batch.final_value, values[games, batch.length])
     values = values.at[games, batch.length].set(final)
+    bootstrap, known = values, jnp.zeros_like(batch.turn_start)
+    if exact is not None:
+        exact_chance, known = exact_values(exact, batch)
+        bootstrap = jnp.where(known, exact_chance, values)
     flips = batch.colors[:, 1:] != batch.colors[:, :-1]
-    targets = td_lambda_targets(values, flips, batch.length, settings.lambda_)
+    targets = td_lambda_targets(bootstrap, flips, batch.length, settings.lambda_)
+    targets = jnp.where(known, bootstrap, targets)
     weights = (jnp.arange(slots - 1) < batch.length[:, None]).astype(jnp.float32)
     length = record_length(settings)
     obs = batch.positions[:, :length].reshape(n * length, -1)
-    return obs, targets[:, :length].reshape(-1), weights.reshape(-1), values[:, :length].reshape(-1)
+    flat = (targets[:, :length], weights, values[:, :length], known[:, :length])
+    return obs, *(x.reshape(-1) for x in flat)
 
 
 @functools.partial(jax.jit, static_argnums=0)
@@ -106,15 +128,18 @@ def init(settings: TDSettings, key: jax.Array) -> LearnerState:
 
 
 @functools.partial(jax.jit, static_argnums=0)
-def epoch(settings: TDSettings, state: LearnerState, key: jax.Array) -> tuple[LearnerState, dict]:
-    """One epoch: self-play games, TD(lambda) targets, Adam updates. Metrics: ``td_error`` (mean
-    |target - value| before the updates), ``loss`` (the mean squared TD error after them) and
+def epoch(
+    settings: TDSettings, state: LearnerState, key: jax.Array, exact: DeviceDB | None = None
+) -> tuple[LearnerState, dict]:
+    """One epoch: self-play games, TD(lambda) targets (exact where the endgame database ``exact``
+    holds a position), Adam updates. Metrics: ``td_error`` (mean |target - value| before the
+    updates), ``loss`` (the mean squared TD error after them) and
     ``learner_loss_before``/``learner_loss_after`` (before and after), ``epsilon`` (the exploration
     rate), ``value_mean``, and the games' counts (``wins``/``losses``: games Black / White won)."""
     play_key, fit_key = jax.random.split(key)
     rate = jnp.float32(settings.exploration_rate)
     batch = selfplay(settings, state.params, play_key, rate)
-    obs, targets, weights, values = training_data(settings, state.params, batch)
+    obs, targets, weights, values, _ = training_data(settings, state.params, batch, exact)
     count = jnp.maximum(jnp.sum(weights), 1.0)
     loss_before = jnp.sum(jnp.square(targets - values) * weights) / count
     new_state, _ = regress(settings, state, obs, targets, weights, fit_key, settings.updates_per_epoch)
