@@ -6,19 +6,19 @@ from typing import Annotated
 
 import typer
 
+from neurocheckers.cli import checks
 from neurocheckers.cli.common import (
+    Batch,
     OpeningPlies,
     PairedGames,
     Preset,
+    RunDir,
+    SaveGames,
     Seed,
     UserError,
     app,
-    at_least,
     example,
     match_progress,
-    rules_preset,
-    writable_file,
-    writable_folder,
 )
 
 
@@ -28,7 +28,7 @@ from neurocheckers.cli.common import (
     )
 )
 def lineage(
-    run_dir: Annotated[str, typer.Argument(metavar="RUN_DIR", help="A run folder.")],
+    run_dir: RunDir,
     games: PairedGames = 20,
     every: Annotated[
         int, typer.Option(metavar="E", help="Table rows every this many epochs (and the last).")
@@ -50,13 +50,7 @@ def lineage(
     out: Annotated[
         str | None, typer.Option(metavar="FOLDER", help="Folder for the outputs (default: RUN_DIR).")
     ] = None,
-    save_games: Annotated[
-        str | None,
-        typer.Option(
-            metavar="FILE",
-            help="Also write Table 1's games (JSON, or PDN when FILE ends in .pdn) for show and serve.",
-        ),
-    ] = None,
+    save_games: SaveGames = None,
 ) -> None:
     """Replay a run's boss lineage: Table 1 and Elo ratings.
 
@@ -71,19 +65,19 @@ def lineage(
     from neurocheckers.search.limits import MAX_SIMULATIONS
 
     rr_games = games if round_robin_games is None else round_robin_games
-    try:
+    with checks.user_errors(RunError, ValueError):
         check_games(games)
         check_games(rr_games, "--round-robin-games")
         replay.table_epochs(0, every)
         elo.sample_indices(2, sample or None)
         if simulations is not None and not 1 <= simulations <= MAX_SIMULATIONS:
             raise ValueError(f"--simulations must be in 1..{MAX_SIMULATIONS}, got {simulations}")
-        at_least("--opening-plies", opening_plies, 0)
+        checks.at_least("--opening-plies", opening_plies, 0)
         boss_lineage(run_dir)  # a bad folder fails here, before any compiling
         folder = Path(out or run_dir)
-        writable_folder(str(folder))
+        checks.writable_folder(str(folder))
         if save_games:
-            writable_file(save_games, "--save-games")
+            checks.writable_file(save_games, "--save-games")
         progress, update = match_progress("lineage table")
         with progress:
             played: list | None = [] if save_games else None
@@ -104,8 +98,6 @@ def lineage(
             print(elo.format_elo(result))
             files = replay_figures.write_round_robin(result, folder)
             print("round-robin: " + ", ".join(str(f) for f in files.values()))
-    except (RunError, ValueError) as e:
-        raise UserError(str(e)) from None
 
 
 def _save_lineage_games(run_dir: str, path: str, games: list) -> str:
@@ -145,17 +137,15 @@ def compare(
     from neurocheckers.analysis.matches import check_games
     from neurocheckers.experiment.folder import RunError
 
-    try:
+    with checks.user_errors(RunError, ValueError):
         check_games(games)
-        at_least("--opening-plies", opening_plies, 0)
+        checks.at_least("--opening-plies", opening_plies, 0)
         for run_dir in (base_run, *runs):
             boss_lineage(run_dir)  # a bad folder fails here, before any compiling
-        writable_file(out or str(Path(base_run) / "compare.csv"), "--out", (".csv",))
+        checks.writable_file(out or str(Path(base_run) / "compare.csv"), "--out", (".csv",))
         progress, update = match_progress("compare")
         with progress:
             rows = replay.compare_runs(base_run, runs, games, seed, opening_plies, update)
-    except (RunError, ValueError) as e:
-        raise UserError(str(e)) from None
     print(replay.format_compare(rows))
     path = replay.write_rows(rows, Path(out) if out else Path(base_run) / "compare.csv")
     markdown = path.with_suffix(".md")
@@ -190,7 +180,7 @@ def gauntlet(
         str, typer.Option(metavar="D,D,...", help="Depths of the equal-depth test against material.")
     ] = "1,2,3",
     seed: Seed = 0,
-    batch: Annotated[int, typer.Option(metavar="N", help="Games played at once.")] = 512,
+    batch: Batch = 512,
     out: Annotated[
         str, typer.Option(metavar="PATH", help="Folder for gauntlet.json, gauntlet.csv and gauntlet.png.")
     ] = "runs/gauntlet",
@@ -236,18 +226,16 @@ def gauntlet(
     engines and timed players give both sides' seconds per move."""
     from neurocheckers.analysis.gauntlet import GauntletConfig
 
-    preset = rules_preset(rules)
+    preset = checks.rules_preset(rules)
     depths = _depth_list(equal_depths, "--equal-depths")
-    writable_folder(out)
-    try:
+    checks.writable_folder(out)
+    with checks.user_errors(ValueError):
         config = GauntletConfig(
             openings, depth, depths, seed, batch, ladder=ladder, equal_time=equal_time,
             heuristic_depths=_depth_list(heuristic_depths, "--heuristic-depths"),
             engine_openings=engine_openings, only=_names(only), kinds=_names(kinds),
             first_opening=first_opening, endgame=endgame,
         )  # fmt: skip
-    except ValueError as e:
-        raise UserError(str(e)) from None
     _play_gauntlet(preset, player, config, out)
 
 
@@ -255,12 +243,10 @@ def _play_gauntlet(preset, player: str, config, out: str) -> None:
     """Play a gauntlet with a progress bar, print its table and write its files into ``out``."""
     from neurocheckers.analysis.gauntlet import format_gauntlet, run_gauntlet, write_gauntlet
 
-    try:
+    with checks.user_errors(ValueError):
         progress, update = match_progress("gauntlet")
         with progress:
             result = run_gauntlet(preset, player, config, on_row=lambda done, total, row: update(done, total))
-    except ValueError as e:
-        raise UserError(str(e)) from None
     print(format_gauntlet(result))
     files = write_gauntlet(result, out)
     print("wrote " + ", ".join(str(p) for p in files.values()))
