@@ -77,6 +77,32 @@ SaveGames = Annotated[
 ]
 """A ``--save-games`` option (checked with ``writable_file`` before any game is played)."""
 
+Openings = Annotated[
+    int | None,
+    typer.Option(
+        metavar="N",
+        help="Start from the first N committed openings (gauntlet: in every match, from --first-opening):"
+        " games 2i and 2i+1 from opening i (mod N), with the colours swapped.",
+    ),
+]
+"""An ``--openings`` option: committed openings, each played with both colours."""
+
+EpochsOverride = Annotated[
+    int | None,
+    typer.Option(
+        "--epochs",
+        metavar="N",
+        help="Override every run's number of epochs (sweep: remembered when the sweep resumes).",
+    ),
+]
+"""An ``--epochs`` option of the commands that start runs."""
+
+ConfigOverrides = Annotated[
+    list[str] | None,
+    typer.Option("--set", metavar="KEY=VALUE", help="Override a key of every run's config (repeatable)."),
+]
+"""A ``--set`` option of the commands that start runs."""
+
 RunDir = Annotated[str, typer.Argument(metavar="RUN_DIR", help="A run folder.")]
 """A ``RUN_DIR`` argument: one run folder."""
 

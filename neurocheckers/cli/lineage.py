@@ -10,6 +10,7 @@ from neurocheckers.cli import checks
 from neurocheckers.cli.common import (
     Batch,
     OpeningPlies,
+    Openings,
     PairedGames,
     Preset,
     RunDir,
@@ -153,6 +154,17 @@ def compare(
     print(f"table: {path}, {markdown}")
 
 
+Depths = Annotated[
+    str,
+    typer.Option(
+        metavar="D,D,...",
+        help="Depths of an equal-depth test: against material (--equal-depths) or, on the american8"
+        " ladder, the heuristic (--heuristic-depths).",
+    ),
+]
+"""``gauntlet``'s ``--equal-depths`` and ``--heuristic-depths`` (read by ``_depth_list``)."""
+
+
 @app.command(
     epilog=example(
         "neurocheckers gauntlet results/base_final_boss.safetensors --out runs/gauntlet",
@@ -170,15 +182,11 @@ def gauntlet(
         ),
     ],
     rules: Preset = "simple6",
-    openings: Annotated[
-        int, typer.Option(metavar="N", help="Committed openings per match, each played with both colours.")
-    ] = 100,
+    openings: Openings = 100,
     depth: Annotated[
         int, typer.Option(metavar="D", help="Deepest material alpha-beta opponent on the ladder.")
     ] = 3,
-    equal_depths: Annotated[
-        str, typer.Option(metavar="D,D,...", help="Depths of the equal-depth test against material.")
-    ] = "1,2,3",
+    equal_depths: Depths = "1,2,3",
     seed: Seed = 0,
     batch: Batch = 512,
     out: Annotated[
@@ -192,9 +200,7 @@ def gauntlet(
             " alphabeta:2..6:heuristic, openspiel:mcts:1000, pydraughts:4/6/8).",
         ),
     ] = "material",
-    heuristic_depths: Annotated[
-        str, typer.Option(metavar="D,D,...", help="Depths of an equal-depth test against the heuristic.")
-    ] = "",
+    heuristic_depths: Depths = "",
     equal_time: Annotated[
         bool,
         typer.Option(

@@ -7,7 +7,17 @@ from typing import Annotated
 import typer
 
 from neurocheckers.cli import checks
-from neurocheckers.cli.common import Batch, OpeningPlies, Preset, SaveGames, Seed, UserError, app, example
+from neurocheckers.cli.common import (
+    Batch,
+    OpeningPlies,
+    Openings,
+    Preset,
+    SaveGames,
+    Seed,
+    UserError,
+    app,
+    example,
+)
 
 
 @app.command(epilog=example("neurocheckers perft --rules american8 --depth 6"))
@@ -81,14 +91,7 @@ def match(
     save_count: Annotated[
         int, typer.Option(metavar="N", help="Games --save-games keeps: the first ones (colours alternate).")
     ] = 16,
-    openings: Annotated[
-        int | None,
-        typer.Option(
-            metavar="N",
-            help="Start from the first N committed openings: games 2i and 2i+1 from opening i (mod N),"
-            " with the colours swapped.",
-        ),
-    ] = None,
+    openings: Openings = None,
 ) -> None:
     """Play a match of A against B and print the score.
 

@@ -8,7 +8,15 @@ from typing import Annotated
 import typer
 
 from neurocheckers.cli import checks
-from neurocheckers.cli.common import INTERRUPT_HINTS, RunDir, UserError, app, example
+from neurocheckers.cli.common import (
+    INTERRUPT_HINTS,
+    ConfigOverrides,
+    EpochsOverride,
+    RunDir,
+    UserError,
+    app,
+    example,
+)
 
 
 def _config_keys_help() -> str:
@@ -43,16 +51,13 @@ def evolve(
     out: Annotated[
         str, typer.Option(metavar="FOLDER", help="Folder in which the run folder is created.")
     ] = "runs",
-    epochs: Annotated[int | None, typer.Option(metavar="N", help="Override the number of epochs.")] = None,
+    epochs: EpochsOverride = None,
     seed: Annotated[int | None, typer.Option(metavar="SEED", help="Override the seed.")] = None,
     seeds: Annotated[
         str | None,
         typer.Option(metavar="S,S,...", help="One run per seed (e.g. 0,1,2), each in its own folder."),
     ] = None,
-    set_: Annotated[
-        list[str] | None,
-        typer.Option("--set", metavar="KEY=VALUE", help="Override a config key (repeatable)."),
-    ] = None,
+    set_: ConfigOverrides = None,
     resume: Annotated[
         str | None,
         typer.Option(metavar="RUN_DIR", help="Continue the run in this folder from its checkpoint."),
@@ -208,10 +213,7 @@ def sweep(
     out: Annotated[
         str, typer.Option(metavar="FOLDER", help="Folder in which the sweep folder is created.")
     ] = "runs",
-    epochs: Annotated[
-        int | None,
-        typer.Option(metavar="N", help="Override every run's epochs (remembered when the sweep resumes)."),
-    ] = None,
+    epochs: EpochsOverride = None,
     workers: Annotated[
         int, typer.Option(metavar="N", help="Runs at once on this machine, each in its own process.")
     ] = 1,
@@ -227,10 +229,7 @@ def sweep(
     cpus_per_run: Annotated[
         int, typer.Option(metavar="N", help="CPUs (and host devices) each Ray task takes.")
     ] = 1,
-    set_: Annotated[
-        list[str] | None,
-        typer.Option("--set", metavar="KEY=VALUE", help="Override a key of every run's config (repeatable)."),
-    ] = None,
+    set_: ConfigOverrides = None,
 ) -> None:
     """Run every config of a sweep file.
 
