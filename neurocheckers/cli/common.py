@@ -1,4 +1,5 @@
-"""What every command shares: the app, the one-line ``UserError``, shared options and helpers."""
+"""What every command shares: the app, the one-line ``UserError``, shared options and helpers
+(the checks of the user's input are in ``checks``)."""
 
 from __future__ import annotations
 
@@ -27,15 +28,6 @@ Preset = Annotated[str, typer.Option(metavar="PRESET", help="Rules preset: simpl
 
 class UserError(Exception):
     """A problem with the user's input: reported as one line, without a traceback."""
-
-
-def rules_preset(name: str):
-    from neurocheckers.rules import get_rules
-
-    try:
-        return get_rules(name)
-    except ValueError as e:
-        raise UserError(str(e)) from None
 
 
 def example(*lines: str) -> str:
@@ -72,49 +64,47 @@ Seed = Annotated[int, typer.Option(metavar="SEED", help="Random seed.")]
 PairedGames = Annotated[int, typer.Option(metavar="N", help="Games per match (even; colours balanced).")]
 """A ``--games`` option of the commands that replay a lineage."""
 
+Batch = Annotated[int, typer.Option(metavar="N", help="Games played at once.")]
+"""A ``--batch`` option (the default is the command's)."""
 
-def at_least(option: str, value: int | float | None, low: int) -> None:
-    """``UserError`` naming ``option`` and ``value`` when ``value`` is below ``low`` (None passes)."""
-    if value is not None and value < low:
-        raise UserError(f"{option} must be >= {low}, got {value}")
+SaveGames = Annotated[
+    str | None,
+    typer.Option(
+        metavar="PATH",
+        help="Save games in notation, for show and serve: standard PDN when PATH ends in .pdn, else JSON"
+        " (match: the first --save-count games; lineage: Table 1's).",
+    ),
+]
+"""A ``--save-games`` option (checked with ``writable_file`` before any game is played)."""
 
+Openings = Annotated[
+    int | None,
+    typer.Option(
+        metavar="N",
+        help="Start from the first N committed openings (gauntlet: in every match, from --first-opening):"
+        " games 2i and 2i+1 from opening i (mod N), with the colours swapped.",
+    ),
+]
+"""An ``--openings`` option: committed openings, each played with both colours."""
 
-def writable_folder(path: str, option: str = "--out") -> None:
-    """Create folder ``path`` (and its parents) now, before any work, or raise ``UserError`` naming
-    ``option``: a result is never computed only to be lost for want of somewhere to write it."""
-    from pathlib import Path
+EpochsOverride = Annotated[
+    int | None,
+    typer.Option(
+        "--epochs",
+        metavar="N",
+        help="Override every run's number of epochs (sweep: remembered when the sweep resumes).",
+    ),
+]
+"""An ``--epochs`` option of the commands that start runs."""
 
-    folder = Path(path)
-    if folder.exists() and not folder.is_dir():
-        raise UserError(f"{option} {path!r} is a file, not a folder")
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise UserError(f"cannot create {option} folder {path!r}: {e.strerror or e}") from None
-    if not os_writable(folder):
-        raise UserError(f"cannot write in {option} folder {path!r}: permission denied")
+ConfigOverrides = Annotated[
+    list[str] | None,
+    typer.Option("--set", metavar="KEY=VALUE", help="Override a key of every run's config (repeatable)."),
+]
+"""A ``--set`` option of the commands that start runs."""
 
-
-def writable_file(path: str, option: str, suffixes: tuple[str, ...] = (), make_folder: bool = True) -> None:
-    """Check before any work that file ``path`` can be written: it is not a folder, it ends in one of
-    ``suffixes`` (when given), and its folder exists (is created, with ``make_folder``) and is
-    writable; else ``UserError`` naming ``option``."""
-    from pathlib import Path
-
-    file = Path(path)
-    if file.is_dir():
-        raise UserError(f"{option} {path!r} is a folder; give a file name")
-    if suffixes and file.suffix.lower() not in suffixes:
-        raise UserError(f"{option} {path!r} must end in {' or '.join(suffixes)}")
-    if not make_folder and not file.parent.is_dir():
-        raise UserError(f"{option} {path!r}: there is no folder {str(file.parent)!r}")
-    writable_folder(str(file.parent), option)
-
-
-def os_writable(folder) -> bool:
-    import os
-
-    return os.access(folder, os.W_OK | os.X_OK)
+RunDir = Annotated[str, typer.Argument(metavar="RUN_DIR", help="A run folder.")]
+"""A ``RUN_DIR`` argument: one run folder."""
 
 
 INTERRUPT_HINTS: list[str] = []

@@ -6,7 +6,8 @@ from typing import Annotated
 
 import typer
 
-from neurocheckers.cli.common import Preset, UserError, app, at_least, example, rules_preset, writable_folder
+from neurocheckers.cli import checks
+from neurocheckers.cli.common import Preset, UserError, app, example
 
 endgame_app = typer.Typer(
     help="Endgame databases: build, probe, check.",
@@ -22,10 +23,8 @@ Database = Annotated[
 def _open(folder: str):
     from neurocheckers.endgame.database import EndgameDB, EndgameError
 
-    try:
+    with checks.user_errors(EndgameError):
         return EndgameDB(folder)
-    except EndgameError as e:
-        raise UserError(str(e)) from None
 
 
 def _build_progress():
@@ -66,20 +65,17 @@ def build(
     from neurocheckers.endgame.database import EndgameError
     from neurocheckers.endgame.solve import build as build_database
 
-    preset = rules_preset(rules)
+    preset = checks.rules_preset(rules)
     if preset.name not in ("american6", "american8"):
         raise UserError(f"--rules {rules!r}: endgame databases are built for american6 and american8")
-    at_least("--pieces", pieces, 2)
+    checks.at_least("--pieces", pieces, 2)
     if pieces > 8:
         raise UserError(f"--pieces {pieces}: at most 8 (larger databases do not fit one machine)")
-    writable_folder(out)
+    checks.writable_folder(out)
     began = time.perf_counter()
     progress, update = _build_progress()
-    try:
-        with progress:
-            db = build_database(preset, pieces, out, update)
-    except EndgameError as e:
-        raise UserError(str(e)) from None
+    with checks.user_errors(EndgameError), progress:
+        db = build_database(preset, pieces, out, update)
     slices = db.manifest["slices"].values()
     total = sum(s["positions"] for s in slices)
     print(f"{len(slices)} slices, {total:,} positions in {out} ({time.perf_counter() - began:.1f} s)")
@@ -112,10 +108,8 @@ def probe(
         raise UserError("give at least one FEN, or --file")
     database = _open(db)
     for fen in queries:
-        try:
+        with checks.user_errors(EndgameError):
             print(probe_fen(database, fen).line())
-        except EndgameError as e:
-            raise UserError(str(e)) from None
 
 
 @endgame_app.command(epilog=example("neurocheckers endgame check --db runs/endgame/american6 --sample 10000"))
@@ -128,7 +122,7 @@ def check(
     positions they reach; exits 1 if any slice disagrees."""
     from neurocheckers.endgame.verify import check_slice
 
-    at_least("--sample", sample, 0)
+    checks.at_least("--sample", sample, 0)
     database = _open(db)
     failed = 0
     for s in sorted(database.slices):

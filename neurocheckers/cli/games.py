@@ -7,7 +7,8 @@ from typing import Annotated
 
 import typer
 
-from neurocheckers.cli.common import UserError, app, example, rules_preset, writable_file
+from neurocheckers.cli import checks
+from neurocheckers.cli.common import UserError, app, example
 
 
 @app.command(epilog=example("neurocheckers play --agent runs/agent.safetensors --seconds 2 --human white"))
@@ -42,30 +43,26 @@ def play(
 
     Type moves as 9-14, 9x18 or 1x10x19, or help, moves, board, undo, quit. The agent thinks
     --seconds a move with the timed alpha-beta search, or with MCTS (--search mcts)."""
-    import math
     from pathlib import Path
 
     from neurocheckers.agent_file import load_agent
     from neurocheckers.play import SEARCHES, parse_color, play_game
     from neurocheckers.timed_player import MAX_SECONDS
 
-    preset = rules_preset(rules) if rules is not None else None
+    preset = checks.rules_preset(rules) if rules is not None else None
     if search not in SEARCHES:
         raise UserError(f"--search must be one of {', '.join(SEARCHES)}, got {search!r}")
     try:
         color = parse_color(human)
     except ValueError:
         raise UserError(f"--human must be black or white, got {human!r}") from None
-    if not (seconds > 0 and math.isfinite(seconds)):
-        raise UserError(f"--seconds must be a positive number, got {seconds}")
+    checks.positive("--seconds", seconds)
     if seconds > MAX_SECONDS:  # the web app's cap too
         raise UserError(f"--seconds must be at most {MAX_SECONDS:g}, got {seconds}")
     if not Path(agent).is_file():
         raise UserError(f"no agent file {agent!r}")
-    try:
+    with checks.user_errors(ValueError):
         loaded = load_agent(agent, preset)
-    except ValueError as e:
-        raise UserError(str(e)) from None
     names = ("human", Path(agent).name)
     game = play_game(loaded, loaded.rules, seconds, color, seed=seed, names=names, search=search)
     if save is not None:
@@ -108,21 +105,17 @@ def show(
     """Draw a saved game as an animated GIF or SVG boards.
 
     Draws the game move by move: a GIF by default, or one SVG board per position with --svg-dir."""
-    import math
     from pathlib import Path
 
     from neurocheckers.analysis.pdn_games import load_game_file
 
-    if not (fps > 0 and math.isfinite(fps)):
-        raise UserError(f"--fps must be a positive number, got {fps}")
+    checks.positive("--fps", fps)
     if out is not None:
-        writable_file(out, "--out", (".gif",), make_folder=False)
+        checks.writable_file(out, "--out", (".gif",), make_folder=False)
     if svg_dir is not None and Path(svg_dir).exists() and not Path(svg_dir).is_dir():
         raise UserError(f"--svg-dir {svg_dir!r} is a file, not a folder")
-    try:
+    with checks.user_errors(ValueError):
         loaded = load_game_file(games_file)
-    except ValueError as e:
-        raise UserError(str(e)) from None
     for reason in loaded.skipped:
         print(f"neurocheckers: warning: skipped {reason}", file=sys.stderr)
     if not 1 <= game <= len(loaded.games):

@@ -6,19 +6,20 @@ from typing import Annotated
 
 import typer
 
+from neurocheckers.cli import checks
 from neurocheckers.cli.common import (
+    Batch,
     OpeningPlies,
+    Openings,
     PairedGames,
     Preset,
+    RunDir,
+    SaveGames,
     Seed,
     UserError,
     app,
-    at_least,
     example,
     match_progress,
-    rules_preset,
-    writable_file,
-    writable_folder,
 )
 
 
@@ -28,7 +29,7 @@ from neurocheckers.cli.common import (
     )
 )
 def lineage(
-    run_dir: Annotated[str, typer.Argument(metavar="RUN_DIR", help="A run folder.")],
+    run_dir: RunDir,
     games: PairedGames = 20,
     every: Annotated[
         int, typer.Option(metavar="E", help="Table rows every this many epochs (and the last).")
@@ -50,13 +51,7 @@ def lineage(
     out: Annotated[
         str | None, typer.Option(metavar="FOLDER", help="Folder for the outputs (default: RUN_DIR).")
     ] = None,
-    save_games: Annotated[
-        str | None,
-        typer.Option(
-            metavar="FILE",
-            help="Also write Table 1's games (JSON, or PDN when FILE ends in .pdn) for show and serve.",
-        ),
-    ] = None,
+    save_games: SaveGames = None,
 ) -> None:
     """Replay a run's boss lineage: Table 1 and Elo ratings.
 
@@ -71,19 +66,19 @@ def lineage(
     from neurocheckers.search.limits import MAX_SIMULATIONS
 
     rr_games = games if round_robin_games is None else round_robin_games
-    try:
+    with checks.user_errors(RunError, ValueError):
         check_games(games)
         check_games(rr_games, "--round-robin-games")
         replay.table_epochs(0, every)
         elo.sample_indices(2, sample or None)
         if simulations is not None and not 1 <= simulations <= MAX_SIMULATIONS:
             raise ValueError(f"--simulations must be in 1..{MAX_SIMULATIONS}, got {simulations}")
-        at_least("--opening-plies", opening_plies, 0)
+        checks.at_least("--opening-plies", opening_plies, 0)
         boss_lineage(run_dir)  # a bad folder fails here, before any compiling
         folder = Path(out or run_dir)
-        writable_folder(str(folder))
+        checks.writable_folder(str(folder))
         if save_games:
-            writable_file(save_games, "--save-games")
+            checks.writable_file(save_games, "--save-games")
         progress, update = match_progress("lineage table")
         with progress:
             played: list | None = [] if save_games else None
@@ -104,8 +99,6 @@ def lineage(
             print(elo.format_elo(result))
             files = replay_figures.write_round_robin(result, folder)
             print("round-robin: " + ", ".join(str(f) for f in files.values()))
-    except (RunError, ValueError) as e:
-        raise UserError(str(e)) from None
 
 
 def _save_lineage_games(run_dir: str, path: str, games: list) -> str:
@@ -145,22 +138,31 @@ def compare(
     from neurocheckers.analysis.matches import check_games
     from neurocheckers.experiment.folder import RunError
 
-    try:
+    with checks.user_errors(RunError, ValueError):
         check_games(games)
-        at_least("--opening-plies", opening_plies, 0)
+        checks.at_least("--opening-plies", opening_plies, 0)
         for run_dir in (base_run, *runs):
             boss_lineage(run_dir)  # a bad folder fails here, before any compiling
-        writable_file(out or str(Path(base_run) / "compare.csv"), "--out", (".csv",))
+        checks.writable_file(out or str(Path(base_run) / "compare.csv"), "--out", (".csv",))
         progress, update = match_progress("compare")
         with progress:
             rows = replay.compare_runs(base_run, runs, games, seed, opening_plies, update)
-    except (RunError, ValueError) as e:
-        raise UserError(str(e)) from None
     print(replay.format_compare(rows))
     path = replay.write_rows(rows, Path(out) if out else Path(base_run) / "compare.csv")
     markdown = path.with_suffix(".md")
     markdown.write_text(replay.format_compare_markdown(rows))
     print(f"table: {path}, {markdown}")
+
+
+Depths = Annotated[
+    str,
+    typer.Option(
+        metavar="D,D,...",
+        help="Depths of an equal-depth test: against material (--equal-depths) or, on the american8"
+        " ladder, the heuristic (--heuristic-depths).",
+    ),
+]
+"""``gauntlet``'s ``--equal-depths`` and ``--heuristic-depths`` (read by ``_depth_list``)."""
 
 
 @app.command(
@@ -180,17 +182,13 @@ def gauntlet(
         ),
     ],
     rules: Preset = "simple6",
-    openings: Annotated[
-        int, typer.Option(metavar="N", help="Committed openings per match, each played with both colours.")
-    ] = 100,
+    openings: Openings = 100,
     depth: Annotated[
         int, typer.Option(metavar="D", help="Deepest material alpha-beta opponent on the ladder.")
     ] = 3,
-    equal_depths: Annotated[
-        str, typer.Option(metavar="D,D,...", help="Depths of the equal-depth test against material.")
-    ] = "1,2,3",
+    equal_depths: Depths = "1,2,3",
     seed: Seed = 0,
-    batch: Annotated[int, typer.Option(metavar="N", help="Games played at once.")] = 512,
+    batch: Batch = 512,
     out: Annotated[
         str, typer.Option(metavar="PATH", help="Folder for gauntlet.json, gauntlet.csv and gauntlet.png.")
     ] = "runs/gauntlet",
@@ -202,9 +200,7 @@ def gauntlet(
             " alphabeta:2..6:heuristic, openspiel:mcts:1000, pydraughts:4/6/8).",
         ),
     ] = "material",
-    heuristic_depths: Annotated[
-        str, typer.Option(metavar="D,D,...", help="Depths of an equal-depth test against the heuristic.")
-    ] = "",
+    heuristic_depths: Depths = "",
     equal_time: Annotated[
         bool,
         typer.Option(
@@ -236,18 +232,16 @@ def gauntlet(
     engines and timed players give both sides' seconds per move."""
     from neurocheckers.analysis.gauntlet import GauntletConfig
 
-    preset = rules_preset(rules)
+    preset = checks.rules_preset(rules)
     depths = _depth_list(equal_depths, "--equal-depths")
-    writable_folder(out)
-    try:
+    checks.writable_folder(out)
+    with checks.user_errors(ValueError):
         config = GauntletConfig(
             openings, depth, depths, seed, batch, ladder=ladder, equal_time=equal_time,
             heuristic_depths=_depth_list(heuristic_depths, "--heuristic-depths"),
             engine_openings=engine_openings, only=_names(only), kinds=_names(kinds),
             first_opening=first_opening, endgame=endgame,
         )  # fmt: skip
-    except ValueError as e:
-        raise UserError(str(e)) from None
     _play_gauntlet(preset, player, config, out)
 
 
@@ -255,12 +249,10 @@ def _play_gauntlet(preset, player: str, config, out: str) -> None:
     """Play a gauntlet with a progress bar, print its table and write its files into ``out``."""
     from neurocheckers.analysis.gauntlet import format_gauntlet, run_gauntlet, write_gauntlet
 
-    try:
+    with checks.user_errors(ValueError):
         progress, update = match_progress("gauntlet")
         with progress:
             result = run_gauntlet(preset, player, config, on_row=lambda done, total, row: update(done, total))
-    except ValueError as e:
-        raise UserError(str(e)) from None
     print(format_gauntlet(result))
     files = write_gauntlet(result, out)
     print("wrote " + ", ".join(str(p) for p in files.values()))

@@ -6,16 +6,17 @@ from typing import Annotated
 
 import typer
 
+from neurocheckers.cli import checks
 from neurocheckers.cli.common import (
+    Batch,
     OpeningPlies,
+    Openings,
     Preset,
+    SaveGames,
     Seed,
     UserError,
     app,
-    at_least,
     example,
-    rules_preset,
-    writable_file,
 )
 
 
@@ -32,17 +33,14 @@ def perft(
     """Count the positions reachable in 1..N turns (perft).
 
     Prints one line per depth: 'depth N: COUNT'."""
-    preset = rules_preset(rules)
-    if depth < 1:
-        raise UserError(f"--depth must be >= 1, got {depth}")
+    preset = checks.rules_preset(rules)
+    checks.at_least("--depth", depth, 1)
     from neurocheckers.rules import init
     from neurocheckers.rules.notation import parse_fen
     from neurocheckers.rules.perft import perft_iter
 
-    try:
+    with checks.user_errors(ValueError):
         state = parse_fen(preset, fen) if fen is not None else init(preset)
-    except ValueError as e:
-        raise UserError(str(e)) from None
     for d, count in perft_iter(preset, state, depth):
         print(f"depth {d}: {count}", flush=True)
 
@@ -71,9 +69,7 @@ def match(
         int, typer.Option(metavar="N", help="Games to play; A moves first in every other game.")
     ] = 1000,
     seed: Seed = 0,
-    batch: Annotated[
-        int, typer.Option(metavar="N", help="Games played at once (in one compiled call).")
-    ] = 2048,
+    batch: Batch = 2048,
     max_plies: Annotated[
         int | None,
         typer.Option(
@@ -91,45 +87,30 @@ def match(
             help="Save the final-material histogram to this PNG file (in a folder: PATH/material.png).",
         ),
     ] = None,
-    save_games: Annotated[
-        str | None,
-        typer.Option(
-            metavar="PATH",
-            help="Save some games in notation (for 'show'): standard PDN when PATH ends in .pdn, else JSON.",
-        ),
-    ] = None,
+    save_games: SaveGames = None,
     save_count: Annotated[
         int, typer.Option(metavar="N", help="Games --save-games keeps: the first ones (colours alternate).")
     ] = 16,
-    openings: Annotated[
-        int | None,
-        typer.Option(
-            metavar="N",
-            help="Start from the first N committed openings: games 2i and 2i+1 from opening i (mod N),"
-            " with the colours swapped.",
-        ),
-    ] = None,
+    openings: Openings = None,
 ) -> None:
     """Play a match of A against B and print the score.
 
     Prints A's wins, draws, losses, unfinished games and score with a 95% confidence interval."""
-    preset = rules_preset(rules)
+    preset = checks.rules_preset(rules)
     _check_match_numbers(games, batch, max_plies, opening_plies, save_count)
     from neurocheckers.engines import parse_any_player
     from neurocheckers.rules.openings import load_openings, opening_states
 
-    try:
+    with checks.user_errors(ValueError):
         a = parse_any_player(player_a, preset)
         b = parse_any_player(player_b, preset)
         starts = opening_states(preset, load_openings(preset, openings)) if openings is not None else None
-    except ValueError as e:
-        raise UserError(str(e)) from None
     keep, clock = (save_count if save_games is not None else 0), _match_clock(a, b)
     plot_path = _plot_path(plot) if plot else None
     if plot_path is not None:
-        writable_file(str(plot_path), "--plot")
+        checks.writable_file(str(plot_path), "--plot")
     if save_games is not None:
-        writable_file(save_games, "--save-games")
+        checks.writable_file(save_games, "--save-games")
     from neurocheckers.arena import MatchOptions
 
     options = MatchOptions(games, seed, batch, max_plies, opening_plies, keep, starts)
@@ -150,9 +131,9 @@ def _check_match_numbers(
 ) -> None:
     """``UserError`` naming the first of ``match``'s counts that is out of range."""
     for name, value in (("--games", games), ("--batch", batch), ("--max-plies", max_plies)):
-        at_least(name, value, 1)
-    at_least("--opening-plies", opening_plies, 0)
-    at_least("--save-count", save_count, 1)
+        checks.at_least(name, value, 1)
+    checks.at_least("--opening-plies", opening_plies, 0)
+    checks.at_least("--save-count", save_count, 1)
 
 
 def _play_match(rules, a, b, options, quiet: bool, clock=None):

@@ -7,7 +7,16 @@ from typing import Annotated
 
 import typer
 
-from neurocheckers.cli.common import INTERRUPT_HINTS, UserError, app, example, writable_file
+from neurocheckers.cli import checks
+from neurocheckers.cli.common import (
+    INTERRUPT_HINTS,
+    ConfigOverrides,
+    EpochsOverride,
+    RunDir,
+    UserError,
+    app,
+    example,
+)
 
 
 def _config_keys_help() -> str:
@@ -42,16 +51,13 @@ def evolve(
     out: Annotated[
         str, typer.Option(metavar="FOLDER", help="Folder in which the run folder is created.")
     ] = "runs",
-    epochs: Annotated[int | None, typer.Option(metavar="N", help="Override the number of epochs.")] = None,
+    epochs: EpochsOverride = None,
     seed: Annotated[int | None, typer.Option(metavar="SEED", help="Override the seed.")] = None,
     seeds: Annotated[
         str | None,
         typer.Option(metavar="S,S,...", help="One run per seed (e.g. 0,1,2), each in its own folder."),
     ] = None,
-    set_: Annotated[
-        list[str] | None,
-        typer.Option("--set", metavar="KEY=VALUE", help="Override a config key (repeatable)."),
-    ] = None,
+    set_: ConfigOverrides = None,
     resume: Annotated[
         str | None,
         typer.Option(metavar="RUN_DIR", help="Continue the run in this folder from its checkpoint."),
@@ -188,10 +194,8 @@ def _evolve_with_progress(run_dir: str, total: int) -> None:
         INTERRUPT_HINTS[:] = [
             f"the run resumes from its last checkpoint: neurocheckers evolve --resume {run_dir}"
         ]
-        try:
+        with checks.user_errors(RunError):
             run(run_dir, epochs=total, on_epoch=on_epoch)
-        except RunError as e:
-            raise UserError(str(e)) from None
 
 
 @app.command(
@@ -209,10 +213,7 @@ def sweep(
     out: Annotated[
         str, typer.Option(metavar="FOLDER", help="Folder in which the sweep folder is created.")
     ] = "runs",
-    epochs: Annotated[
-        int | None,
-        typer.Option(metavar="N", help="Override every run's epochs (remembered when the sweep resumes)."),
-    ] = None,
+    epochs: EpochsOverride = None,
     workers: Annotated[
         int, typer.Option(metavar="N", help="Runs at once on this machine, each in its own process.")
     ] = 1,
@@ -228,10 +229,7 @@ def sweep(
     cpus_per_run: Annotated[
         int, typer.Option(metavar="N", help="CPUs (and host devices) each Ray task takes.")
     ] = 1,
-    set_: Annotated[
-        list[str] | None,
-        typer.Option("--set", metavar="KEY=VALUE", help="Override a key of every run's config (repeatable)."),
-    ] = None,
+    set_: ConfigOverrides = None,
 ) -> None:
     """Run every config of a sweep file.
 
@@ -245,22 +243,16 @@ def sweep(
     from neurocheckers.experiment.sweep_file import SweepError, load_sweep, with_overrides
 
     for name, value in (("--epochs", epochs), ("--workers", workers), ("--cpus-per-run", cpus_per_run)):
-        if value is not None and value < 1:
-            raise UserError(f"{name} must be >= 1, got {value}")
+        checks.at_least(name, value, 1)
     if ray_address is not None and workers != 1:
         raise UserError(
             f"--workers is for runs on this machine; with --ray give --cpus-per-run, got {workers}"
         )
-    try:
+    with checks.user_errors(SweepError):
         plan = with_overrides(load_sweep(sweep_file), set_ or [])
-    except SweepError as e:
-        raise UserError(str(e)) from None
     print(f"sweep {plan.name}: {len(plan.entries)} runs in {Path(out) / plan.name}")
-    with _SweepProgress(len(plan.entries)) as progress:
-        try:
-            result = run_sweep(plan, out, epochs, workers, ray_address, progress.on_event, cpus_per_run)
-        except (SweepError, ConfigError, RunError) as e:
-            raise UserError(str(e)) from None
+    with _SweepProgress(len(plan.entries)) as progress, checks.user_errors(SweepError, ConfigError, RunError):
+        result = run_sweep(plan, out, epochs, workers, ray_address, progress.on_event, cpus_per_run)
     _print_sweep(plan.name, result)
     if result.failed:
         labels = ", ".join(r["label"] for r in result.failed)
@@ -353,8 +345,7 @@ def plot(
     from neurocheckers.analysis.plots import plot_fitness, plot_strength, strength_path
     from neurocheckers.experiment.folder import RunError, read_run_config
 
-    if smooth is not None and smooth < 1:
-        raise UserError(f"--smooth must be >= 1, got {smooth}")
+    checks.at_least("--smooth", smooth, 1)
     if label and len(label) != len(run_dirs):
         raise UserError(f"give one --label per run: {len(run_dirs)} runs, {len(label)} labels")
     try:
@@ -375,7 +366,7 @@ def plot(
     epilog=example("neurocheckers export runs/quick_seed0_20260101-120000 --out runs/agent.safetensors")
 )
 def export(
-    run_dir: Annotated[str, typer.Argument(metavar="RUN_DIR", help="A run folder.")],
+    run_dir: RunDir,
     out: Annotated[
         str, typer.Option(metavar="PATH", help="The agent file to write (.safetensors).")
     ] = "agent.safetensors",
@@ -397,7 +388,7 @@ def export(
     if Path(out).is_dir():
         example = Path(out) / "agent.safetensors"
         raise UserError(f"--out {out!r} is a folder; give the agent file's name, e.g. {example}")
-    writable_file(out, "--out", (".safetensors",))
+    checks.writable_file(out, "--out", (".safetensors",))
     try:
         path, entry = export_boss(run_dir, out, epoch)
     except (RunError, ValueError) as e:
