@@ -196,6 +196,8 @@ class SelfPlaySettings(Section, section="td_lambda"):
     """Learners: Adam steps of that material bootstrap."""
     endgame_targets: str = ""
     """TD learners: an endgame database folder (endgame build); its positions get exact targets ("": off)."""
+    endgame_draws: bool = True
+    """TD learners: whether the database's draws are exact targets too (false: its wins and losses only)."""
 
 
 class DQNSectionSettings(Section, section="dqn"):

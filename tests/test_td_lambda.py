@@ -165,6 +165,10 @@ def test_endgame_targets_are_the_database_values(small_db):
     expected = np.asarray(exact_value(jnp.asarray(found, jnp.int32), jnp.asarray(distance)))
     np.testing.assert_allclose(np.asarray(targets[:2])[turn_start], expected[turn_start], atol=1e-6)
     assert not np.allclose(np.asarray(targets[:2]), np.asarray(plain_targets[:2]))
+    # A lone king against a lone king is drawn: a target with endgame_draws, not without.
+    draw, _ = endgame_batch("B:WK18:BK1", 1)
+    assert bool(run(SETTINGS, params, draw, exact)[4][0])
+    assert not bool(run(dataclasses.replace(SETTINGS, endgame_draws=False), params, draw, exact)[4][0])
 
 
 def test_material_bootstrap_positions_are_rated_by_material():

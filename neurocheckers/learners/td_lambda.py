@@ -16,8 +16,9 @@ where every value is the chance that the side to move wins: when the side to mov
 lambda = 0 is one-step TD (the next position's value), lambda = 1 the game's result (Monte Carlo).
 The targets are computed once per epoch with the network that played the games (the offline
 lambda-return). With an endgame database (``endgame_targets``; ``epoch``'s ``exact``), every
-recorded position it holds takes its exact value (win, draw or loss, ``endgame.device.exact_value``)
-both as its target and as the value the positions before it bootstrap from.
+recorded position it holds takes its exact value (win, draw or loss, ``endgame.device.exact_value``;
+wins and losses only without ``endgame_draws``) both as its target and as the value the positions
+before it bootstrap from.
 
 ``init(settings, key)`` and ``epoch(settings, state, key)`` are pure and jitted with the settings
 static (the evosax / PureJaxRL style).
@@ -32,7 +33,7 @@ import jax
 import jax.numpy as jnp
 
 from neurocheckers import fitting
-from neurocheckers.endgame.database import OUTSIDE
+from neurocheckers.endgame.database import DRAW, OUTSIDE
 from neurocheckers.endgame.device import DeviceDB, boards_of_planes, exact_value, lookup_mover
 from neurocheckers.evaluator import value
 from neurocheckers.learners.common import (
@@ -83,15 +84,17 @@ def td_lambda_targets(values: jax.Array, flips: jax.Array, length: jax.Array, la
     return jnp.where(played, fitting.td_lambda_targets(values, played, padded_flips, end, lambda_), values)
 
 
-def exact_values(exact: DeviceDB, batch: SelfPlayBatch) -> tuple[jax.Array, jax.Array]:
+def exact_values(exact: DeviceDB, batch: SelfPlayBatch, draws: bool = True) -> tuple[jax.Array, jax.Array]:
     """([N, L + 1] exact win chances, [N, L + 1] bool: held by the database) of a batch's positions
-    (the positions at a turn's start, up to each game's final one)."""
+    (the positions at a turn's start, up to each game's final one); without ``draws`` the positions
+    it holds as drawn count as not held."""
     squares = exact.num_squares
     boards = boards_of_planes(batch.positions[..., :squares], batch.positions[..., squares:])
     lookup = jax.vmap(jax.vmap(lookup_mover, in_axes=(None, 0, 0)), in_axes=(None, 0, 0))
     found, distance = lookup(exact, boards, batch.turn_start)
     upto = jnp.arange(batch.turn_start.shape[1])[None, :] <= batch.length[:, None]
-    return exact_value(found, distance), (found != OUTSIDE) & upto
+    held = (found != OUTSIDE) & (draws | (found != DRAW))
+    return exact_value(found, distance), held & upto
 
 
 def training_data(
@@ -109,7 +112,7 @@ def training_data(
     values = values.at[games, batch.length].set(final)
     bootstrap, known = values, jnp.zeros_like(batch.turn_start)
     if exact is not None:
-        exact_chance, known = exact_values(exact, batch)
+        exact_chance, known = exact_values(exact, batch, settings.endgame_draws)
         bootstrap = jnp.where(known, exact_chance, values)
     flips = batch.colors[:, 1:] != batch.colors[:, :-1]
     targets = td_lambda_targets(bootstrap, flips, batch.length, settings.lambda_)
