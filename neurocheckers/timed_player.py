@@ -42,7 +42,7 @@ MAX_SECONDS = 60.0
 MAX_NODES = 100_000_000
 EQUAL_TIME_SHARE = 0.95
 """In the equal-time mode the player may spend this share of the opponent's mean time per move, as
-a time bank over the match (``engines.MoveClock.allowance``)."""
+a time bank over the match, spread over the moves (``engines.MoveClock.allowance``)."""
 FIRST_MOVE_SECONDS = 0.05
 """The equal-time budget before the opponent has moved."""
 MIN_SECONDS = 0.001

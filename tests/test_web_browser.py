@@ -344,8 +344,13 @@ def test_stepping_through_a_saved_game_and_its_pdn(page, server):
     page.click("#last")
     assert page.get_attribute("#games-board", "data-ply") == str(GAME_MOVES)
     assert page.inner_text("#ply-label") == f"move {GAME_MOVES} of {GAME_MOVES}"
-    moves = page.locator("#games-moves li").all_inner_texts()
+    moves = page.locator("#games-moves button.turn").all_inner_texts()
     assert len(moves) == GAME_MOVES
+    # Paired like the Play page's list: a numbered row holds a Black move and White's reply.
+    assert (GAME_MOVES + 1) // 2 <= page.locator("#games-moves li").count() <= GAME_MOVES // 2 + 1
+    assert page.locator("#games-moves li >> nth=0 >> .no").inner_text() == "1."
+    page.click("#games-moves button.turn[data-ply='2']")
+    assert page.get_attribute("#games-board", "data-ply") == "2"
     for selector in ("#game-list a.pdn >> nth=0", "#games-pdn"):
         [pdn] = _download_pdn(page, selector)
         assert list(pdn.moves) == moves

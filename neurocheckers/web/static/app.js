@@ -275,23 +275,31 @@ function renderEndgame(endgame) {
   line.dataset.forYou = endgame ? endgame.for_you : "";
 }
 
+// Paired rows ("1. 11-15 23-19"), one a Black move; a list opening with White's move shows "..."
+// first. ``button(move, i)`` makes each move's button; ``move.side`` is "black" or "white".
+function pairedRows(moves, button) {
+  const rows = [];
+  moves.forEach((move, i) => {
+    if (move.side === "black" || !rows.length) {
+      const li = html("li");
+      li.appendChild(html("span", { class: "no" }, `${rows.length + 1}.`));
+      if (move.side === "white") li.appendChild(html("span", { class: "turn skip" }, "..."));
+      rows.push(li);
+    }
+    rows[rows.length - 1].appendChild(button(move, i));
+  });
+  return rows;
+}
+
 function renderMoves(game) {
   const list = $("play-moves");
-  const rows = [];
   const shown = play.viewing ?? (game ? game.turns.length : 0);
-  (game ? game.turns : []).forEach((t, i) => {
+  list.replaceChildren(...pairedRows(game ? game.turns : [], (t, i) => {
     const button = html("button", { type: "button", class: `turn ${t.by_human ? "human" : "opponent"}`, "data-turn": i + 1 }, t.notation);
     if (i + 1 === shown) button.classList.add("current");
     button.addEventListener("click", () => viewTurn(i + 1));
-    if (t.side === "black" || !rows.length) {
-      const li = html("li");
-      li.appendChild(html("span", { class: "no" }, `${rows.length + 1}.`));
-      if (t.side === "white") li.appendChild(html("span", { class: "turn skip" }, "..."));
-      rows.push(li);
-    }
-    rows[rows.length - 1].appendChild(button);
-  });
-  list.replaceChildren(...rows);
+    return button;
+  }));
   const current = list.querySelector(".current");
   if (play.viewing === null) list.scrollTop = list.scrollHeight;
   else if (current) current.scrollIntoView({ block: "nearest" });
@@ -649,11 +657,11 @@ async function openGame(path, number) {
   pdn.href = gamePdnUrl(path, number);
   pdn.classList.remove("disabled");
   pdn.setAttribute("aria-disabled", "false");
-  const list = $("games-moves");
-  list.replaceChildren(...viewer.view.moves.map((m, i) => {
-    const li = html("li", {}, m);
-    li.addEventListener("click", () => showPly(i + 1));
-    return li;
+  const moves = viewer.view.moves.map((notation, i) => ({ notation, side: viewer.view.positions[i].to_move }));
+  $("games-moves").replaceChildren(...pairedRows(moves, (m, i) => {
+    const button = html("button", { type: "button", class: "turn", "data-ply": i + 1 }, m.notation);
+    button.addEventListener("click", () => showPly(i + 1));
+    return button;
   }));
   showPly(0);
 }
@@ -677,7 +685,9 @@ function showPly(index) {
   $("games-eval").textContent = chances
     ? `${view.evaluation.agent}: Black's chance of winning ${Math.round(100 * chances[i])}%`
     : view.note || "";
-  document.querySelectorAll("#games-moves li").forEach((li, k) => li.classList.toggle("current", k === i - 1));
+  document.querySelectorAll("#games-moves button.turn").forEach((b, k) => b.classList.toggle("current", k === i - 1));
+  const current = document.querySelector("#games-moves button.turn.current");
+  if (current) current.scrollIntoView({ block: "nearest" });
   const xs = view.positions.map((_, k) => k);
   const series = [{ name: "Black's material", ys: view.positions.map(p => p.material.black_lead), color: "#444" }];
   if (chances) series.push({ name: "10 (chance - 1/2)", ys: chances.map(c => 10 * c - 5), color: "#1d5a8a", dash: "5 3" });
