@@ -4,6 +4,7 @@ player-spec display names; and the host-device check through JAX's public API.""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -59,7 +60,10 @@ def test_backend_initialized_through_public_api():
         print(before, still, count, after, refused, use_host_devices(2))
         """
     )
-    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
+    env = dict(os.environ)
+    # The parent's other XLA flags (the tests' optimisation level, tests/conftest.py) stay; its device
+    # count goes: the script sets its own.
+    env["XLA_FLAGS"] = re.sub(r"--xla_force_host_platform_device_count=\S*", "", env.get("XLA_FLAGS", ""))
     env["JAX_PLATFORMS"] = "cpu"  # host devices, even where a GPU is the default backend
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, env=env)
     assert out.returncode == 0, out.stderr

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -190,7 +191,10 @@ def test_two_host_devices_give_the_same_games():
         print("ok")
         """
     )
-    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
+    env = dict(os.environ)
+    # The parent's other XLA flags (the tests' optimisation level, tests/conftest.py) stay; its device
+    # count goes: the script sets its own.
+    env["XLA_FLAGS"] = re.sub(r"--xla_force_host_platform_device_count=\S*", "", env.get("XLA_FLAGS", ""))
     env["JAX_PLATFORMS"] = "cpu"  # host devices, even where a GPU is the default backend
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, env=env)
     assert done.returncode == 0, done.stderr[-3000:]
