@@ -208,6 +208,13 @@ def _not_interrupted(stderr: str) -> str:
     return f"the child did not exit after SIGINT; {state}; stderr: {err}"
 
 
+def _hear_ctrl_c() -> None:
+    """A child's SIGINT back to the default before it starts: a pytest started in the background of
+    a script has SIGINT ignored, the children inherit that, and Python then leaves it ignored (Ctrl-C
+    would never reach them: these tests failed so when run that way)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_an_interrupt_ends_a_match_at_once(tmp_path):
     """Ctrl-C during a long match ends the process promptly with status 130, not when the compiled
     work in XLA's threads would have finished (minutes here)."""
@@ -215,7 +222,9 @@ def test_an_interrupt_ends_a_match_at_once(tmp_path):
     command += ["--rules", "american8", "--games", "2", "--batch", "2"]
     log = tmp_path / "stderr.txt"  # a file, not a pipe: a pipe nobody reads fills and blocks the child
     with log.open("w") as stderr:
-        child = subprocess.Popen(command, stderr=stderr, text=True, env=_child_env(), cwd=tmp_path)
+        child = subprocess.Popen(
+            command, stderr=stderr, text=True, env=_child_env(), cwd=tmp_path, preexec_fn=_hear_ctrl_c
+        )
     time.sleep(15)  # imports and compiling (cached after the first run); the match takes minutes
     assert child.poll() is None, log.read_text()
     child.send_signal(signal.SIGINT)
@@ -247,6 +256,7 @@ def test_an_interrupt_ends_the_process_even_when_the_main_thread_never_reacts():
         stderr=subprocess.PIPE,
         text=True,
         env=_child_env(),
+        preexec_fn=_hear_ctrl_c,
     )
     try:
         assert child.stdout.readline().strip() == "ready"
@@ -308,7 +318,12 @@ def test_ctrl_c_on_evolve_prints_the_resume_command(tmp_path):
     log = tmp_path / "stderr.txt"  # files, not pipes: a pipe nobody reads fills and blocks the child
     with log.open("w") as stderr:
         child = subprocess.Popen(
-            command, stdout=subprocess.DEVNULL, stderr=stderr, text=True, env=_child_env()
+            command,
+            stdout=subprocess.DEVNULL,
+            stderr=stderr,
+            text=True,
+            env=_child_env(),
+            preexec_fn=_hear_ctrl_c,
         )
     try:
         deadline = time.time() + 120
