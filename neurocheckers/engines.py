@@ -287,7 +287,7 @@ class MoveClock:
         spent) is paid out or paid back ``1 / BANK_SPREAD`` a move, within ``ALLOWANCE_RANGE`` times
         the share. Spreading it keeps every move's search near the same depth: handing the whole
         bank to one move, as before, gave a few moves a second each and left others the bank's debt
-        (depth 1 or 2, on 18% of the moves of a 20-game match against ``pydraughts:6``)."""
+        (depth 1 or 2, on 19% of the moves of a 20-game match against ``pydraughts:6``)."""
         opponent = self.per_move(not side)
         if opponent is None:
             return None

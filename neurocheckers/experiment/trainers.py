@@ -205,7 +205,7 @@ def learner_trainer(config: ExperimentConfig, simulations: int) -> Trainer:
 def endgame_targets(config: ExperimentConfig) -> tuple:
     """``(DeviceDB,)`` of a TD learner's ``endgame_targets`` database, or ``()``; ``RunError`` naming
     a folder that holds none, or one of other rules."""
-    folder = getattr(config, "endgame_targets", "")
+    folder = config.endgame_targets
     if not folder or config.strategy not in ("td_lambda", "td_leaf"):
         return ()
     try:
