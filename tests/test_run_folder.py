@@ -7,6 +7,7 @@ compiles once for the file; only the two refused configs compile their own.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import stat
@@ -208,11 +209,21 @@ def _not_interrupted(stderr: str) -> str:
     return f"the child did not exit after SIGINT; {state}; stderr: {err}"
 
 
-def _hear_ctrl_c() -> None:
-    """A child's SIGINT back to the default before it starts: a pytest started in the background of
-    a script has SIGINT ignored, the children inherit that, and Python then leaves it ignored (Ctrl-C
-    would never reach them: these tests failed so when run that way)."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
+@contextlib.contextmanager
+def _children_hear_ctrl_c():
+    """Children started inside get SIGINT at its default: a pytest started in the background of a
+    script has SIGINT ignored, children inherit an ignored signal across exec (a handled one is reset)
+    and Python then leaves it ignored, so Ctrl-C would never reach them (these tests failed so when
+    run that way). A handler here for the moment of the start, not ``preexec_fn``: forking a
+    multithreaded process to run Python in the child may deadlock."""
+    ignored = signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+    if ignored:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        if ignored:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def test_an_interrupt_ends_a_match_at_once(tmp_path):
@@ -221,10 +232,8 @@ def test_an_interrupt_ends_a_match_at_once(tmp_path):
     command = [sys.executable, "-m", "neurocheckers", "match", "mcts-rollout:65536", "random"]
     command += ["--rules", "american8", "--games", "2", "--batch", "2"]
     log = tmp_path / "stderr.txt"  # a file, not a pipe: a pipe nobody reads fills and blocks the child
-    with log.open("w") as stderr:
-        child = subprocess.Popen(
-            command, stderr=stderr, text=True, env=_child_env(), cwd=tmp_path, preexec_fn=_hear_ctrl_c
-        )
+    with log.open("w") as stderr, _children_hear_ctrl_c():
+        child = subprocess.Popen(command, stderr=stderr, text=True, env=_child_env(), cwd=tmp_path)
     time.sleep(15)  # imports and compiling (cached after the first run); the match takes minutes
     assert child.poll() is None, log.read_text()
     child.send_signal(signal.SIGINT)
@@ -250,14 +259,14 @@ time.sleep(120)
 
 
 def test_an_interrupt_ends_the_process_even_when_the_main_thread_never_reacts():
-    child = subprocess.Popen(
-        [sys.executable, "-c", STUCK_ON_INTERRUPT],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=_child_env(),
-        preexec_fn=_hear_ctrl_c,
-    )
+    with _children_hear_ctrl_c():
+        child = subprocess.Popen(
+            [sys.executable, "-c", STUCK_ON_INTERRUPT],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=_child_env(),
+        )
     try:
         assert child.stdout.readline().strip() == "ready"
         child.send_signal(signal.SIGINT)
@@ -316,14 +325,9 @@ def test_ctrl_c_on_evolve_prints_the_resume_command(tmp_path):
         str(out),
     ]
     log = tmp_path / "stderr.txt"  # files, not pipes: a pipe nobody reads fills and blocks the child
-    with log.open("w") as stderr:
+    with log.open("w") as stderr, _children_hear_ctrl_c():
         child = subprocess.Popen(
-            command,
-            stdout=subprocess.DEVNULL,
-            stderr=stderr,
-            text=True,
-            env=_child_env(),
-            preexec_fn=_hear_ctrl_c,
+            command, stdout=subprocess.DEVNULL, stderr=stderr, text=True, env=_child_env()
         )
     try:
         deadline = time.time() + 120

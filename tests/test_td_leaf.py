@@ -89,7 +89,7 @@ def test_tdleaf_plays_td_lambdas_games_and_records_their_leaves():
     played = np.arange(leaf_batch.actions.shape[1])[None, :] < np.asarray(leaf_batch.length)[:, None]
     differs = np.abs(np.asarray(leaf_batch.positions - root_batch.positions)[:, :-1]).sum(-1) > 0
     assert differs[played].mean() > 0.8
-    obs, targets, weights, values = jax.jit(training_data, static_argnums=0)(SETTINGS, params, leaf_batch)
+    obs, targets, weights, values, _ = jax.jit(training_data, static_argnums=0)(SETTINGS, params, leaf_batch)
     assert np.all(np.isfinite(np.asarray(targets))) and float(weights.sum()) == float(played.sum())
 
 
