@@ -235,10 +235,6 @@ class PlaySettings(SearchSettings, ArchitectureSettings, PliesSettings, RulesSet
     (the boss GA, the self-play learners and the experiment all take the four together)."""
 
 
-STRATEGY_SECTIONS = {"boss_ga": BossGASettings, "td_lambda": SelfPlaySettings, "dqn": DQNSectionSettings}
-"""The sections that only some strategies read (``experiment.config`` refuses them for the others)."""
-
-
 def declaring_class(settings: type, key: str) -> type:
     """The class of ``settings``' bases that declares field ``key``."""
     for cls in settings.__mro__:

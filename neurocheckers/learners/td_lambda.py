@@ -91,10 +91,10 @@ def exact_values(exact: DeviceDB, batch: SelfPlayBatch, draws: bool = True) -> t
     squares = exact.num_squares
     boards = boards_of_planes(batch.positions[..., :squares], batch.positions[..., squares:])
     lookup = jax.vmap(jax.vmap(lookup_mover, in_axes=(None, 0, 0)), in_axes=(None, 0, 0))
+    # Slots after a game's end are no turn's start (``turn_start`` False), so they are never held.
     found, distance = lookup(exact, boards, batch.turn_start)
-    upto = jnp.arange(batch.turn_start.shape[1])[None, :] <= batch.length[:, None]
     held = (found != OUTSIDE) & (draws | (found != DRAW))
-    return exact_value(found, distance), held & upto
+    return exact_value(found, distance), held
 
 
 def training_data(
