@@ -1,11 +1,16 @@
 """Many games at once: player A against player B (and, through ``play_games``, the population games of
 ``population``), from the initial position or from paired openings.
 
-Each call is one jitted ``lax.while_loop`` over plies with every game of the batch stepping together;
-finished games stay put (``step`` leaves a terminated state unchanged) until all are over or the ply
-cap is reached. The cap defaults to ``rules.playout.default_max_plies``, a length no game under the
-rules reaches, so by default every game ends by the rules; a game cut by a smaller cap is recorded
-as unfinished (``GameRecords.finished`` False) and scores half a point.
+Every batch of games in the package is played by one loop, ``play_plies``: a jitted ``lax.while_loop``
+over plies with every game of the batch stepping together. Matches and population games use it through
+``play_games``; the learners' self-play (the network against itself, recording every position), their
+random openings and DQN's opponent replies call it with a move choice and a recorder of their own. (Leaf
+rollouts inside a search and the random-playout benchmark of ``rules.playout`` play single games or raw
+bitboards and stay where they are.) Finished games stay put (``step`` leaves a terminated state
+unchanged) until all are over or the ply cap is reached. The cap defaults to
+``rules.playout.default_max_plies``, a length no game under the rules reaches, so by default every game
+ends by the rules; a game cut by a smaller cap is recorded as unfinished (``GameRecords.finished``
+False) and scores half a point.
 
 ``run_match`` plays a match of any length in fixed-size chunks of ``play_match``. Game ``i`` of a
 match (counted over the whole match, not per chunk) has A as Black when ``i`` is even and draws its
@@ -118,6 +123,63 @@ def paired_opening_starts(openings: State, game_numbers: jax.Array) -> State:
     return jax.tree.map(lambda x: x[(game_numbers // 2) % count], openings)
 
 
+def over_games(fn: Callable, shape: tuple[int, ...], in_axes: tuple) -> Callable:
+    """``fn`` of one game vmapped over a batch of games of any leading ``shape``."""
+    for _ in shape:
+        fn = jax.vmap(fn, in_axes=in_axes)
+    return fn
+
+
+def where_games(mask: jax.Array, new: State, old: State) -> State:
+    """Per game: ``new`` where ``mask`` (the games' leading shape), else ``old``."""
+    return jax.tree.map(
+        lambda a, b: jnp.where(mask.reshape(mask.shape + (1,) * (a.ndim - mask.ndim)), a, b), new, old
+    )
+
+
+def play_plies(
+    rules: Rules,
+    states: State,
+    choose: Callable[[State, jax.Array], jax.Array],
+    max_plies: int | jax.Array | None = None,
+    record: Callable[[Any, State, jax.Array, jax.Array, jax.Array], Any] | None = None,
+    records: Any = None,
+    moving: Callable[[State, jax.Array], jax.Array] | None = None,
+    stop_at: int = 0,
+    first_ply: int | jax.Array = 0,
+) -> tuple[State, jax.Array, Any]:
+    """The one game loop: every match, population game, self-play game, opening and DQN reply is
+    played by it. A ``lax.while_loop`` over plies of a batch of games (``states``, any leading shape).
+
+    Each ply, ``choose(states, ply)`` gives every game's action; ``record(records, states, actions,
+    ply, moving)`` (when given) updates the caller's ``records`` before the step. The games that move
+    are those ``moving(states, ply)`` says ([shape] bool; the others stay as they are), by default
+    the unfinished ones (a finished game stays put under ``step`` anyway). The loop ends once no more
+    than ``stop_at`` games move, or after ply ``max_plies - 1`` (None: no cap). Returns the states,
+    the next ply and the records."""
+    shape = states.terminated.shape
+    batch_step = over_games(step, shape, (None, 0, 0))
+    is_moving = (lambda s, _: ~s.terminated) if moving is None else moving
+
+    def cond(carry):
+        states, ply, _ = carry
+        going = jnp.sum(is_moving(states, ply)) > stop_at
+        return going if max_plies is None else (ply < max_plies) & going
+
+    def body(carry):
+        states, ply, records = carry
+        actions = choose(states, ply)
+        live = is_moving(states, ply)
+        if record is not None:
+            records = record(records, states, actions, ply, live)
+        stepped = batch_step(rules, states, actions)
+        if moving is not None:
+            stepped = where_games(live, stepped, states)
+        return stepped, ply + 1, records
+
+    return jax.lax.while_loop(cond, body, (states, jnp.asarray(first_ply, jnp.int32), records))
+
+
 def play_games(
     rules: Rules,
     choose: Callable[[State, jax.Array, jax.Array], jax.Array],
@@ -130,56 +192,42 @@ def play_games(
     record_actions: bool = False,
     starts: State | None = None,
 ) -> GameRecords:
-    """The ply loop shared by both arenas. ``choose(states, a_to_move, keys)`` gives the actions of
-    the whole batch (any leading shape, the shape of ``a_is_black``) from one key per game. Games
-    start from ``starts`` (that shape of states) when given, else from the initial position."""
+    """The games of both arenas (``play_plies``). ``choose(states, a_to_move, keys)`` gives the
+    actions of the whole batch (any leading shape, the shape of ``a_is_black``) from one key per
+    game. Games start from ``starts`` (that shape of states) when given, else from the initial
+    position."""
     shape = a_is_black.shape
-    batch_step = step
-    for _ in shape:
-        batch_step = jax.vmap(batch_step, in_axes=(None, 0, 0))
-    batch_random = random_action
-    for _ in shape:
-        batch_random = jax.vmap(batch_random, in_axes=(None, 0, 0))
-    batch_encode = encode
-    for _ in shape:
-        batch_encode = jax.vmap(batch_encode, in_axes=(None, 0))
-    num_inputs = 2 * rules.num_squares
+    batch_random = over_games(random_action, shape, (None, 0, 0))
+    batch_encode = over_games(encode, shape, (None, 0))
     steps_kept = max_plies if record else 0
     trace = (
-        jnp.zeros(shape + (steps_kept, num_inputs), jnp.float32),
+        jnp.zeros(shape + (steps_kept, 2 * rules.num_squares), jnp.float32),
         jnp.zeros(shape + (steps_kept,), jnp.bool_),
         jnp.zeros(shape + (steps_kept,), jnp.bool_),
     )
     played = jnp.full(shape + (max_plies if record_actions else 0,), -1, jnp.int32)
 
-    def cond(carry):
-        states, ply, _, _, _, _ = carry
-        return (ply < max_plies) & ~jnp.all(states.terminated)
-
-    def body(carry):
-        states, ply, key, length, trace, played = carry
+    def choose_ply(states: State, ply: jax.Array) -> jax.Array:
         keys = game_keys(jax.random.fold_in(key, ply), game_ids)
-        a_to_move = (states.color == BLACK) == a_is_black
-        actions = choose(states, a_to_move, keys)
+        actions = choose(states, (states.color == BLACK) == a_is_black, keys)
         if opening_plies:
-            randoms = batch_random(rules, keys, states)
-            actions = jnp.where(ply < opening_plies, randoms, actions)
+            actions = jnp.where(ply < opening_plies, batch_random(rules, keys, states), actions)
+        return actions
+
+    def record_ply(records, states, actions, ply, live):
+        length, trace, played = records
         if record:
             positions, movers, reached = trace
-            live = ~states.terminated
             positions = positions.at[..., ply, :].set(batch_encode(rules, states))
-            movers = movers.at[..., ply].set(a_to_move)
-            reached = reached.at[..., ply].set(live)
-            trace = (positions, movers, reached)
+            movers = movers.at[..., ply].set((states.color == BLACK) == a_is_black)
+            trace = (positions, movers, reached.at[..., ply].set(live))
         if record_actions:
             played = played.at[..., ply].set(jnp.where(states.terminated, -1, actions))
-        length = length + (~states.terminated).astype(jnp.int32)
-        states = batch_step(rules, states, actions)
-        return states, ply + 1, key, length, trace, played
+        return length + live.astype(jnp.int32), trace, played
 
     states = init_batch(rules, shape) if starts is None else starts
-    carry = (states, jnp.int32(0), key, jnp.zeros(shape, jnp.int32), trace, played)
-    states, _, _, length, trace, played = jax.lax.while_loop(cond, body, carry)
+    records = (jnp.zeros(shape, jnp.int32), trace, played)
+    states, _, (length, trace, played) = play_plies(rules, states, choose_ply, max_plies, record_ply, records)
     return _records(rules, states, a_is_black, length, trace, played)
 
 

@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 
 from neurocheckers.analysis.match_report import format_table, summarize
-from neurocheckers.arena import MatchOptions, a_is_black_in_game, play_match, run_match
+from neurocheckers.arena import MatchOptions, a_is_black_in_game, play_match, play_plies, run_match
 from neurocheckers.players import parse_player
 from neurocheckers.rules import AMERICAN6, SIMPLE6
-from neurocheckers.rules.engine import step
+from neurocheckers.rules.engine import init_batch, random_action, step
 from neurocheckers.rules.outcome import KING_VALUE, points_for
 from neurocheckers.sharding import MemoryLimitError
 
@@ -172,3 +172,56 @@ def test_a_batch_too_large_for_memory_is_refused_before_it_runs(players):
         run_match(
             SIMPLE6, a.policy, None, b.policy, None, MatchOptions(games, 0, games, plies, keep_actions=1)
         )
+
+
+def _random_choice(keys):
+    def choose(states, ply):
+        ply_keys = jax.vmap(jax.random.fold_in, in_axes=(0, None))(keys, ply)
+        return jax.vmap(random_action, in_axes=(None, 0, 0))(SIMPLE6, ply_keys, states)
+
+    return choose
+
+
+def test_the_game_loop_moves_only_the_games_it_is_told_and_records_each_ply():
+    """``play_plies``: game i moves for its first i plies only, the records see every ply with the
+    games that moved, and the result is the games stepped one by one with the same actions."""
+    n = 5
+    keys = jax.random.split(jax.random.key(3), n)
+    choose = _random_choice(keys)
+    plies = jnp.arange(n)
+
+    def moving(states, ply):
+        return (ply < plies) & ~states.terminated
+
+    def record(moves, states, actions, ply, live):
+        return moves.at[:, ply].set(jnp.where(live, actions, -1))
+
+    start = init_batch(SIMPLE6, (n,))
+    final, ply, moves = play_plies(
+        SIMPLE6, start, choose, record=record, records=jnp.full((n, n), -1), moving=moving
+    )
+    assert int(ply) == n - 1  # the last game's n - 1 plies, then nothing moves
+    for game in range(n):
+        played = [int(a) for a in moves[game] if a >= 0]
+        assert len(played) == game
+        state = jax.tree.map(lambda x, game=game: x[game], start)
+        for action in played:
+            state = step(SIMPLE6, state, action)
+        for got, want in zip(jax.tree.leaves(final), jax.tree.leaves(state), strict=True):
+            np.testing.assert_array_equal(got[game], want)
+
+
+def test_the_game_loop_stops_at_its_cap_or_when_few_enough_games_go_on():
+    n = 4
+    choose = _random_choice(jax.random.split(jax.random.key(4), n))
+    start = init_batch(SIMPLE6, (n,))
+    _, ply, _ = play_plies(SIMPLE6, start, choose, max_plies=7)
+    assert int(ply) == 7
+    # stop_at = n: no more than n games are ever live, so no ply is played.
+    final, ply, _ = play_plies(SIMPLE6, start, choose, max_plies=7, stop_at=n)
+    assert int(ply) == 0
+    for got, want in zip(jax.tree.leaves(final), jax.tree.leaves(start), strict=True):
+        np.testing.assert_array_equal(got, want)
+    # first_ply starts the count (and the cap) where an earlier call left off.
+    _, ply, _ = play_plies(SIMPLE6, start, choose, max_plies=7, first_ply=5)
+    assert int(ply) == 7

@@ -21,6 +21,7 @@ import optax
 from flax import struct
 
 from neurocheckers.architectures import spec_of_settings
+from neurocheckers.arena import play_plies, where_games
 from neurocheckers.evaluator import EvaluatorSpec, encode, init_params, value, value_fn
 from neurocheckers.fitting import adam_steps
 from neurocheckers.rules.engine import init_batch, random_action, step
@@ -249,7 +250,7 @@ def recorded_positions(settings: LearnerSettings, params: Any, states: State, ac
         return states
     leaves = principal_leaves(settings, params, states, actions)
     keep = leaves.terminated | states.terminated
-    return jax.tree.map(lambda root, leaf: jnp.where(games_axis(keep, root), root, leaf), states, leaves)
+    return where_games(keep, states, leaves)
 
 
 TIED_GAMES = 64
@@ -283,24 +284,14 @@ def random_plies(rules: Rules, states: State, keys: jax.Array, plies: jax.Array 
     finished game stays put. ``keys``: [N] game keys."""
     plies = jnp.broadcast_to(jnp.asarray(plies, jnp.int32), keys.shape)
 
-    def body(ply, states):
+    def choose(states: State, ply: jax.Array) -> jax.Array:
         ply_keys = jax.vmap(jax.random.fold_in, in_axes=(0, None))(keys, ply)
-        actions = jax.vmap(random_action, in_axes=(None, 0, 0))(rules, ply_keys, states)
-        stepped = jax.vmap(step, in_axes=(None, 0, 0))(rules, states, actions)
-        moving = ply < plies
-        return jax.tree.map(lambda new, old: jnp.where(games_axis(moving, new), new, old), stepped, states)
+        return jax.vmap(random_action, in_axes=(None, 0, 0))(rules, ply_keys, states)
 
-    return jax.lax.fori_loop(0, jnp.max(plies), body, states)
+    def moving(states: State, ply: jax.Array) -> jax.Array:
+        return (ply < plies) & ~states.terminated
 
-
-def games_axis(flags: jax.Array, like: jax.Array) -> jax.Array:
-    """[N] flags broadcast against a [N, ...] array."""
-    return flags.reshape(flags.shape + (1,) * (like.ndim - 1))
-
-
-# ---------------------------------------------------------------------------
-# Regression
-# ---------------------------------------------------------------------------
+    return play_plies(rules, states, choose, moving=moving)[0]
 
 
 def material_positions(settings: LearnerSettings, key: jax.Array, count: int) -> tuple[jax.Array, jax.Array]:

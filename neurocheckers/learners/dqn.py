@@ -41,6 +41,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
+from neurocheckers.arena import play_plies, where_games
 from neurocheckers.evaluator import EvaluatorSpec, Params, encode, init_params, value, value_fn
 from neurocheckers.fitting import adam_step
 from neurocheckers.learners import replay
@@ -144,33 +145,23 @@ def _opponent(settings: DQNSettings, opponent: tuple[Policy, Any] | None) -> tup
 # --- playing --------------------------------------------------------------------------------------
 
 
-def _select(mask: jax.Array, new: State, old: State) -> State:
-    """Per game: ``new`` where ``mask`` [E], else ``old``."""
-    return jax.tree.map(
-        lambda a, b: jnp.where(mask.reshape(mask.shape + (1,) * (a.ndim - 1)), a, b), new, old
-    )
-
-
 def _opponent_moves(
     rules: Rules, policy: Policy, params: Any, games: State, learner_black: jax.Array, key: jax.Array
 ) -> tuple[State, jax.Array]:
     """(games, plies): the opponent moves in every game where it is to move, until the learner is to
     move or the game is over (a multi-jump is several moves); plies counts the opponent's moves."""
 
-    def waiting(g: State) -> jax.Array:
-        return ~g.terminated & ((g.color == BLACK) != learner_black)
-
-    def body(carry):
-        games, turn, plies = carry
+    def choose(games: State, turn: jax.Array) -> jax.Array:
         keys = jax.random.split(jax.random.fold_in(key, turn), learner_black.shape[0])
-        actions = jax.vmap(policy, in_axes=(None, 0, 0))(params, games, keys)
-        moving = waiting(games)
-        moved = jax.vmap(step, in_axes=(None, 0, 0))(rules, games, actions)
-        return _select(moving, moved, games), turn + 1, plies + jnp.sum(moving, dtype=jnp.int32)
+        return jax.vmap(policy, in_axes=(None, 0, 0))(params, games, keys)
 
-    games, _, plies = jax.lax.while_loop(
-        lambda carry: jnp.any(waiting(carry[0])), body, (games, jnp.int32(0), jnp.int32(0))
-    )
+    def waiting(games: State, _turn: jax.Array) -> jax.Array:
+        return ~games.terminated & ((games.color == BLACK) != learner_black)
+
+    def count(plies: jax.Array, _games, _actions, _turn, moving: jax.Array) -> jax.Array:
+        return plies + jnp.sum(moving, dtype=jnp.int32)
+
+    games, _, plies = play_plies(rules, games, choose, record=count, records=jnp.int32(0), moving=waiting)
     return games, plies
 
 
@@ -209,7 +200,7 @@ def new_games(rules: Rules, learner_black: jax.Array, key: jax.Array) -> State:
     keys = jax.random.split(key, learner_black.shape[0])
     openings = jax.vmap(random_action, in_axes=(None, 0, 0))(rules, keys, fresh)
     opened = jax.vmap(step, in_axes=(None, 0, 0))(rules, fresh, openings)
-    return _select(learner_black, fresh, opened)
+    return where_games(learner_black, fresh, opened)
 
 
 def _play_step(settings: DQNSettings, opponent: Policy, carry, key: jax.Array):
@@ -240,7 +231,7 @@ def _play_step(settings: DQNSettings, opponent: Policy, carry, key: jax.Array):
         "plies": learner_black.shape[0] + reply_plies + jnp.sum(done & learner_black, dtype=jnp.int32),
     }
     learner_black = jnp.where(done, ~learner_black, learner_black)
-    games = _select(done, new_games(rules, learner_black, restart_key), reply)
+    games = where_games(done, new_games(rules, learner_black, restart_key), reply)
     buffer = replay.add(buffer, transitions)
     return (games, learner_black, buffer, network, epsilon, opponent_params), stats
 

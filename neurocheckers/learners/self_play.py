@@ -14,6 +14,7 @@ import jax
 import jax.numpy as jnp
 from flax import struct
 
+from neurocheckers.arena import play_plies
 from neurocheckers.evaluator import encode
 from neurocheckers.learners.common import (
     OPENING_SALT,
@@ -26,7 +27,7 @@ from neurocheckers.learners.common import (
     recorded_positions,
     searches_full_width,
 )
-from neurocheckers.rules.engine import init_batch, step
+from neurocheckers.rules.engine import init_batch
 from neurocheckers.rules.state import State
 from neurocheckers.search.baselines import material_value_fn
 from neurocheckers.sharding import over_leading_shards
@@ -82,24 +83,20 @@ def _play_stage(
 ) -> tuple[State, jax.Array, _Records]:
     """Searched plies of the games ``slots`` ([m] of the shard's n; ``carry``: their states [m], the
     ply, the shard's records) until every game is over or cut at the length cap, or (``next_size``
-    > 0) until the unfinished ones fit in ``next_size``."""
+    > 0) until the unfinished ones fit in ``next_size``: an arena game of the network against
+    itself (``arena.play_plies``)."""
     rules = learner_rules(settings)
-    length_cap = record_length(settings)
     keys = game_keys[slots]
     n = game_keys.shape[0]
 
-    def cond(carry):
-        live = jnp.sum(~carry[0].terminated)
-        return (carry[1] < length_cap) & (live > next_size) & (live > 0)
-
-    def body(carry):
-        states, ply, records = carry
+    def choose(states: State, ply: jax.Array) -> jax.Array:
         ply_keys = jax.vmap(jax.random.fold_in, in_axes=(0, None))(keys, ply)
-        chosen = choose_actions(settings, params, states, ply_keys, rate)
-        live = ~states.terminated
+        return choose_actions(settings, params, states, ply_keys, rate)
+
+    def record(records: _Records, states: State, chosen: jax.Array, ply: jax.Array, live: jax.Array):
         rows = jnp.where(live, slots, n)  # a finished game's rows stay as they are
         recorded = recorded_positions(settings, params, states, chosen)
-        records = records.replace(
+        return records.replace(
             positions=records.positions.at[rows, ply].set(
                 jax.vmap(encode, (None, 0))(rules, recorded), mode="drop"
             ),
@@ -108,10 +105,11 @@ def _play_stage(
             actions=records.actions.at[rows, ply].set(chosen, mode="drop"),
             length=records.length.at[slots].add(live.astype(jnp.int32)),
         )
-        states = jax.vmap(step, in_axes=(None, 0, 0))(rules, states, chosen)
-        return states, ply + 1, records
 
-    return jax.lax.while_loop(cond, body, carry)
+    states, ply, records = carry
+    return play_plies(
+        rules, states, choose, record_length(settings), record, records, stop_at=next_size, first_ply=ply
+    )
 
 
 def _selfplay_shard(
