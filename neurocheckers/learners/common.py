@@ -294,6 +294,11 @@ def random_plies(rules: Rules, states: State, keys: jax.Array, plies: jax.Array 
     return play_plies(rules, states, choose, moving=moving)[0]
 
 
+# ---------------------------------------------------------------------------
+# Regression
+# ---------------------------------------------------------------------------
+
+
 def material_positions(settings: LearnerSettings, key: jax.Array, count: int) -> tuple[jax.Array, jax.Array]:
     """(obs [count, 2S], targets [count]): positions after a uniformly random number of random plies
     (0 .. L - 1) from the start, and their material value for the side to move,
