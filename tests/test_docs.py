@@ -43,3 +43,22 @@ def test_committed_results_name_no_absolute_paths():
         and absolute.search(path.read_text(errors="replace"))
     ]
     assert not found, found
+
+
+def readme_command(number: int) -> str:
+    """The command under the README's ``# N. `` line (what ``.ci/run`` reads for N = 2)."""
+    lines = (REPO / "README.md").read_text().splitlines()
+    marks = [i for i, line in enumerate(lines) if line.startswith(f"# {number}. ")]
+    assert marks, f"the README has no '# {number}. ' command"
+    return lines[marks[0] + 1]
+
+
+def test_the_readme_test_command_installs_what_the_tests_need_and_ci_runs_only_it():
+    command = readme_command(2)
+    assert "apt-get install -y chromium" in command, "the browser tests need the system's Chromium"
+    assert 'pip install -e ".[test,ray]"' in command and command.endswith("pytest -q")
+    ci = (REPO / ".ci" / "run").read_text()
+    assert "awk '/^# 2\\. /{getline; print; exit}' README.md" in ci
+    code = [line.split("#", 1)[0] for line in ci.splitlines()]
+    for installer in ("apt-get", "pip install", "playwright install"):
+        assert not any(installer in line for line in code), f".ci/run runs {installer!r} itself"
