@@ -90,7 +90,7 @@ def main(argv: list[str] | None = None) -> None:
         f"compile+first {first:.1f} s)"
     )
 
-    obs, targets, weights, _ = jax.jit(training_data, static_argnums=0)(settings, state.params, batch)
+    obs, targets, weights, *_ = jax.jit(training_data, static_argnums=0)(settings, state.params, batch)
     fit = jax.jit(lambda key: regress(settings, state, obs, targets, weights, key, args.updates)[1])
     first, median, _ = timed(lambda i: fit(jax.random.key(i)), args.repeats)
     print(
