@@ -563,3 +563,95 @@ def test_serve_refuses_a_bad_endgame_folder_in_one_line(capsys, served, small_db
     assert main(["serve", str(served), "--endgame", f"{small_db},{small_db}"]) == 2
     err = capsys.readouterr().err.strip()
     assert "a second endgame database for american6" in err and len(err.splitlines()) == 1
+
+
+PATH_ENDPOINTS = (
+    "/api/run",
+    "/api/run/curves",
+    "/api/agent-file",
+    "/api/game-file",
+    "/api/game-file/game",
+    "/api/game-file/pdn",
+)
+
+
+@pytest.mark.parametrize("url", PATH_ENDPOINTS)
+def test_a_path_with_a_nul_byte_or_5000_characters_is_a_400(client, url):
+    for path, message in (("games/a\x00b.pdn", "NUL byte"), ("x" * 5000, "at most 1024 characters")):
+        response = client.get(url, params={"path": path})
+        assert response.status_code == 400, (url, response.text)
+        assert message in response.json()["error"] and "\n" not in response.json()["error"]
+    assert client.get(url, params={"path": "y" * 300}).status_code == 404  # one name over the limit
+
+
+def test_a_deeply_nested_body_and_odd_numbers_are_client_mistakes(client):
+    nested = b"[" * 30_000 + b"]" * 30_000  # under the size limit, too deep for the JSON reader
+    response = client.post("/api/games", content=nested)
+    assert response.status_code == 400 and response.json()["error"] == "the request body is nested too deeply"
+    game = _new(client)
+    for turn in ("\u00b2", "9" * 5000):  # a superscript two passes str.isdigit; 5000 digits int()
+        response = client.get(f"/api/games/{game['id']}/positions/{turn}")
+        assert response.status_code == 400 and "turn must be a whole number" in response.json()["error"]
+    response = client.get("/api/game-file/game", params={"path": "games/sample.json", "game": "\u00b2"})
+    assert response.status_code == 400
+
+
+@pytest.mark.parametrize("human", [1, 0, True, None, ["black"]])
+def test_a_colour_that_is_not_a_word_is_refused(client, human):
+    response = client.post("/api/games", json={"opponent": "random", "human": human})
+    assert response.status_code == 400 and "'human' must be black or white" in response.json()["error"]
+
+
+def test_the_win_chance_is_cleared_once_the_game_ends(client):
+    game = _new(client, opponent="alphabeta:1:agent.safetensors", rules="simple6", human="white")
+    replied = client.post(f"/api/games/{game['id']}/reply").json()
+    assert replied["evaluation"] is not None and "win_chance" in replied["evaluation"]
+    resigned = client.post(f"/api/games/{game['id']}/resign").json()
+    assert resigned["over"] and resigned["evaluation"] is None
+
+
+def test_a_game_starts_from_a_fen_or_a_pdn_game(client):
+    game = _new(client, fen="W:W10,11:B1,2", human="white")
+    assert game["position"]["fen"] == "W:W10,11:B1,2" and game["start_fen"] == "W:W10,11:B1,2"
+    assert game["human_to_move"] and game["turns"] == []
+    pdn = client.get("/api/game-file/pdn", params={"path": "games/sample.json"}).text
+    sample = client.get("/api/game-file/game", params={"path": "games/sample.json"}).json()
+    from_pdn = _new(client, rules="simple6", pdn=pdn, pdn_move=3)
+    assert from_pdn["position"]["fen"] == sample["positions"][3]["fen"]
+    assert from_pdn["human_to_move"] == (sample["positions"][3]["to_move"] == "black")
+    whole = _new(client, rules="simple6", pdn=pdn, human="white")
+    assert whole["position"]["fen"] == sample["positions"][-1]["fen"]
+    for settings, message in (
+        ({"fen": "W:W99:B1"}, "bad FEN for american6"),
+        ({"fen": "B:W10:B"}, "already over"),
+        ({"fen": "W:W10:B1", "pdn": pdn}, "not both"),
+        ({"fen": 5}, "must be text"),
+        ({"pdn": pdn, "rules": "simple6", "pdn_move": 99}, "'pdn_move' must be in 0..8"),
+        ({"pdn": pdn, "rules": "simple6", "pdn_game": 2}, "'pdn_game' must be in 1..1"),
+        ({"pdn": "1. 30-26 *", "rules": "simple6"}, "PDN game 1 under simple6: move 1"),
+    ):
+        response = client.post("/api/games", json={"opponent": "random", "rules": "american6", **settings})
+        assert response.status_code == 400 and message in response.json()["error"], (settings, response.text)
+
+
+def test_games_survive_a_restart_of_the_server(served):
+    from neurocheckers.web.sessions import GAMES_DIR
+
+    before = TestClient(create_app(served))
+    game = before.post(
+        "/api/games", json={"opponent": "random", "rules": "american6", "fen": "B:W10,11,12:B1,2,5"}
+    )
+    url = f"/api/games/{game.json()['id']}"
+    before.post(f"{url}/move", json={"from": 5, "to": 8})
+    played = before.post(f"{url}/reply").json()
+    saved = served / GAMES_DIR / f"{played['id']}.json"
+    assert saved.is_file() and saved.read_text().startswith("{")  # JSON, not a pickle
+    after = TestClient(create_app(served))  # a new server over the same folder
+    assert after.get(url).json() == played
+    assert after.post(f"{url}/undo").json()["turns"] == []
+    assert TestClient(create_app(served)).get(url).json()["turns"] == []  # the undo was saved too
+    assert after.get("/api/game-files").json()["files"] == before.get("/api/game-files").json()["files"]
+    saved.write_text("not json")
+    broken = TestClient(create_app(served)).get(url)
+    assert broken.status_code == 404 and "cannot be read back" in broken.json()["error"]
+    assert TestClient(create_app(served)).get("/api/games/g..%2F..%2Fx").status_code == 404

@@ -2,8 +2,9 @@
 Play page's games) and ``folder`` (runs, game files, agent files), plus the static page.
 
 Requests name files by their path relative to the served folder (a query parameter ``path``);
-paths outside it are refused with 403, missing ones get 404, and every error is JSON
-``{"error": "..."}``. Nothing here writes into the served folder.
+paths outside it are refused with 403, missing ones get 404, a client's mistake (a bad setting, a
+malformed body or path) 400, and every error is JSON ``{"error": "..."}``. The server writes only
+its Play page's games into the served folder (``sessions.GAMES_DIR``, a hidden folder).
 """
 
 from __future__ import annotations
@@ -29,7 +30,6 @@ from neurocheckers.web.board import start_position
 from neurocheckers.web.endgame import database_info, open_databases
 from neurocheckers.web.opponents import SessionError
 from neurocheckers.web.session import (
-    Sessions,
     game_pdn,
     human_step,
     opponent_reply,
@@ -37,6 +37,8 @@ from neurocheckers.web.session import (
     resign,
     undo,
 )
+from neurocheckers.web.sessions import Sessions
+from neurocheckers.web.setup import setup_position
 
 STATIC = Path(__file__).resolve().parent / "static"
 """The page's HTML, JavaScript and CSS (package data)."""
@@ -55,7 +57,7 @@ async def _handle(request: Request, error: Exception) -> JSONResponse:
         return _error(403, folder.relative_message(root, str(error)))
     if isinstance(error, folder.NotFound):
         return _error(404, folder.relative_message(root, str(error)))
-    if isinstance(error, (SessionError, folder.BadFile)):
+    if isinstance(error, (SessionError, folder.BadFile, folder.BadPath)):
         return _error(400, folder.relative_message(root, str(error)))
     if isinstance(error, HTTPException):
         return _error(error.status_code, error.detail)
@@ -83,6 +85,8 @@ async def _body(request: Request) -> dict[str, Any]:
         chunks.append(chunk)
     try:
         body = json.loads(b"".join(chunks))
+    except RecursionError:
+        raise SessionError("the request body is nested too deeply") from None
     except ValueError:
         raise SessionError("the request body must be a JSON object") from None
     if not isinstance(body, dict):
@@ -94,6 +98,13 @@ def _path(request: Request) -> Path:
     """The served-folder file named by the ``path`` query parameter."""
     root = request.app.state.root
     return folder.inside(root, request.query_params.get("path", ""))
+
+
+def _whole_number(text: str, what: str) -> int:
+    """``text`` as a whole number (ASCII digits, at most 9); ``SessionError`` naming ``what``."""
+    if not (text.isascii() and text.isdigit() and len(text) <= 9):
+        raise SessionError(f"{what} must be a whole number, got {text[:40]!r}")
+    return int(text)
 
 
 def _square(body: dict[str, Any], key: str) -> int:
@@ -142,7 +153,8 @@ def _play_routes(root: Path, sessions: Sessions) -> list[Route]:
         settings = {k: body[k] for k in ("opponent", "rules", "human", "think_seconds", "seed") if k in body}
         if not isinstance(settings.get("opponent"), str):
             raise SessionError("'opponent' must be a player spec such as random, FILE or mcts:FILE:SIMS")
-        session = await run_in_threadpool(sessions.create, **settings)
+        start = await run_in_threadpool(setup_position, settings.get("rules", "simple6"), body)
+        session = await run_in_threadpool(sessions.create, start=start, **settings)
         return JSONResponse(await run_in_threadpool(sessions.act, session.id), status_code=201)
 
     async def game(request: Request) -> JSONResponse:
@@ -164,11 +176,9 @@ def _play_routes(root: Path, sessions: Sessions) -> list[Route]:
         return JSONResponse(await run_in_threadpool(sessions.act, request.path_params["id"], resign))
 
     async def position(request: Request) -> JSONResponse:
-        turn = request.path_params["turn"]
-        if not turn.isdigit():
-            raise SessionError(f"turn must be a whole number of turns, got {turn!r}")
+        turn = _whole_number(request.path_params["turn"], "turn")
         return JSONResponse(
-            await run_in_threadpool(sessions.read, request.path_params["id"], position_after, int(turn))
+            await run_in_threadpool(sessions.read, request.path_params["id"], position_after, turn)
         )
 
     async def pdn(request: Request) -> Response:
@@ -193,10 +203,11 @@ def _play_routes(root: Path, sessions: Sessions) -> list[Route]:
 async def _saved_game(request: Request) -> tuple[game_listing.GameFile, int]:
     """The game file named by ``path`` and the game number ``game`` (default 1) checked against it."""
     games = await run_in_threadpool(game_listing.open_games, _path(request))
-    number = request.query_params.get("game", "1")
-    if not number.isdigit() or not 1 <= int(number) <= len(games.games):
-        raise SessionError(f"game must be in 1..{len(games.games)}, got {number!r}")
-    return games, int(number)
+    text = request.query_params.get("game", "1")
+    number = _whole_number(text, "game")
+    if games.game(number) is None:  # numbered as in the file: a skipped game keeps its number
+        raise SessionError(f"game must be in {games.number_spans()}, got {text!r}")
+    return games, number
 
 
 def _folder_routes(root: Path) -> list[Route]:
@@ -231,24 +242,25 @@ def _folder_routes(root: Path) -> list[Route]:
         games = await run_in_threadpool(game_listing.open_games, _path(request))
         listing = [
             {
+                "number": number,
                 "black": g.get("black"),
                 "white": g.get("white"),
                 "result": g.get("result"),
                 "moves": len(g["moves"]),
             }
-            for g in games.games
+            for number, g in games.numbered()
         ]
         skipped = [folder.relative_message(root, reason) for reason in games.skipped]
         return JSONResponse({"rules": games.rules.name, "games": listing, "skipped": skipped})
 
     async def saved_game(request: Request) -> JSONResponse:
         games, number = await _saved_game(request)
-        view = await run_in_threadpool(game_listing.game_view, root, games.rules, games.games[number - 1])
+        view = await run_in_threadpool(game_listing.game_view, root, games.rules, games.game(number))
         return JSONResponse({"rules": games.rules.name, **view})
 
     async def saved_game_pdn(request: Request) -> Response:
         games, number = await _saved_game(request)
-        text = await run_in_threadpool(game_listing.game_pdn, games.rules, games.games[number - 1])
+        text = await run_in_threadpool(game_listing.game_pdn, games.rules, games.game(number))
         return _pdn_download(text, f"{_path(request).stem}-game{number}.pdn")
 
     return [
@@ -263,13 +275,14 @@ def _folder_routes(root: Path) -> list[Route]:
     ]
 
 
-def create_app(root: str | Path, endgame: Iterable[str | Path] = ()) -> Starlette:
+def create_app(root: str | Path, endgame: Iterable[str | Path] = (), save_games: bool = True) -> Starlette:
     """The web app over the folder ``root`` (which must exist), with the endgame databases in the
-    folders ``endgame`` (one a rules preset, opened here once: ``EndgameError`` for a bad one)."""
+    folders ``endgame`` (one a rules preset, opened here once: ``EndgameError`` for a bad one); the
+    Play page's games saved in ``root / GAMES_DIR`` unless ``save_games`` is False."""
     root = Path(root)
     if not root.is_dir():
         raise ValueError(f"{str(root)!r} is not a folder")
-    sessions = Sessions(root, endgame=open_databases(endgame))
+    sessions = Sessions(root, endgame=open_databases(endgame), save=save_games)
     routes = [
         *_play_routes(root, sessions),
         *_folder_routes(root),

@@ -61,6 +61,14 @@ class BadFile(ValueError):
     """A file of the served folder that cannot be used (a damaged run folder or game file)."""
 
 
+class BadPath(ValueError):
+    """A path no file could have (a NUL byte, too long): the client's mistake, answered 400."""
+
+
+MAX_PATH_CHARS = 1024
+"""The longest ``path`` a request may name (the served folder's paths are far shorter)."""
+
+
 def reads_files(function):
     """``function`` with the problems of the files it reads told apart from the server's own: a file
     that cannot be read is ``NotFound``, one whose content is refused (``ValueError``) ``BadFile``."""
@@ -81,12 +89,23 @@ def reads_files(function):
 
 def inside(root: str | Path, relative: str) -> Path:
     """``root / relative`` resolved (links followed); ``PathRefused`` when that is outside ``root``,
-    ``NotFound`` when it does not exist."""
+    ``NotFound`` when it does not exist, ``BadPath`` for a NUL byte or over ``MAX_PATH_CHARS``."""
+    if "\x00" in relative:
+        raise BadPath("a path must not hold a NUL byte")
+    if len(relative) > MAX_PATH_CHARS:
+        raise BadPath(f"a path must be at most {MAX_PATH_CHARS} characters, got {len(relative)}")
     base = Path(root).resolve()
-    target = (base / relative).resolve()
+    try:
+        target = (base / relative).resolve()
+    except OSError as error:  # a name over the system's limits
+        raise BadPath(f"no file can be named {relative[:40]!r}...: {error.strerror or error}") from None
     if target != base and base not in target.parents:
         raise PathRefused(f"{relative!r} is outside the served folder")
-    if not target.exists():
+    try:
+        exists = target.exists()
+    except OSError:  # a component over the system's name length
+        exists = False
+    if not exists:
         raise NotFound(f"nothing at {relative!r} in the served folder")
     return target
 

@@ -1,4 +1,5 @@
-"""Games a person plays against any player in the browser (the Play page), held in memory.
+"""Games a person plays against any player in the browser (the Play page); ``web.sessions`` holds
+them and saves them in the served folder.
 
 A ``GameSession`` keeps every ply played (the position before it and the action), so the move list,
 undo and the position all come from that history. The person plays one step at a time (from-square
@@ -16,8 +17,9 @@ plays its whole turn in ``opponent_reply``. The opponent is a player spec:
   play their policy from ``players.parse_player`` (the think time does not apply to them).
 
 The person may resign (``resign``); ``game_pdn`` gives the game as PDN and ``position_after`` the
-position after any turn of the move list. Game ids are random, so a link to a game the server no
-longer holds (it keeps them in memory) is refused rather than opening another game.
+position after any turn of the move list. A game may start from any position (``new_session``'s
+``start``, ``web.setup``). Game ids are random, so a link to a game the server no longer holds is
+refused rather than opening another game.
 
 Searches are compiled when the game is made, so the first reply is not spent compiling. OpenSpiel's
 bots need OpenSpiel's own game alongside ours and are refused here.
@@ -58,7 +60,6 @@ from neurocheckers.search.mcts import MCTSConfig
 from neurocheckers.timed_player import TimedPlayer
 from neurocheckers.web.board import material, position_json, side_name, squares
 from neurocheckers.web.endgame import endgame_view
-from neurocheckers.web.folder import NotFound
 from neurocheckers.web.opponents import (
     MAX_THINK_SECONDS,
     Opponent,
@@ -111,10 +112,13 @@ class GameSession:
 
 def new_session(
     root: str | Path, opponent: str, rules: str = "simple6", human: str = "black", think_seconds: float = 1.0,
-    seed: int = 0,
+    seed: int = 0, start: State | None = None,
 ) -> GameSession:  # fmt: skip
     """A new game against ``opponent`` (a player spec, or an agent file: ``opponent_spec``) with the
-    person playing ``human``; the opponent's search is compiled here (``_prepare``)."""
+    person playing ``human``, from ``start`` (default: the rules' start position); the opponent's
+    search is compiled here (``build_session``)."""
+    if not isinstance(human, str):
+        raise SessionError(f"'human' must be black or white, got {human!r}")
     try:
         preset = get_rules(rules)
         color = parse_color(human)
@@ -126,15 +130,23 @@ def new_session(
         raise SessionError(f"think time must be in (0, {MAX_THINK_SECONDS:g}] seconds, got {think_seconds}")
     if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < 2**32:
         raise SessionError(f"seed must be an integer in 0..{2**32 - 1}, got {seed!r}")
-    player = make_opponent(root, opponent, preset, float(think_seconds))
-    prepare_opponent(player, preset, float(think_seconds))
-    engine = player.player.new_game() if isinstance(player.player, PyDraughtsBot) else None
-    start = jax.device_get(init(preset))
-    # Random ids: a link to an old game never opens another one after the server restarts.
-    session = GameSession(
-        f"g{secrets.token_hex(6)}", preset, color, player, float(think_seconds), seed, start, []
+    start = jax.device_get(init(preset)) if start is None else start
+    # Random ids: a link to an old game never opens another one.
+    return build_session(
+        root, f"g{secrets.token_hex(6)}", preset, color, opponent, float(think_seconds), seed, start
     )
-    session.engine = engine
+
+
+def build_session(
+    root: str | Path, game_id: str, rules: Rules, human: int, opponent: str, think_seconds: float, seed: int,
+    start: State,
+) -> GameSession:  # fmt: skip
+    """The game ``game_id`` with no move played yet: its opponent made (``make_opponent``) and its
+    search compiled (``prepare_opponent``)."""
+    player = make_opponent(root, opponent, rules, think_seconds)
+    prepare_opponent(player, rules, think_seconds)
+    session = GameSession(game_id, rules, human, player, think_seconds, seed, start, [])
+    session.engine = player.player.new_game() if isinstance(player.player, PyDraughtsBot) else None
     return session
 
 
@@ -228,11 +240,13 @@ def session_view(session: GameSession) -> dict[str, Any]:
         "human_to_move": human_to_move,
         "opponent_to_move": not ended["over"] and not human_to_move,
         "can_undo": session.resigned is None and any(p.by_human for p in session.plies),
-        "evaluation": session.evaluation,
+        "evaluation": None if ended["over"] else session.evaluation,  # no stale win chance at the end
+        "start_fen": to_fen(session.start),
     }
 
 
-def _play(session: GameSession, action: int, by_human: bool) -> None:
+def play_ply(session: GameSession, action: int, by_human: bool) -> None:
+    """Play the legal ``action`` (one ply) in the game, by the person or by the opponent."""
     state = session.state
     src, dst, capture = action_squares(session.rules, state, action)
     after = apply_move(session.rules, state, Move((action,), (src, dst), capture))
@@ -269,7 +283,7 @@ def human_step(session: GameSession, src: int, dst: int) -> None:
     found = [a for a in legal_actions(state) if action_squares(session.rules, state, a)[:2] == (src, dst)]
     if not found:
         raise SessionError(_refusal(session, src, dst))
-    _play(session, found[0], True)
+    play_ply(session, found[0], True)
 
 
 def resign(session: GameSession) -> None:
@@ -357,7 +371,7 @@ def _timed_evaluation(session: GameSession, state: State, turn: SearchedMove) ->
 def _play_turn(session: GameSession, choose: Callable[[State, int], int]) -> None:
     """Play ``choose(state, plies so far)`` until the opponent's turn ends."""
     while True:
-        _play(session, int(choose(session.state, len(session.plies))), False)
+        play_ply(session, int(choose(session.state, len(session.plies))), False)
         after = session.state
         if bool(after.terminated) or not int(after.continuing):
             return
@@ -377,7 +391,7 @@ def opponent_reply(session: GameSession) -> None:
         searched = timed_turn(player, session.rules, state, key, seconds)
         session.evaluation = _timed_evaluation(session, state, searched)
         for action in searched.move.actions:
-            _play(session, action, False)
+            play_ply(session, action, False)
         return
     if opponent.mcts_simulations is not None:
         config = MCTSConfig(num_simulations=opponent.mcts_simulations)
@@ -385,7 +399,7 @@ def opponent_reply(session: GameSession) -> None:
         detail = f"MCTS, {turn.simulations} simulations in {turn.seconds:.2f} s"
         session.evaluation = _evaluation(session, state, turn.win_chance, detail)
         for action in turn.move.actions:
-            _play(session, action, False)
+            play_ply(session, action, False)
         return
     session.evaluation = None if player.name == "random" else _evaluation(session, state, None, "")
     if session.engine is not None:
@@ -407,45 +421,3 @@ def undo(session: GameSession) -> None:
         raise SessionError("nothing to undo: you have not moved yet")
     del session.plies[starts[-1] :]
     session.evaluation = None
-
-
-class Sessions:
-    """The server's games by id (the oldest dropped beyond ``limit``), each used under its lock, and
-    the endgame databases by rules name (a game gets the one of its rules)."""
-
-    def __init__(self, root: str | Path, limit: int = 64, endgame: dict[str, EndgameDB] | None = None):
-        self.root = Path(root)
-        self.limit = limit
-        self.endgame = dict(endgame or {})
-        self.games: dict[str, GameSession] = {}
-        self._lock = threading.Lock()
-
-    def create(self, **settings: Any) -> GameSession:
-        session = new_session(self.root, **settings)
-        session.endgame = self.endgame.get(session.rules.name)
-        with self._lock:
-            self.games[session.id] = session
-            while len(self.games) > self.limit:
-                self.games.pop(next(iter(self.games)))
-        return session
-
-    def get(self, game_id: str) -> GameSession:
-        with self._lock:
-            session = self.games.get(game_id)
-        if session is None:
-            raise NotFound(f"no game {game_id!r} (the server keeps games in memory only)")
-        return session
-
-    def read(self, game_id: str, reader: Callable[..., Any], *args: Any) -> Any:
-        """``reader(session, *args)`` under the game's lock (the game unchanged)."""
-        session = self.get(game_id)
-        with session.lock:
-            return reader(session, *args)
-
-    def act(self, game_id: str, action: Any = None, *args: Any) -> dict[str, Any]:
-        """``action(session, *args)`` (when given) under the game's lock, then the game's view."""
-        session = self.get(game_id)
-        with session.lock:
-            if action is not None:
-                action(session, *args)
-            return session_view(session)
