@@ -143,6 +143,42 @@ def test_an_illegal_move_names_the_game_and_the_move(tmp_path, capsys):
     assert "game 2: its rules are american8, an earlier game's american6" in mixed.skipped[0]
 
 
+def test_a_skipped_game_keeps_the_numbers_after_it(tmp_path, capsys):
+    """Game 2 of three is illegal: games 1 and 3 keep their numbers for ``show --game`` and the Games
+    page, and game 2 is refused by its number."""
+    import warnings
+
+    from neurocheckers.web.app import create_app
+
+    with warnings.catch_warnings():  # Starlette >= 1.0 prefers httpx2 to httpx; both work
+        warnings.simplefilter("ignore")
+        from starlette.testclient import TestClient
+
+    third = '[Black "Third"]\n[White "Player"]\n1. 9-13 22-18 *\n'
+    path = tmp_path / "three.pdn"
+    path.write_text(HAND_WRITTEN.replace("2. 8-11 22-17", "2. 8-11 22-13") + "\n" + third)
+    loaded = pdn_games.load_game_file(path)
+    assert loaded.numbers == (1, 3) and [n for n, _ in loaded.numbered()] == [1, 3]
+    assert loaded.game(3)["black"] == "Third" and loaded.game(2) is None and loaded.number_spans() == "1, 3"
+    assert "three.pdn: game 2: move 3" in loaded.skipped[0]  # the skipped one by its number
+    assert main(["show", str(path), "--game", "3"]) == 0
+    assert "Third (Black) vs Player (White): 2 moves, *" in capsys.readouterr().out
+    assert (tmp_path / "three-game3.gif").exists()
+    assert main(["show", str(path), "--game", "2"]) == 2
+    assert "--game must be in 1, 3 for" in capsys.readouterr().err
+    client = TestClient(create_app(tmp_path))
+    listing = client.get("/api/game-file", params={"path": "three.pdn"}).json()
+    assert [(g["number"], g["black"]) for g in listing["games"]] == [(1, "Smith, A."), (3, "Third")]
+    view = client.get("/api/game-file/game", params={"path": "three.pdn", "game": "3"}).json()
+    assert view["black"] == "Third" and view["moves"] == ["9-13", "22-18"]
+    pdn = client.get("/api/game-file/pdn", params={"path": "three.pdn", "game": "3"})
+    assert pdn.status_code == 200 and '[Black "Third"]' in pdn.text
+    refused = client.get("/api/game-file/game", params={"path": "three.pdn", "game": "2"})
+    assert refused.status_code == 400 and refused.json()["error"] == "game must be in 1, 3, got '2'"
+    unnumbered = games.GameFile(AMERICAN8, loaded.games)  # a JSON file's games: 1, 2, ...
+    assert unnumbered.number_spans() == "1..2" and unnumbered.game(2)["black"] == "Third"
+
+
 def test_match_games_round_trip_through_pdn(tmp_path):
     """Games of a paired-openings match, written as PDN and read back: the same actions and results.
     simple6 draws at 60 plies in all, so its openings' ply counts must travel with the games."""

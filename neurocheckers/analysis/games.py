@@ -64,6 +64,27 @@ class GameFile:
     rules: Rules
     games: tuple[dict[str, Any], ...]
     skipped: tuple[str, ...] = ()
+    numbers: tuple[int, ...] = ()
+    """Each game's number in the file, counting from 1: a skipped game keeps its number, so the ones
+    after it are not renumbered. Empty: 1, 2, ... in order."""
+
+    def numbered(self) -> list[tuple[int, dict[str, Any]]]:
+        """``(number in the file, game)`` of every game read, in file order."""
+        return list(zip(self.numbers or range(1, len(self.games) + 1), self.games, strict=True))
+
+    def game(self, number: int) -> dict[str, Any] | None:
+        """The game numbered ``number`` in the file, None when none has that number (or it was skipped)."""
+        return next((game for n, game in self.numbered() if n == number), None)
+
+    def number_spans(self) -> str:
+        """The numbers of the games read: ``1..4``, or ``1, 3..5`` around a skipped game."""
+        spans: list[list[int]] = []
+        for n, _ in self.numbered():
+            if spans and spans[-1][1] == n - 1:
+                spans[-1][1] = n
+            else:
+                spans.append([n, n])
+        return ", ".join(str(a) if a == b else f"{a}..{b}" for a, b in spans)
 
 
 def result_text(state: State) -> str:

@@ -148,8 +148,8 @@ def load_pdn(path: str | os.PathLike, rules: Rules | str | None = None) -> GameF
     """Read a PDN file, replaying every game to check it, under ``rules`` (default: each game's
     tags, see ``rules_of_tags``; all games must agree). A game that fails is skipped, and
     ``GameFile.skipped`` says why in one line naming the file, the game (counting from 1) and the
-    problem, e.g. an illegal move and the legal ones; when no game is left, that line is raised as a
-    ``ValueError``."""
+    problem, e.g. an illegal move and the legal ones; the games after it keep their numbers in the
+    file (``GameFile.numbers``). When no game is left, that line is raised as a ``ValueError``."""
     where = os.fspath(path)
     try:
         text = Path(path).read_text(encoding="utf-8-sig", errors="replace")
@@ -165,19 +165,20 @@ def load_pdn(path: str | os.PathLike, rules: Rules | str | None = None) -> GameF
         raise ValueError(f"{where}: no games in this PDN file")
     fixed = get_rules(rules) if rules is not None else None
     chosen: Rules | None = fixed
-    games, skipped = [], []
+    games, numbers, skipped = [], [], []
     for number, pdn in enumerate(parsed, start=1):
         try:
             own = fixed or rules_of_tags(pdn.tags)
             if chosen is not None and own != chosen:
                 raise ValueError(f"its rules are {own.name}, an earlier game's {chosen.name}")
             games.append(game_of_pdn(own, pdn))
+            numbers.append(number)
             chosen = own
         except ValueError as error:
             skipped.append(f"{where}: game {number}: {error}")
     if not games:
         raise ValueError(skipped[0])
-    return GameFile(rules=chosen, games=tuple(games), skipped=tuple(skipped))
+    return GameFile(rules=chosen, games=tuple(games), skipped=tuple(skipped), numbers=tuple(numbers))
 
 
 def save_game_file(

@@ -118,9 +118,9 @@ def show(
         loaded = load_game_file(games_file)
     for reason in loaded.skipped:
         print(f"neurocheckers: warning: skipped {reason}", file=sys.stderr)
-    if not 1 <= game <= len(loaded.games):
-        raise UserError(f"--game must be in 1..{len(loaded.games)} for {games_file!r}, got {game}")
-    chosen = loaded.games[game - 1]
+    chosen = loaded.game(game)
+    if chosen is None:
+        raise UserError(f"--game must be in {loaded.number_spans()} for {games_file!r}, got {game}")
     from neurocheckers.analysis.board_plot import save_gif, save_svgs
 
     moves = len(chosen["moves"])

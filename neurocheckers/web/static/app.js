@@ -628,21 +628,21 @@ async function loadGameFiles() {
 
 function gamePdnUrl(path, number) { return `/api/game-file/pdn?path=${q(path)}&game=${number}`; }
 
-async function openGameFile(path, game = 1) {
+async function openGameFile(path, game) {
   viewer.file = path;
   document.querySelectorAll("#game-files a").forEach(a => a.classList.toggle("current", a.dataset.path === path));
   try {
     const data = await api("GET", `/api/game-file?path=${q(path)}`);
     const list = $("game-list");
-    list.replaceChildren(...data.games.map((g, i) => {
-      const a = html("a", { "data-game": i + 1 }, `${i + 1}. ${g.black} vs ${g.white}: ${g.result}, ${g.moves} moves`);
-      a.addEventListener("click", () => openGame(path, i + 1));
+    list.replaceChildren(...data.games.map(g => {  // numbered as in the file: a skipped game keeps its number
+      const a = html("a", { "data-game": g.number }, `${g.number}. ${g.black} vs ${g.white}: ${g.result}, ${g.moves} moves`);
+      a.addEventListener("click", () => openGame(path, g.number));
       const li = html("li");
-      const pdn = html("a", { class: "pdn", href: gamePdnUrl(path, i + 1), download: "", title: "this game as PDN" }, "PDN");
+      const pdn = html("a", { class: "pdn", href: gamePdnUrl(path, g.number), download: "", title: "this game as PDN" }, "PDN");
       li.append(a, " ", pdn);
       return li;
     }));
-    if (data.games.length) await openGame(path, game);
+    if (data.games.length) await openGame(path, game ?? data.games[0].number);
   } catch (error) {
     $("games-info").textContent = error.message;
   }
@@ -847,7 +847,7 @@ function route() {
   });
   const params = new URLSearchParams(query || "");
   if (name === "play") routePlay(params);
-  if (name === "games") loadGameFiles().then(() => { if (params.get("file")) openGameFile(params.get("file"), +(params.get("game") || 1)); });
+  if (name === "games") loadGameFiles().then(() => { if (params.get("file")) openGameFile(params.get("file"), +params.get("game") || undefined); });
   if (name === "runs") {
     if (params.get("run")) runs.path = params.get("run");
     refreshRuns();
