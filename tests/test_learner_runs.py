@@ -22,10 +22,21 @@ from neurocheckers.analysis.lineage import boss_in_charge, lineage
 from neurocheckers.cli import main
 from neurocheckers.evaluator import value
 from neurocheckers.experiment.config import ConfigError, load_config
-from neurocheckers.experiment.folder import CHECKPOINT, RunError
+from neurocheckers.experiment.folder import (
+    BUDGET_MARGIN_SECONDS,
+    CHECKPOINT,
+    DISCARDED_FILE,
+    Budget,
+    RunError,
+    checkpoint_epoch,
+    run_status,
+    stop_message,
+    training_seconds,
+)
 from neurocheckers.experiment.run import create_run, run
 from neurocheckers.experiment.trainers import make_trainer
 from neurocheckers.formats import LEARNER_COLUMNS, STRENGTH_COLUMNS, TIMING_COLUMNS, read_metrics
+from neurocheckers.learners.td_lambda import piece_games
 from neurocheckers.numpy_agent import NumpyAgent, encode_fen
 from neurocheckers.players import parse_player
 
@@ -136,3 +147,43 @@ def test_a_td_run_learns_from_an_endgame_database(tmp_path, small_db):
         make_trainer(load_config(None, [*keys, f"endgame_targets={tmp_path}"]))
     with pytest.raises(ConfigError, match="endgame_targets .* which strategy 'dqn' does not read"):
         load_config(None, [*TINY_BY_STRATEGY["dqn"], f"endgame_targets={small_db}"])
+
+
+PIECED_RUN = [*LEARNER_RUN, "selfplay_games=32", "epochs=2", "strength_every=0", "bootstrap_positions=0"]
+"""32 self-play games: with a budget, an epoch plays them in 2 pieces of 16 (``piece_games``)."""
+
+
+def test_a_budgeted_td_run_plays_its_epochs_in_pieces_with_the_same_results(tmp_path):
+    """With a wall-time budget a TD epoch plays its games in pieces (so the run can stop between
+    them); the games and the metrics are those of the whole epoch."""
+    budgeted = load_config(None, [*PIECED_RUN, "budget_minutes=100000"])
+    assert make_trainer(budgeted).epoch_steps is not None
+    assert piece_games(make_trainer(budgeted).settings) == 16
+    whole = run(create_run(load_config(None, PIECED_RUN), tmp_path / "whole"))
+    pieced = run(create_run(budgeted, tmp_path / "pieced"))
+    assert len(read_metrics(pieced)) == 2
+    assert _stable_rows(pieced) == _stable_rows(whole)
+
+
+def test_a_budget_shorter_than_one_epoch_stops_inside_it_and_records_no_epoch(tmp_path):
+    """The budget is checked between the pieces of an epoch: one far shorter than an epoch stops
+    after its first piece. The partial epoch is dropped (no metrics row, checkpoint at epoch 0), its
+    seconds count as spent, and a resumed run sees the budget spent and changes nothing."""
+    run_dir = run(create_run(load_config(None, [*PIECED_RUN, "budget_minutes=1e-9"]), tmp_path))
+    assert read_metrics(run_dir) == []
+    assert checkpoint_epoch(run_dir) == 0
+    assert training_seconds(run_dir) > 0 and (run_dir / DISCARDED_FILE).exists()
+    assert run_status(run_dir, 2) == "budget reached"
+    assert "after 0 of 2 epochs" in stop_message(run_dir)
+    before = (run_dir / CHECKPOINT).read_bytes()
+    run(run_dir)
+    assert read_metrics(run_dir) == [] and (run_dir / CHECKPOINT).read_bytes() == before
+
+
+def test_an_epoch_that_would_end_past_the_budget_is_not_started():
+    """After an epoch, the next is expected to take as long: it starts only when it would end at
+    most ``BUDGET_MARGIN_SECONDS`` past the budget."""
+    assert not Budget(60.0, used=50.0, next_epoch=10.0 + BUDGET_MARGIN_SECONDS).spent()
+    assert Budget(60.0, used=50.0, next_epoch=11.0 + BUDGET_MARGIN_SECONDS).spent()
+    assert Budget(60.0, used=60.0).spent() and not Budget(0.0, used=1e9, next_epoch=1e9).spent()
+    assert Budget(60.0, used=50.0).over(10.0) and not Budget(60.0, used=50.0).over(9.0)

@@ -73,6 +73,17 @@ def read_run_config(run_dir: str | Path) -> tuple[ExperimentConfig, int]:
         raise RunError(f"{path} is not a valid run config: {e}") from None
 
 
+def run_metrics(run_dir: str | Path) -> list[dict[str, str]]:
+    """The finished epochs' rows of the run's ``metrics.csv`` (``formats.read_metrics``); ``RunError``
+    saying what is wrong with a file that cannot be read (missing, not UTF-8 text, not CSV)."""
+    try:
+        return read_metrics(run_dir)
+    except OSError as e:
+        raise RunError(f"{Path(run_dir) / METRICS_FILE} cannot be read: {e.strerror or e}") from None
+    except ValueError as e:
+        raise RunError(str(e)) from None
+
+
 def checkpoint_epoch(run_dir: str | Path) -> int | None:
     """Epochs done according to the run's checkpoint; None without a readable checkpoint written
     by the run's own config."""
@@ -139,10 +150,54 @@ def run_is_locked(run_dir: str | Path) -> bool:
     return False
 
 
+DISCARDED_FILE = "discarded_seconds.txt"
+"""The training seconds of epochs stopped part-way by the budget and discarded (not in metrics.csv)."""
+BUDGET_MARGIN_SECONDS = 5.0
+"""How far past its wall-time budget a run may expect its next epoch to end and still start it."""
+
+
+def discarded_seconds(run_dir: str | Path) -> float:
+    """The seconds of ``DISCARDED_FILE`` (0 without one, or when it is unreadable)."""
+    try:
+        return max(float((Path(run_dir) / DISCARDED_FILE).read_text()), 0.0)
+    except (OSError, ValueError):
+        return 0.0
+
+
 def training_seconds(run_dir: str | Path) -> float:
     """The training wall time of the epochs in ``metrics.csv`` (the sum of ``wall_seconds``; the
-    strength probes are measurement, not training, and are left out)."""
-    return float(sum(float(r.get("wall_seconds") or 0.0) for r in read_metrics(run_dir)))
+    strength probes are measurement, not training, and are left out), plus the seconds of epochs
+    the budget stopped part-way (``DISCARDED_FILE``)."""
+    rows = read_metrics(run_dir)
+    return float(sum(float(r.get("wall_seconds") or 0.0) for r in rows)) + discarded_seconds(run_dir)
+
+
+@dataclasses.dataclass
+class Budget:
+    """A run's wall-time budget: ``seconds`` of training (0: none) of which ``used`` are spent; the
+    next epoch is expected to take ``next_epoch`` seconds (the latest epoch's wall time)."""
+
+    seconds: float
+    used: float = 0.0
+    next_epoch: float = 0.0
+
+    def spent(self) -> bool:
+        """Spent, or too little left for the next epoch (it would end more than
+        ``BUDGET_MARGIN_SECONDS`` past the budget)."""
+        if self.seconds <= 0:
+            return False
+        return self.used >= self.seconds or self.used + self.next_epoch > self.seconds + BUDGET_MARGIN_SECONDS
+
+    def over(self, running: float) -> bool:
+        """Whether ``running`` more seconds of an unfinished epoch pass the budget."""
+        return self.seconds > 0 and self.used + running >= self.seconds
+
+
+def run_budget(run_dir: str | Path, budget_minutes: float) -> Budget:
+    """The budget of a run folder: its training seconds so far, its latest epoch's wall time."""
+    rows = read_metrics(run_dir)
+    latest = float(rows[-1].get("wall_seconds") or 0.0) if rows else 0.0
+    return Budget(budget_minutes * 60.0, training_seconds(run_dir), latest)
 
 
 def run_is_complete(run_dir: str | Path, epochs: int) -> bool:
@@ -239,9 +294,9 @@ def run_status(run_dir: str | Path, epochs: int | None = None) -> str:
         return "finished"
     if failure(run_dir) is not None:
         return "failed"
-    if config.budget_minutes > 0 and training_seconds(run_dir) >= config.budget_minutes * 60:
+    if run_budget(run_dir, config.budget_minutes).spent():
         return "budget reached"
-    played = done is not None or bool(read_metrics(run_dir))
+    played = done is not None or bool(run_metrics(run_dir))
     return "interrupted (resumable)" if played else "not started"
 
 

@@ -13,7 +13,6 @@ with LF line endings only.
 from __future__ import annotations
 
 import csv
-import dataclasses
 import json
 import time
 from collections.abc import Callable
@@ -33,15 +32,18 @@ from neurocheckers.experiment.folder import (
     CHECKPOINT,
     CHECKPOINT_FORMAT,
     CHECKPOINT_VERSION,
+    DISCARDED_FILE,
     FAILURE_FILE,
+    Budget,
     RunError,
     csv_text,
     csv_writer,
+    discarded_seconds,
     read_run_config,
+    run_budget,
     run_folder_name,
     run_is_complete,
     run_lock,
-    training_seconds,
     written_by,
 )
 from neurocheckers.experiment.strength import is_probe_epoch, strength_probe
@@ -229,14 +231,18 @@ def run(
         (run_dir / FAILURE_FILE).unlink(missing_ok=True)
         try:
             state = _start(run_dir, config, trainer, saved)
-            budget = Budget(config.budget_minutes * 60.0, training_seconds(run_dir))
+            budget = run_budget(run_dir, config.budget_minutes)
             done_here = 0
             while (
                 int(state.epoch) < total
                 and not budget.spent()
                 and (stop_after is None or done_here < stop_after)
             ):
-                state = _run_epoch(run_dir, config, trainer, state, total, on_epoch, budget)
+                played = _run_epoch(run_dir, config, trainer, state, total, on_epoch, budget)
+                if played is None:  # the budget ran out inside the epoch: it is discarded
+                    write_checkpoint(run_dir, config, trainer.simulations, state)
+                    break
+                state = played
                 done_here += 1
         except Exception as error:  # an interrupt is not a failure: BaseException passes through
             message = " ".join(str(error).split()) or type(error).__name__
@@ -245,17 +251,6 @@ def run(
             atomic_write_text(run_dir / FAILURE_FILE, f"{type(error).__name__}: {message}\n")
             raise
     return run_dir
-
-
-@dataclasses.dataclass
-class Budget:
-    """A run's wall-time budget: ``seconds`` of training (0: none) of which ``used`` are spent."""
-
-    seconds: float
-    used: float = 0.0
-
-    def spent(self) -> bool:
-        return self.seconds > 0 and self.used >= self.seconds
 
 
 def _saved_state(run_dir: Path, config: ExperimentConfig, trainer: Trainer) -> Any | None:
@@ -320,10 +315,18 @@ def _run_epoch(
     budget: Budget,
 ) -> Any:
     """Play one epoch, append its metrics row (and a lineage entry when due), checkpoint when due.
-    The epoch that spends the wall-time ``budget`` is the run's last: it is rated and checkpointed."""
+    The epoch that spends the wall-time ``budget`` (or leaves too little of it for another) is the
+    run's last: it is rated and checkpointed. None, with nothing written but the seconds spent
+    (``DISCARDED_FILE``), when the budget runs out inside an epoch played in pieces."""
     epoch = int(state.epoch)
     start = time.perf_counter()
-    state, metrics = trainer.run_epoch(state, epoch_key(config.seed, epoch))
+    played = _play_epoch(trainer, state, epoch_key(config.seed, epoch), budget, start)
+    if played is None:
+        spent = discarded_seconds(run_dir) + time.perf_counter() - start
+        atomic_write_text(run_dir / DISCARDED_FILE, f"{spent!r}\n")
+        budget.used += time.perf_counter() - start
+        return None
+    state, metrics = played
     if trainer.host_copy and jax.local_device_count() > 1:
         state = jax.device_get(state)
     metrics = jax.device_get(metrics)
@@ -334,6 +337,7 @@ def _run_epoch(
             f"checkpoint: lower {trainer.non_finite_hint}"
         )
     budget.used += wall
+    budget.next_epoch = wall
     last = epoch + 1 == total or budget.spent()
     row = {"epoch": epoch, **metrics}
     if trainer.snapshots:
@@ -352,3 +356,20 @@ def _run_epoch(
     if on_epoch is not None:
         on_epoch(row)
     return state
+
+
+def _play_epoch(trainer: Trainer, state: Any, key: jax.Array, budget: Budget, start: float) -> Any | None:
+    """``trainer.run_epoch``, or with a budget and a trainer that plays its epoch in pieces
+    (``Trainer.epoch_steps``), those pieces with the budget checked between them: None when it runs
+    out before the last (the partial epoch is dropped; the same key replays it whole)."""
+    if trainer.epoch_steps is None or budget.seconds <= 0:
+        return trainer.run_epoch(state, key)
+    steps = trainer.run_epoch_steps(state, key)
+    while True:
+        try:
+            next(steps)
+        except StopIteration as finished:
+            return finished.value
+        if budget.over(time.perf_counter() - start):
+            steps.close()
+            return None

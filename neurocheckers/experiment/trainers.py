@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from typing import Any
 
 import jax
@@ -58,6 +58,9 @@ class Trainer:
       memory_hint: what to lower when an epoch does not fit in memory.
       epoch_data: arrays ``epoch`` takes after the key, traced (not folded into the compiled
         program): a TD learner's endgame database (``endgame_targets``), else none.
+      epoch_steps: ``epoch_steps(settings, state, key, *epoch_data)``: a generator that plays the
+        epoch in pieces, yielding after each and returning ``epoch``'s (state, metrics), so a run
+        with a wall-time budget can stop inside a long epoch; None: the epoch is one call.
     """
 
     rules: Rules
@@ -76,10 +79,17 @@ class Trainer:
     non_finite_hint: str
     memory_hint: str
     epoch_data: tuple = ()
+    epoch_steps: Callable[..., Generator[None, None, tuple[Any, dict[str, Any]]]] | None = None
 
     def run_epoch(self, state: Any, key: jax.Array) -> tuple[Any, dict[str, Any]]:
         """One epoch of ``state`` with ``key``."""
         return self.epoch(self.settings, state, key, *self.epoch_data)
+
+    def run_epoch_steps(
+        self, state: Any, key: jax.Array
+    ) -> Generator[None, None, tuple[Any, dict[str, Any]]]:
+        """One epoch of ``state`` with ``key`` in pieces (a trainer with ``epoch_steps``)."""
+        return (yield from self.epoch_steps(self.settings, state, key, *self.epoch_data))
 
     def template(self) -> Any:
         """The state's shapes and dtypes (nothing is computed)."""
@@ -117,6 +127,8 @@ class Learner:
     init: Callable[[Any, jax.Array], Any]
     epoch: Callable[[Any, Any, jax.Array], tuple[Any, dict[str, Any]]]
     settings: type
+    epoch_steps: Callable | None = None
+    """The epoch in pieces (``Trainer.epoch_steps``), or None."""
 
 
 def dqn_opponent(settings: dqn.DQNSettings) -> tuple[Any, Any] | None:
@@ -136,8 +148,8 @@ def dqn_epoch(settings: dqn.DQNSettings, state: dqn.DQNState, key: jax.Array):
 
 
 LEARNERS: dict[str, Learner] = {
-    "td_lambda": Learner(td_lambda.init, td_lambda.epoch, td_lambda.TDSettings),
-    "td_leaf": Learner(td_lambda.init, td_lambda.epoch, td_lambda.TDLeafSettings),
+    "td_lambda": Learner(td_lambda.init, td_lambda.epoch, td_lambda.TDSettings, td_lambda.epoch_in_pieces),
+    "td_leaf": Learner(td_lambda.init, td_lambda.epoch, td_lambda.TDLeafSettings, td_lambda.epoch_in_pieces),
     "dqn": Learner(dqn_init, dqn_epoch, dqn.DQNSettings),
 }
 """The learners by ``strategy`` name (each also listed in ``config.LEARNERS``)."""
@@ -199,6 +211,8 @@ def learner_trainer(config: ExperimentConfig, simulations: int) -> Trainer:
         non_finite_hint=f"learning_rate ({config.learning_rate})",
         memory_hint="selfplay_games, max_plies, simulations or depth",
         epoch_data=endgame_targets(config),
+        # With a wall-time budget the epoch is played in pieces, so the run can stop inside one.
+        epoch_steps=learner.epoch_steps if config.budget_minutes > 0 else None,
     )
 
 

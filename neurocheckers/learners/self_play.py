@@ -151,14 +151,28 @@ def _selfplay_shard(
     )
 
 
-def selfplay(settings: LearnerSettings, params: Any, key: jax.Array, rate: jax.Array) -> SelfPlayBatch:
+def selfplay(
+    settings: LearnerSettings,
+    params: Any,
+    key: jax.Array,
+    rate: jax.Array,
+    games: tuple[int, int] | None = None,
+) -> SelfPlayBatch:
     """``settings.selfplay_games`` self-play games of the network ``params`` (``SelfPlayBatch``),
     exploring at ``rate``; split across the host devices when there are several and they divide the
-    games (the same games either way)."""
-    n = settings.selfplay_games
+    games (the same games either way). ``games`` = (first, count) plays only the games numbered
+    first .. first + count - 1 of that batch (the same games as in the whole batch; ``first`` may be
+    traced, ``count`` is static)."""
+    first, n = (0, settings.selfplay_games) if games is None else games
     play = functools.partial(_selfplay_shard, settings)
     play = over_game_shards(play, n, (True, False, True, True))
-    return play(params, jnp.arange(n, dtype=jnp.int32), key, jnp.asarray(rate, jnp.float32))
+    ids = jnp.asarray(first, jnp.int32) + jnp.arange(n, dtype=jnp.int32)  # ``first`` may be traced
+    return play(params, ids, key, jnp.asarray(rate, jnp.float32))
+
+
+def concatenate_batches(batches: list[SelfPlayBatch]) -> SelfPlayBatch:
+    """One ``SelfPlayBatch`` of the games of ``batches`` (pieces of one batch, in game order)."""
+    return jax.tree.map(lambda *parts: jnp.concatenate(parts), *batches)
 
 
 def over_game_shards(play: Callable, num_games: int, replicated: tuple[bool, ...]) -> Callable:

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from collections.abc import Generator
 
 import jax
 import jax.numpy as jnp
@@ -47,7 +48,7 @@ from neurocheckers.learners.common import (
     regress,
     weighted_mse,
 )
-from neurocheckers.learners.self_play import selfplay
+from neurocheckers.learners.self_play import concatenate_batches, selfplay
 from neurocheckers.sections import LambdaSettings
 
 
@@ -139,9 +140,21 @@ def epoch(
     updates), ``loss`` (the mean squared TD error after them) and
     ``learner_loss_before``/``learner_loss_after`` (before and after), ``epsilon`` (the exploration
     rate), ``value_mean``, and the games' counts (``wins``/``losses``: games Black / White won)."""
-    play_key, fit_key = jax.random.split(key)
+    play_key, _ = jax.random.split(key)
+    batch = selfplay(settings, state.params, play_key, jnp.float32(settings.exploration_rate))
+    return learn(settings, state, key, batch, exact)
+
+
+def learn(
+    settings: TDSettings,
+    state: LearnerState,
+    key: jax.Array,
+    batch: SelfPlayBatch,
+    exact: DeviceDB | None = None,
+) -> tuple[LearnerState, dict]:
+    """The rest of ``epoch`` (its key ``key``) once its self-play games ``batch`` are played."""
+    _, fit_key = jax.random.split(key)
     rate = jnp.float32(settings.exploration_rate)
-    batch = selfplay(settings, state.params, play_key, rate)
     obs, targets, weights, values, _ = training_data(settings, state.params, batch, exact)
     count = jnp.maximum(jnp.sum(weights), 1.0)
     loss_before = jnp.sum(jnp.square(targets - values) * weights) / count
@@ -161,3 +174,48 @@ def epoch(
         losses=jnp.sum(batch.result == -1),
     )
     return new_state.replace(epoch=state.epoch + 1), metrics
+
+
+PIECES = 16
+"""How many pieces ``epoch_in_pieces`` plays an epoch's self-play games in (fewer when they do not
+divide the games, and pieces of at least ``SMALLEST_PIECE`` games)."""
+SMALLEST_PIECE = 16
+
+
+def piece_games(settings: TDSettings) -> int:
+    """The games of one piece of ``epoch_in_pieces``: the largest share selfplay_games / k (k <=
+    ``PIECES``) of at least ``SMALLEST_PIECE`` games (the whole batch when none is)."""
+    n = settings.selfplay_games
+    for k in range(PIECES, 1, -1):
+        if n % k == 0 and n // k >= SMALLEST_PIECE:
+            return n // k
+    return n
+
+
+@functools.partial(jax.jit, static_argnums=(0, 4))
+def _play_piece(settings: TDSettings, params, key: jax.Array, first: jax.Array, count: int) -> SelfPlayBatch:
+    play_key, _ = jax.random.split(key)
+    rate = jnp.float32(settings.exploration_rate)
+    return selfplay(settings, params, play_key, rate, (first, count))
+
+
+@functools.partial(jax.jit, static_argnums=0)
+def _learn_pieces(settings: TDSettings, state: LearnerState, key: jax.Array, pieces: list, exact=None):
+    return learn(settings, state, key, concatenate_batches(pieces), exact)
+
+
+def epoch_in_pieces(
+    settings: TDSettings, state: LearnerState, key: jax.Array, exact: DeviceDB | None = None
+) -> Generator[None, None, tuple[LearnerState, dict]]:
+    """``epoch`` step by step, for a caller that may stop between steps: a generator that yields
+    after each piece of the self-play games (``piece_games`` games, each one call) and returns
+    ``epoch``'s (state, metrics). The games are the same as ``epoch``'s (each from the epoch key and
+    its number alone), so the result does not depend on where a caller could have stopped."""
+    count = piece_games(settings)
+    pieces = []
+    for first in range(0, settings.selfplay_games, count):
+        pieces.append(
+            jax.block_until_ready(_play_piece(settings, state.params, key, jnp.int32(first), count))
+        )
+        yield
+    return _learn_pieces(settings, state, key, pieces, exact)
