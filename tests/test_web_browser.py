@@ -12,6 +12,7 @@ tests fail.
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import socket
 import sys
@@ -21,13 +22,15 @@ from pathlib import Path
 import pytest
 import uvicorn
 
+from neurocheckers.analysis.games import save_games
 from neurocheckers.rules import AMERICAN6
 from neurocheckers.rules.notation import parse_fen
 from neurocheckers.rules.pdn import read_pdn
 from neurocheckers.web.app import create_app
+from neurocheckers.web.session import play_ply
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from web_folder import EPOCHS_WRITTEN, GAME_MOVES, make_served_folder  # noqa: E402
+from web_folder import EPOCHS_WRITTEN, GAME_MOVES, long_game, make_served_folder  # noqa: E402
 
 pytestmark = pytest.mark.browser
 
@@ -60,18 +63,27 @@ def served(tmp_path_factory):
     (folder / "results").mkdir()
     shutil.copy(folder / "agent.safetensors", folder / "results" / "best_simple6.safetensors")
     shutil.copy(REPO / BEST_8X8, folder / BEST_8X8)
+    app = create_app(folder, endgame=[endgame])
+    with _serving(app) as url:
+        yield url, folder, app
+
+
+@contextlib.contextmanager
+def _serving(app):
+    """``app`` under uvicorn in a thread on a free port of 127.0.0.1: its URL, until the block ends."""
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
-    app = create_app(folder, endgame=[endgame])
     uv = uvicorn.Server(uvicorn.Config(app, log_level="warning"))
     thread = threading.Thread(target=uv.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     while not uv.started and thread.is_alive():
         threading.Event().wait(0.05)
-    yield f"http://127.0.0.1:{sock.getsockname()[1]}", folder, app
-    uv.should_exit = True
-    thread.join(timeout=10)
-    sock.close()
+    try:
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
+    finally:
+        uv.should_exit = True
+        thread.join(timeout=10)
+        sock.close()
 
 
 @pytest.fixture(scope="module")
@@ -190,11 +202,16 @@ def test_a_whole_8x8_game_against_the_best_agent_from_the_board_on_arrival(page,
     page.click("#new-game-button")  # the one click
     assert _board_state(page) == "human"
     assert "game=" in page.url
+    page.click("#play-board g.movable >> nth=0")
+    page.click("#play-board g.target >> nth=0")
+    assert _board_state(page) == "human"
+    assert "the opponent's win chance" in page.inner_text("#play-eval")  # the network's, or its search's
     _play_to_the_end(page)
     assert page.inner_text("#play-status").startswith("Game over (")
+    assert page.inner_text("#play-eval") == ""  # no stale win chance: the bar shows the result
+    assert page.get_attribute("#eval-bar", "data-chance") in ("0", "50", "100")
     turns = _turns(page)
     assert len(turns) >= 10
-    assert "the opponent's win chance" in page.inner_text("#play-eval")  # the network's, or its search's
     # Paired move numbers: "1." then Black's move and White's answer.
     first_row = page.locator("#play-moves li").first
     assert first_row.locator(".no").inner_text() == "1." and first_row.locator("button.turn").count() == 2
@@ -412,3 +429,124 @@ def test_the_best_agent_is_the_default_opponent_and_thinks_with_alphabeta(page, 
     assert page.input_value("#opponent-choice") == ""  # a custom spec
     page.select_option("#rules", "american6")
     assert page.input_value("#opponent") == "alphabeta:3"
+
+
+LONG_GAME_MOVES = 44
+"""Moves of the long game: more than 40, twice the rows a move list shows at once."""
+LAST_ROW_SHOWN = """selector => {
+  const list = document.querySelector(selector), rows = list.querySelectorAll("li");
+  const box = list.getBoundingClientRect(), row = rows[rows.length - 1].getBoundingClientRect();
+  const inList = row.top >= box.top - 1 && row.bottom <= box.bottom + 1 && row.left >= box.left - 1
+    && row.right <= box.right + 1;
+  const onScreen = row.top >= 0 && row.bottom <= window.innerHeight && row.right <= window.innerWidth;
+  return {inList, onScreen, oneColumn: list.scrollWidth <= list.clientWidth + 1,
+          scrolls: list.scrollHeight > list.clientHeight, text: rows[rows.length - 1].innerText};
+}"""
+
+
+def _last_row(page, selector: str) -> dict:
+    page.locator(selector).scroll_into_view_if_needed()  # the page scrolls to the list, not the list
+    return page.evaluate(LAST_ROW_SHOWN, selector)
+
+
+@pytest.mark.parametrize("viewport", [{"width": 1300, "height": 900}, {"width": 390, "height": 844}])
+def test_a_long_games_last_move_stays_in_view_on_play_and_games(browser, served, viewport):
+    server, folder, app = served
+    moves, game = long_game(AMERICAN6, LONG_GAME_MOVES)
+    save_games(folder / "games" / "long.json", AMERICAN6, [game])
+    session = app.state.sessions.create(
+        opponent="random", rules="american6", human="black", think_seconds=0.05
+    )
+    for move in moves:
+        by_human = int(session.state.color) == session.human
+        for action in move.actions:
+            play_ply(session, action, by_human)
+    page = browser.new_page(viewport=viewport)
+    try:
+        page.goto(f"{server}/#play?game={session.id}")
+        assert _board_state(page) == "human" and len(_turns(page)) == LONG_GAME_MOVES
+        shown = _last_row(page, "#play-moves")
+        assert shown["inList"] and shown["onScreen"] and shown["oneColumn"] and shown["scrolls"], shown
+        assert shown["text"].split()[-1] == moves[-1].notation
+        page.hover("#play-moves")
+        top = page.evaluate("document.getElementById('play-moves').scrollTop")
+        page.mouse.wheel(0, -200)  # the wheel scrolls the list back
+        page.wait_for_function(f"document.getElementById('play-moves').scrollTop < {top}")
+        page.goto(f"{server}/#games?file=games/long.json")
+        page.wait_for_selector("#games-board svg")
+        page.click("#last")
+        assert page.get_attribute("#games-board", "data-ply") == str(LONG_GAME_MOVES)
+        shown = _last_row(page, "#games-moves")
+        assert shown["inList"] and shown["onScreen"] and shown["oneColumn"] and shown["scrolls"], shown
+        assert shown["text"].split()[-1] == moves[-1].notation
+    finally:
+        page.close()
+        (folder / "games" / "long.json").unlink()
+
+
+def test_a_move_by_drag_and_drop(page, server):
+    _new_game(page, server, "american6", "random")
+    assert _board_state(page) == "human"
+    src, dst = page.evaluate("play.game.steps[0]")
+
+    def centre(square: int) -> tuple[float, float]:
+        box = page.locator(f"#play-board g[data-square='{square}'] rect.dark").bounding_box()
+        return box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+
+    page.mouse.move(*centre(src))
+    page.mouse.down()
+    page.mouse.move(*centre(dst), steps=8)
+    assert page.locator(f"#play-board g.target[data-square='{dst}']").count() == 1  # targets shown
+    page.mouse.up()
+    assert _board_state(page) == "human"
+    assert _turns(page)[0] == f"{src}-{dst}" and page.locator("#play-board g.selected").count() == 0
+
+
+def test_a_game_from_a_fen_then_a_rematch_with_colours_swapped(page, server):
+    _fresh_play_page(page, server)
+    page.select_option("#rules", "american6")
+    page.select_option("#opponent-choice", "random")
+    page.click("#setup summary")
+    page.fill("#setup-text", "B:W10,11,12:B1,2,5")
+    page.click("#new-game-button")
+    assert _board_state(page) == "human"
+    assert page.get_attribute("#play-board", "data-fen") == "B:W10,11,12:B1,2,5" and _turns(page) == []
+    game_id = page.url.split("game=")[1]
+    page.click("#rematch")  # the same start and opponent, you now White: the opponent opens
+    page.wait_for_function(f"!location.hash.includes('{game_id}')")
+    assert _board_state(page) == "human" and page.input_value("#human") == "white"
+    assert page.evaluate("play.game.start_fen") == "B:W10,11,12:B1,2,5" and len(_turns(page)) == 1
+
+
+def test_a_game_survives_a_restart_of_the_server(page, server, served):
+    _new_game(page, server, "american6", "random")
+    page.click("#play-board g.movable >> nth=0")
+    page.click("#play-board g.target >> nth=0")
+    assert _board_state(page) == "human"
+    game_id, fen, turns = (
+        page.url.split("game=")[1],
+        page.get_attribute("#play-board", "data-fen"),
+        _turns(page),
+    )
+    with _serving(create_app(served[1])) as restarted:  # a new server over the same folder
+        page.goto(f"{restarted}/#play?game={game_id}")
+        assert _board_state(page) == "human"
+        assert page.get_attribute("#play-board", "data-fen") == fen and _turns(page) == turns
+
+
+def test_the_open_run_lives_in_the_address_and_its_name_fits_a_phone(browser, server):
+    phone = browser.new_page(viewport={"width": 390, "height": 844})
+    try:
+        phone.goto(f"{server}/#runs")
+        phone.click("#run-list a >> nth=0")
+        path = phone.get_attribute("#run-list a >> nth=0", "data-path") or phone.inner_text(
+            "#run-list a >> nth=0"
+        )
+        phone.wait_for_function("location.hash.includes('run=')")
+        phone.reload()
+        phone.wait_for_function(f"document.getElementById('run-title').textContent === {path!r}")
+        name = phone.locator("#run-list td >> nth=0").bounding_box()
+        assert name["width"] >= 300  # the whole width, not a column broken every few letters
+        assert phone.evaluate("document.documentElement.scrollWidth") <= 390
+    finally:
+        phone.close()

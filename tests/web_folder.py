@@ -65,3 +65,22 @@ def make_served_folder(root: Path) -> Path:
     with open(run_dir / LINEAGE_FILE, "a", newline="") as f:
         csv.writer(f, lineterminator="\n").writerow((1, 2, 3.5, boss))
     return root
+
+
+def long_game(rules, moves: int) -> tuple[list, dict]:
+    """A game of ``moves`` random moves from the start that has not ended: its ``Move``s and the
+    game dict of a game file (the first seed whose game lasts that long)."""
+    for seed in range(100):
+        chooser = random.Random(seed)
+        state = jax.device_get(init(rules))
+        start, played = to_fen(state), []
+        while len(played) < moves and not bool(state.terminated):
+            move = chooser.choice(legal_moves(rules, state))
+            played.append(move)
+            state = apply_move(rules, state, move)
+        if len(played) == moves and not bool(state.terminated):
+            game = {"black": "random", "white": "random", "start_fen": start,
+                    "moves": [m.notation for m in played], "result": "*",
+                    "plies": sum(len(m.actions) for m in played)}  # fmt: skip
+            return played, game
+    raise AssertionError(f"no random {rules.name} game of {moves} moves in 100 seeds")

@@ -291,6 +291,14 @@ function pairedRows(moves, button) {
   return rows;
 }
 
+// Scrolls the list (only the list, never the page) so that row is in view.
+function keepInView(list, row) {
+  if (!row) return;
+  const top = row.offsetTop, bottom = top + row.offsetHeight;
+  if (top < list.scrollTop) list.scrollTop = top;
+  else if (bottom > list.scrollTop + list.clientHeight) list.scrollTop = bottom - list.clientHeight;
+}
+
 function renderMoves(game) {
   const list = $("play-moves");
   const shown = play.viewing ?? (game ? game.turns.length : 0);
@@ -301,13 +309,14 @@ function renderMoves(game) {
     return button;
   }));
   const current = list.querySelector(".current");
-  if (play.viewing === null) list.scrollTop = list.scrollHeight;
-  else if (current) current.scrollIntoView({ block: "nearest" });
+  if (play.viewing === null) list.scrollTop = list.scrollHeight;  // the last move in view
+  else if (current) keepInView(list, current.closest("li"));
 }
 
 function renderButtons(game) {
   $("undo").disabled = !game || !game.can_undo || play.busy;
   $("resign").disabled = !game || game.over;
+  $("rematch").disabled = !game || play.busy || play.pending;
   if (!game || game.over) disarmResign();
   const pdn = $("pdn");
   pdn.classList.toggle("disabled", !game);
@@ -338,6 +347,73 @@ function renderPlay() {
   renderEvalBar(game);
   renderButtons(game);
   renderMoves(game);
+}
+
+// ---- drag and drop: press on a piece that can move, drag it onto a target square, let go ----------
+// (a press without a drag stays a click). from: the piece's square while a drag may start; moved:
+// the pointer went further than DRAG_PIXELS; justDropped: the click that ends a drag is not a click.
+const drag = { from: null, x: 0, y: 0, pointer: null, moved: false, justDropped: false };
+const DRAG_PIXELS = 6;
+
+function draggable(n) {
+  const game = play.game;
+  if (!game || !game.human_to_move || play.busy || play.pending || play.viewing !== null) return false;
+  const continuing = game.position.continuing;
+  return (continuing === null || continuing === n) && stepsFrom(game, n).length > 0;
+}
+
+function squareAt(x, y) {
+  const hit = document.elementFromPoint(x, y);
+  const g = hit && hit.closest ? hit.closest("#play-board g[data-square]") : null;
+  return g ? +g.dataset.square : null;
+}
+
+function dragStart(event) {
+  if (event.button !== 0) return;
+  const g = event.target.closest ? event.target.closest("g[data-square]") : null;
+  if (!g || !draggable(+g.dataset.square)) return;
+  Object.assign(drag, { from: +g.dataset.square, x: event.clientX, y: event.clientY, pointer: event.pointerId, moved: false });
+}
+
+function dragMove(event) {
+  if (drag.from === null || event.pointerId !== drag.pointer) return;
+  const dx = event.clientX - drag.x, dy = event.clientY - drag.y;
+  if (!drag.moved) {
+    if (Math.hypot(dx, dy) < DRAG_PIXELS) return;
+    drag.moved = true;
+    $("play-board").setPointerCapture(event.pointerId);
+    play.selected = drag.from;  // its targets show while it is dragged
+    $("play-message").textContent = "";
+    renderPlay();
+  }
+  const svg = $("play-board").querySelector("svg");
+  const g = svg.querySelector(`g[data-square="${drag.from}"]`);
+  const scale = svg.viewBox.baseVal.width / svg.getBoundingClientRect().width;
+  svg.appendChild(g);  // drawn over the other squares
+  g.classList.add("dragging");
+  g.querySelectorAll(".piece, .crown, .ring").forEach(node => node.setAttribute("transform", `translate(${dx * scale} ${dy * scale})`));
+}
+
+function dragCancel() {
+  const was = drag.from;
+  drag.from = null;
+  if (was !== null && drag.moved) renderPlay();
+}
+
+async function dragEnd(event) {
+  if (drag.from === null || event.pointerId !== drag.pointer) return;
+  const from = drag.from;
+  drag.from = null;
+  if (!drag.moved) return;  // a click: the squares' click handler takes it
+  drag.justDropped = true;
+  setTimeout(() => { drag.justDropped = false; }, 0);
+  const to = squareAt(event.clientX, event.clientY);
+  if (to === null || to === from) {  // back where it was: the piece stays picked
+    renderPlay();
+    return;
+  }
+  play.selected = null;
+  await playSteps([from, to]);  // an illegal square: the server says why
 }
 
 function focusCursor() {
@@ -411,6 +487,7 @@ function noMoveMessage(game, n) {
 }
 
 async function clickSquare(n) {
+  if (drag.justDropped) return;  // the click that ends a drag
   if (!play.game) {  // the board on arrival: a click on a piece starts the game
     if (play.pending) return;
     await newGame();
@@ -488,23 +565,47 @@ async function typeMove(event) {
   input.focus();
 }
 
+// The position set up under "Start from a position": a FEN, or a PDN game (its number, and the
+// moves played before you take over: all when left empty); nothing when the box is empty.
+function setupSettings() {
+  const text = $("setup-text").value.trim();
+  if (!text) return {};
+  if (/^"?[BW]:/i.test(text)) return { fen: text.replace(/"/g, "") };
+  const settings = { pdn: text, pdn_game: parseInt($("setup-game").value, 10) || 1 };
+  const move = $("setup-move").value.trim();
+  if (move !== "") settings.pdn_move = parseInt(move, 10);
+  return settings;
+}
+
 function gameSettings() {
   return {
     rules: $("rules").value,
     human: $("human").value,
     opponent: $("opponent").value.trim(),
     think_seconds: parseFloat($("think").value),
+    ...setupSettings(),
   };
 }
 
-async function newGame(event) {
+// A new game of the game's settings and start position, your colour swapped when "swap colours" is ticked.
+async function rematch() {
+  const game = play.game;
+  if (!game) return;
+  const human = $("swap").checked ? (game.human === "black" ? "white" : "black") : game.human;
+  $("human").value = human;
+  await newGame(null, {
+    rules: game.rules, human, opponent: openedSetting(game), think_seconds: game.think_seconds, fen: game.start_fen,
+  });
+}
+
+async function newGame(event, settings) {
   if (event) event.preventDefault();
   if (play.pending || play.busy) return;
   $("play-status").textContent = "Preparing the opponent...";
   $("play-message").textContent = "";
   play.pending = true;
   const previous = play.game;
-  const ok = await playRequest("POST", "/api/games", gameSettings());
+  const ok = await playRequest("POST", "/api/games", settings || gameSettings());
   play.pending = false;
   if (!ok) {
     play.game = previous;
@@ -687,7 +788,8 @@ function showPly(index) {
     : view.note || "";
   document.querySelectorAll("#games-moves button.turn").forEach((b, k) => b.classList.toggle("current", k === i - 1));
   const current = document.querySelector("#games-moves button.turn.current");
-  if (current) current.scrollIntoView({ block: "nearest" });
+  if (current) keepInView($("games-moves"), current.closest("li"));
+  else $("games-moves").scrollTop = 0;
   const xs = view.positions.map((_, k) => k);
   const series = [{ name: "Black's material", ys: view.positions.map(p => p.material.black_lead), color: "#444" }];
   if (chances) series.push({ name: "10 (chance - 1/2)", ys: chances.map(c => 10 * c - 5), color: "#1d5a8a", dash: "5 3" });
@@ -798,6 +900,8 @@ async function drawCurves(path) {
 async function openRun(path) {
   const switched = runs.path !== path;
   runs.path = path;
+  // The open run lives in the address: a reload or a bookmark opens it again.
+  if ($("page-runs").classList.contains("active")) history.replaceState(null, "", `#runs?run=${q(path)}`);
   document.querySelectorAll("#run-list tr").forEach(tr => tr.classList.toggle("current", tr.dataset.path === path));
   try {
     const run = await api("GET", `/api/run?path=${q(path)}`);
@@ -878,6 +982,11 @@ async function start() {
   $("undo").addEventListener("click", undoMove);
   $("resign").addEventListener("click", resignGame);
   $("flip").addEventListener("click", flipBoard);
+  $("rematch").addEventListener("click", rematch);
+  $("play-board").addEventListener("pointerdown", dragStart);
+  $("play-board").addEventListener("pointermove", dragMove);
+  $("play-board").addEventListener("pointerup", dragEnd);
+  $("play-board").addEventListener("pointercancel", dragCancel);
   $("live").addEventListener("click", backToGame);
   $("first").addEventListener("click", () => showPly(0));
   $("prev").addEventListener("click", () => showPly(viewer.index - 1));
