@@ -84,10 +84,13 @@ def run(rules: Rules, name: str, policy_a: Policy, policy_b: Policy, games: int,
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="10x fewer games")
+    parser.add_argument(
+        "--scale", type=int, default=None, help="N x fewer games (quick: 10; a smoke test: 1000)"
+    )
     parser.add_argument("--greedy-chunk", type=int, default=10_000)
     parser.add_argument("--ab-chunk", type=int, default=1_000)
     args = parser.parse_args()
-    scale = 10 if args.quick else 1
+    scale = args.scale or (10 if args.quick else 1)
     print(f"jax {jax.__version__} on {jax.devices()[0].platform} ({jax.device_count()} device)")
 
     rules = SIMPLE6
@@ -102,7 +105,7 @@ def main() -> None:
             "alphabeta:3 vs random",
             alphabeta_policy(rules, 3),
             random_policy(rules),
-            1_000 // scale,
+            max(1_000 // scale, 1),
             args.ab_chunk,
             seed=1,
         )

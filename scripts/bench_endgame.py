@@ -4,9 +4,10 @@ whole small build, on whatever device JAX uses (CPU here; a GPU where one is len
     python scripts/bench_endgame.py [--rules american8] [--pieces 4] [--repeats 3]
 
 Prints, medians of the repeats after a compiling run: engine steps per second (one action from each
-of B positions, B = 2^16 .. 2^20, a jitted vmap of ``rules.engine.step_unchecked``), whole-turn
-successors per second (``endgame.moves.successors``, host compaction included), and the build of
-every position with at most ``--pieces`` pieces (positions per second).
+of B positions, B = 2^16 .. 2^20 by default (``--largest``), a jitted vmap of
+``rules.engine.step_unchecked``), whole-turn successors per second (``endgame.moves.successors``,
+host compaction included), and the build of every position with at most ``--pieces`` pieces
+(positions per second).
 """
 
 from __future__ import annotations
@@ -41,6 +42,9 @@ def main() -> None:
     parser.add_argument("--rules", default="american8")
     parser.add_argument("--pieces", type=int, default=4)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument(
+        "--largest", type=int, default=20, help="the largest engine batch is 2^N positions (tiny runs: 8)"
+    )
     args = parser.parse_args()
     rules = get_rules(args.rules)
     print(
@@ -55,11 +59,11 @@ def main() -> None:
         actions = jnp.argmax(jax.vmap(lambda s: s.legal_action_mask)(states), axis=1).astype(jnp.int32)
         return jax.vmap(lambda s, a: step_unchecked(rules, s, a))(states, actions).black_men
 
-    for size in (1 << 16, 1 << 18, 1 << 20):
+    for size in sorted({1 << max(args.largest - 4, 0), 1 << max(args.largest - 2, 0), 1 << args.largest}):
         batch = jnp.asarray(boards[np.arange(size) % len(boards)])
         seconds = timed(lambda batch=batch: first_moves(batch).block_until_ready(), args.repeats)
         print(f"engine: {size:>9,} positions, one step each: {size / seconds:>14,.0f} steps/s")
-    chunk = boards[: 1 << 17]
+    chunk = boards[: 1 << max(args.largest - 3, 0)]
     seconds = timed(lambda: successors(rules, chunk), args.repeats)
     parent, _ = successors(rules, chunk)
     print(

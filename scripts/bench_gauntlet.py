@@ -28,6 +28,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3, help="Gauntlets to time (>= 2).")
     parser.add_argument("--cold", action="store_true", help="Start from an empty compile cache.")
     parser.add_argument("--devices", type=int, default=os.cpu_count(), help="Host devices (as the CLI).")
+    parser.add_argument("--openings", type=int, default=100, help="Paired openings a match (tiny runs: 1).")
     args = parser.parse_args()
     if args.repeats < 2:
         parser.error(f"--repeats must be >= 2, got {args.repeats}")
@@ -45,7 +46,7 @@ def main() -> None:
     configure_jax(cold_dir.name if cold_dir else None)
     cache = jax.config.jax_compilation_cache_dir
     had_entries = cache is not None and Path(cache).is_dir() and any(Path(cache).iterdir())
-    rules, config = get_rules(args.rules), GauntletConfig()
+    rules, config = get_rules(args.rules), GauntletConfig(openings=args.openings)
     print(f"machine: {os.cpu_count()} cores, JAX {jax.__version__}, {len(jax.devices())} host devices")
     print(f"agent: {args.agent}; rules {args.rules}; {config.openings} openings x 2 colours per match")
     print(f"compile cache: {cache} ({'warm' if had_entries else 'cold'} at the first repeat)")

@@ -1,0 +1,200 @@
+"""Every script of scripts/ that the README, docs/ or results/ quotes runs here at tiny sizes, so a
+change that breaks one fails the suite: a smoke test each (its output folder a temporary one),
+asserting it printed or wrote the figure it exists for; no timing is asserted.
+
+The shell scripts that run hour-long studies are checked with ``bash -n`` and run against a stand-in
+``neurocheckers`` (and ``python``) that records each command line, every one of which the real
+command-line parser must accept. ``scripts/check_unchanged.py`` (a git worktree of another revision
+and minutes of runs) is left out.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SCRIPTS = REPO / "scripts"
+
+
+def script(name: str, *args: str, cwd: Path = REPO, timeout: int = 600) -> str:
+    """Run ``scripts/NAME ARGS`` with this interpreter; its stdout (it must exit 0)."""
+    env = {**os.environ, "NEUROCHECKERS_DEVICES": "1", "PYTHONUNBUFFERED": "1"}
+    done = subprocess.run(
+        [sys.executable, str(SCRIPTS / name), *args], cwd=cwd, env=env, capture_output=True, text=True,
+        timeout=timeout,
+    )  # fmt: skip
+    assert done.returncode == 0, (
+        f"{name} {' '.join(args)} failed:\n{done.stdout[-2000:]}\n{done.stderr[-4000:]}"
+    )
+    return done.stdout
+
+
+# --- tables of committed results (no JAX work) ------------------------------------------------
+
+
+def test_config_doc_prints_the_config_reference():
+    assert script("config_doc.py") == (REPO / "docs" / "config.md").read_text()
+
+
+def test_strength_table_prints_the_tables_of_the_committed_runs(tmp_path):
+    out = script(
+        "strength_table.py", "results/strength", "--names", "study,paired_openings", "--plot",
+        str(tmp_path / "curves.png"),
+    )  # fmt: skip
+    assert "| study |" in out and "paired_openings" in out
+    assert (tmp_path / "curves.png").stat().st_size > 0
+
+
+def test_american8_table_prints_the_8x8_tables(tmp_path):
+    seeds = "td_leaf_seed0,td_leaf_seed1,td_leaf_seed2"
+    out = script("american8_table.py", "results/american8", "--names", f"{seeds},study", "--seeds", seeds)
+    assert "td_leaf_seed0" in out and "study" in out and "|" in out
+
+
+def test_merge_gauntlets_pools_parts_into_one_gauntlet(tmp_path):
+    """A committed 8x8 gauntlet and the same again as the part from opening 100 on: each row is
+    pooled into one of twice the games."""
+    whole = json.loads((REPO / "results" / "american8" / "td_leaf_seed0" / "gauntlet.json").read_text())
+    later = {**whole, "config": {**whole["config"], "first_opening": 100}}
+    for name, part in (("a", whole), ("b", later)):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "gauntlet.json").write_text(json.dumps(part))
+    out = script("merge_gauntlets.py", str(tmp_path / "a"), str(tmp_path / "b"), "--out", str(tmp_path / "m"))
+    merged = json.loads((tmp_path / "m" / "gauntlet.json").read_text())
+    assert [r["games"] for r in merged["rows"]] == [2 * r["games"] for r in whole["rows"]]
+    assert "wrote" in out and (tmp_path / "m" / "gauntlet.txt").exists()
+
+
+def test_thin_lineage_keeps_every_nth_boss(tmp_path):
+    run_dir = tmp_path / "run"
+    (run_dir / "lineage").mkdir(parents=True)
+    rows = ["boss_id,epoch,points,file"]
+    for boss in range(10):
+        name = f"boss_{boss:04d}_epoch_{boss:04d}.safetensors"
+        (run_dir / "lineage" / name).write_bytes(b"x")
+        rows.append(f"{boss},{boss},1.0,{name}")
+    (run_dir / "lineage.csv").write_text("\n".join(rows) + "\n")
+    script("thin_lineage.py", str(run_dir), "--every", "4")
+    kept = sorted(p.name[:9] for p in (run_dir / "lineage").iterdir())
+    assert kept == ["boss_0000", "boss_0004", "boss_0008", "boss_0009"]
+    assert (run_dir / "lineage_full.csv").exists()
+
+
+def test_endgame_targets_table_reads_a_study_folder(tmp_path):
+    """The study's layout (scripts/endgame_targets_study.sh), with match files of one seed."""
+    from neurocheckers.experiment.config import load_config
+    from neurocheckers.experiment.run import create_run
+
+    match = {"score": 0.5, "score_ci95": [0.4, 0.6], "wins": 1, "draws": 2, "losses": 1}
+    for arm in ("exact", "plain"):
+        config = load_config(None, ["name=td_lambda_american6", "strategy=td_lambda", "seed=0"])
+        run_dir = create_run(config, tmp_path / arm)
+        (run_dir / "metrics.csv").write_text(
+            "epoch,wall_seconds,strength_material\n0,60.0,0.25\n1,60.0,0.75\n"
+        )
+        (tmp_path / f"{arm}_seed0_vs_material.json").write_text(json.dumps(match))
+    (tmp_path / "exact_vs_plain_seed0.json").write_text(json.dumps(match))
+    out = script("endgame_targets_table.py", str(tmp_path), "exact", "plain")
+    assert "| exact | 0 | 2 | 2.0 | 0.750 | 0.500 (0.400-0.600), 1/2/1 |" in out
+
+
+# --- endgame databases ----------------------------------------------------------------------------
+
+
+def test_endgame_table_and_reference_check_read_a_built_database(small_db):
+    table = script("endgame_table.py", str(small_db))
+    assert "| 3 |" in table or "|3|" in table.replace(" ", "")
+    check = script("endgame_reference_check.py", str(small_db), "--pieces", "2")
+    assert "disagree" in check or "compared" in check
+
+
+@pytest.mark.slow
+def test_bench_endgame_prints_steps_successors_and_a_build():
+    out = script(
+        "bench_endgame.py", "--rules", "american6", "--pieces", "2", "--repeats", "1", "--largest", "8"
+    )
+    assert "steps/s" in out and "successors:" in out and "build up to 2 pieces" in out
+
+
+# --- benchmarks at tiny sizes -------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_bench_learners_prints_self_play_updates_and_epochs():
+    out = script(
+        "bench_learners.py", "--games", "8", "--repeats", "1", "--layers", "1", "--width", "8",
+        "--batch-size", "16", "--updates", "2", "--max-plies", "20", "--devices", "1",
+    )  # fmt: skip
+    assert "self-play:" in out and "Adam steps/s" in out and "TD(lambda) epoch" in out and "playouts" in out
+
+
+@pytest.mark.slow
+def test_bench_evolve_quick_prints_seconds_per_epoch():
+    out = script("bench_evolve.py", "--quick", "--no-scaling", "--repeats", "5")
+    assert "epoch" in out and "peak" in out.lower()
+
+
+@pytest.mark.slow
+def test_bench_gauntlet_times_a_gauntlet():
+    out = script("bench_gauntlet.py", "--repeats", "2", "--openings", "1", "--devices", "1")
+    assert "repeat 2:" in out and "median of the 1 later repeats" in out
+
+
+@pytest.mark.slow
+def test_bench_baselines_prints_throughput_and_results():
+    out = script("bench_baselines.py", "--scale", "1000", "--greedy-chunk", "50", "--ab-chunk", "10")
+    assert "greedy(material) vs random" in out and "alphabeta:3 vs random" in out
+
+
+@pytest.mark.slow
+def test_bench_rules_quick_prints_playouts_and_perft(tmp_path):
+    figures = tmp_path / "rules.json"
+    out = script(
+        "bench_rules.py", "--quick", "--presets", "simple6", "--batches", "8", "--repeats", "1",
+        "--min-time", "0.01", "--no-per-core", "--json", str(figures),
+    )  # fmt: skip
+    assert "perft" in out and json.loads(figures.read_text())
+
+
+@pytest.mark.slow
+def test_bench_search_prints_simulations_per_second():
+    out = script(
+        "bench_search.py", "--batch", "8", "--sims", "2", "--layers", "1", "--widths", "4", "--repeats", "1",
+        "--devices", "1",
+    )  # fmt: skip
+    assert "sims" in out
+
+
+@pytest.mark.slow
+def test_bench_search_alphabeta_compares_with_the_python_engines():
+    out = script(
+        "bench_search.py", "--alphabeta", "--positions", "1", "--midgame", "0", "--seconds", "0.05",
+        "--repeats", "1", "--mcts-sims", "10", "--openspiel-depth", "1", "--pydraughts-depth-cap", "1",
+    )  # fmt: skip
+    assert "py-draughts" in out or "pydraughts" in out
+
+
+@pytest.mark.slow
+def test_handcrafted_ceiling_prints_a_row_per_depth():
+    out = script("handcrafted_ceiling.py", "--openings", "1", "--depths", "1")
+    assert "W/D/L" in out or "/" in out
+
+
+@pytest.mark.slow
+def test_play_openspiel_writes_the_match_and_its_games(tmp_path):
+    script("play_openspiel.py", "random", "openspiel:mcts:2", "--openings", "1", "--out", str(tmp_path))
+    summary = json.loads((tmp_path / "match.json").read_text())
+    assert 0 <= summary["score"] <= 1 and "[Event" in (tmp_path / "games.pdn").read_text()
+
+
+@pytest.mark.slow
+@pytest.mark.browser
+def test_web_screenshots_writes_the_pages(tmp_path):
+    script("web_screenshots.py", "--out", str(tmp_path))
+    assert {p.name for p in tmp_path.glob("*.png")} >= {"web_play.png", "web_games.png", "web_runs.png"}
