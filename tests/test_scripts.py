@@ -198,3 +198,118 @@ def test_play_openspiel_writes_the_match_and_its_games(tmp_path):
 def test_web_screenshots_writes_the_pages(tmp_path):
     script("web_screenshots.py", "--out", str(tmp_path))
     assert {p.name for p in tmp_path.glob("*.png")} >= {"web_play.png", "web_games.png", "web_runs.png"}
+
+
+# --- the study shell scripts: they parse, and every command line they run is accepted -----------
+
+
+def accepted(argv: list[str]) -> None:
+    """Parse a ``neurocheckers`` command line as the real command-line parser does, without running
+    it; raises its usage error when an option or argument is refused."""
+    from typer.main import get_command
+
+    import neurocheckers.cli  # noqa: F401 (registers every command)
+    from neurocheckers.cli.common import app
+
+    command, name, parent, args = get_command(app), "neurocheckers", None, list(argv)
+    while True:
+        context = command.make_context(name, args, parent=parent)
+        if not hasattr(command, "resolve_command"):  # a command, not a group of them
+            return
+        name, command, args = command.resolve_command(context, [*context._protected_args, *context.args])
+        parent = context
+
+
+STAND_IN = """#!{python}
+import json, os, sys
+with open(os.environ["COMMAND_LOG"], "a") as log:
+    log.write(json.dumps(["{name}", *sys.argv[1:]]) + "\\n")
+"""
+
+
+def recorded_commands(tmp_path: Path, name: str, *args: str, env: dict | None = None) -> list[list[str]]:
+    """Run ``bash scripts/NAME ARGS`` with stand-ins for ``neurocheckers`` and ``python`` on the PATH;
+    the command lines they were given (``neurocheckers`` ones without the program's name)."""
+    bin_dir, log = tmp_path / "bin", tmp_path / "commands.jsonl"
+    bin_dir.mkdir(exist_ok=True)
+    for program in ("neurocheckers", "python"):
+        (bin_dir / program).write_text(STAND_IN.format(python=sys.executable, name=program))
+        (bin_dir / program).chmod(0o755)
+    environment = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "COMMAND_LOG": str(log)}
+    done = subprocess.run(
+        ["bash", str(SCRIPTS / name), *args], cwd=REPO, env={**environment, **(env or {})},
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, f"{name}: {done.stdout[-2000:]}\n{done.stderr[-2000:]}"
+    commands = [json.loads(line) for line in log.read_text().splitlines()]
+    for command in commands:
+        if command[0] == "python" and command[1:3] == ["-m", "neurocheckers"]:
+            command[:] = ["neurocheckers", *command[3:]]
+    return commands
+
+
+def check_commands(commands: list[list[str]], programs: set[str]) -> None:
+    assert {c[0] for c in commands} >= programs
+    for command in commands:
+        if command[0] == "neurocheckers":
+            accepted(command[1:])
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in SCRIPTS.glob("*.sh")))
+def test_shell_script_parses(name):
+    assert subprocess.run(["bash", "-n", str(SCRIPTS / name)], capture_output=True).returncode == 0
+
+
+def test_accepted_refuses_an_unknown_option():
+    with pytest.raises(Exception, match="No such option"):
+        accepted(["match", "random", "random", "--no-such-option"])
+
+
+def test_endgame_search_commands_are_accepted(tmp_path):
+    commands = recorded_commands(tmp_path, "endgame_search.sh", env={"OUT": str(tmp_path / "out")})
+    assert len(commands) == 8
+    check_commands(commands, {"neurocheckers"})
+
+
+def test_endgame_targets_study_commands_are_accepted(tmp_path):
+    commands = recorded_commands(tmp_path, "endgame_targets_study.sh", "db", str(tmp_path), "1", "0")
+    assert [c[1] for c in commands] == ["evolve", "evolve", "export", "export", "match", "match", "match"]
+    check_commands(commands, {"neurocheckers"})
+
+
+def test_gauntlet_american8_commands_are_accepted(tmp_path):
+    commands = recorded_commands(tmp_path, "gauntlet_american8.sh", "agent.safetensors", str(tmp_path))
+    assert sum(c[:2] == ["neurocheckers", "gauntlet"] for c in commands) == 8
+    [merge] = [c for c in commands if c[0] == "python"]
+    assert merge[1] == "scripts/merge_gauntlets.py" and len(merge) == 2 + 8 + 2
+    check_commands(commands, {"neurocheckers", "python"})
+
+
+def test_gpu_td_leaf_seeds_commands_are_accepted(tmp_path):
+    env = {"PYTHON": str(tmp_path / "bin" / "python"), "DEST": str(tmp_path / "gpu"), "SEEDS": "0 1"}
+    commands = recorded_commands(tmp_path, "gpu_td_leaf_seeds.sh", env=env)
+    assert [c[:2] for c in commands] == [["neurocheckers", "evolve"]] * 2
+    check_commands(commands, {"neurocheckers"})
+
+
+def test_strength_study_commands_are_accepted(tmp_path):
+    """One setting, its run already in OUT (so the script resumes it and reads its config)."""
+    run_dir = tmp_path / "out" / "runs" / "study_seed0_1"
+    run_dir.mkdir(parents=True)
+    (run_dir / "config.json").write_text(json.dumps({"config": {"rules": "simple6"}}))
+    (run_dir / "metrics.csv").write_text("epoch\n")
+    commands = recorded_commands(tmp_path, "strength_study.sh", "study", env={"OUT": str(tmp_path / "out")})
+    assert [c[1] for c in commands] == ["evolve", "export", "gauntlet", "plot", "plot"]
+    check_commands(commands, {"neurocheckers"})
+
+
+def test_reproduce_study_commands_are_accepted(tmp_path):
+    """Every stage, with a base run and the grid's runs already in OUT."""
+    out = tmp_path / "out"
+    (out / "runs" / "base_seed0_1").mkdir(parents=True)
+    (out / "runs" / "base_seed0_1" / "metrics.csv").write_text("epoch\n")
+    for name in ("base", "mutation_high", "mutation_low", "layers3", "layers7", "games4", "games16"):
+        (out / "study_grid" / f"{name}_seed0_1").mkdir(parents=True)
+    commands = recorded_commands(tmp_path, "reproduce_study.sh", env={"OUT": str(out)})
+    assert {c[1] for c in commands} == {"evolve", "sweep", "lineage", "compare", "export", "match", "plot"}
+    check_commands(commands, {"neurocheckers"})
