@@ -4,7 +4,9 @@ reasons, runs and their status, saved games, and paths outside the served folder
 opponents: an agent file alone (the timed search for the think time), ``timed:`` specs, py-draughts,
 and the best agent of the rules offered first; the Play page's compulsory-capture message, resigning,
 a game's PDN read back, the position after any turn, random game ids, the opponent list, a PDN of
-any saved game, and a run folder that cannot be read listed as failed."""
+any saved game, and a run folder that cannot be read listed as failed; client mistakes (nested JSON,
+NUL bytes and over-long paths, a colour that is not a word) as 400s, games from a FEN or a PDN game,
+no win chance once a game is over, and games read back after a restart of the server."""
 
 from __future__ import annotations
 

@@ -5,7 +5,9 @@ committed best agent from the board shown on arrival (its timed search for a sho
 checks deselecting, the move list, PDN downloads read back with the project's PDN reader, the
 "must capture" message, keyboard moves, the flip, a reload that keeps the game, a 390 px phone
 screen, a saved game stepped through, and the Runs page (details beside the list, refreshed live,
-a stop reason). The server is ``serve``'s app under uvicorn in a thread, on a free local port.
+a stop reason, the open run kept in the address, its name the phone's width); a game of 44 moves
+whose last move row stays in view on Play and Games (desktop and a 390 px phone), a move by
+drag-and-drop, a game from a FEN and its rematch, and a game found again after a restart. The server is ``serve``'s app under uvicorn in a thread, on a free local port.
 Chromium must be installed (``apt-get install chromium``; ``.ci/run`` does it): without it these
 tests fail.
 """
