@@ -34,7 +34,8 @@ def serve(
 ) -> None:
     """Open the web app: play, replay games, watch runs.
 
-    Serves FOLDER read-only (it never writes there, nor shows anything outside it); everything
+    Serves FOLDER read-only, but for the Play page's games, saved in FOLDER/.neurocheckers-web/ so
+    they survive a restart (it shows nothing outside FOLDER); everything
     the page needs ships with the package, so it works offline. Ctrl-C stops it."""
     from pathlib import Path
 
