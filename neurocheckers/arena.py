@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -288,11 +289,30 @@ def play_match(
     )
 
 
-def _concatenate(parts: list[GameRecords], keep_actions: int) -> GameRecords:
-    """One host-side ``GameRecords`` of the chunks, in game order; actions of the first
+def join_records(parts: list[GameRecords], keep_actions: int) -> GameRecords:
+    """One host-side ``GameRecords`` of a match's chunks, in game order; actions of the first
     ``keep_actions`` games only."""
     joined = jax.tree.map(lambda *xs: np.concatenate(xs), *parts)
     return joined.replace(actions=joined.actions[:keep_actions])
+
+
+class MatchInterrupted(KeyboardInterrupt):
+    """Ctrl-C during a match after some of its chunks were played: ``records`` holds their games
+    (host ``GameRecords``, in game order, as the whole match would have returned them)."""
+
+    def __init__(self, records: GameRecords) -> None:
+        super().__init__(f"the match was interrupted after {len(records.score)} games")
+        self.records = records
+
+
+def fetch_when_ready(tree: Any) -> Any:
+    """``jax.device_get(tree)``, waiting in Python: Ctrl-C stops the wait at once, where a blocking
+    wait on XLA's threads would put off Python's interrupt until the computation ended."""
+    delay = 0.001
+    while not all(x.is_ready() for x in jax.tree.leaves(tree) if isinstance(x, jax.Array)):
+        time.sleep(delay)
+        delay = min(2 * delay, 0.05)
+    return jax.device_get(tree)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -353,8 +373,10 @@ def run_match(
     of shape [N] in game order, with the actions ([K, max_plies], -1 after a game's end) of the
     first ``K = min(keep_actions, N)`` games; no positions. ``on_progress(done, games)`` is called
     after each chunk. ``should_stop()`` is asked before each chunk; when it says True the match ends
-    early and the records hold the ``N < games`` games played so far. ``MemoryLimitError`` before
-    any game when a batch needs more memory than the machine has.
+    early and the records hold the ``N < games`` games played so far. Ctrl-C raises
+    ``MatchInterrupted`` with the records of the chunks already played (``KeyboardInterrupt`` before
+    the first one ended). ``MemoryLimitError`` before any game when a batch needs more memory than
+    the machine has.
     """
     games, keep_actions, opening_plies, openings = (
         options.games, options.keep_actions, options.opening_plies, options.openings
@@ -369,16 +391,21 @@ def run_match(
     check_memory(compiled, f"a batch of {batch} games")
     parts: list[GameRecords] = []
     played = 0
-    while played < games and not (should_stop is not None and should_stop()):
-        records = play_match(
-            rules, policy_a, params_a, policy_b, params_b, key, batch, max_plies, opening_plies,
-            record_actions=keep_actions > 0, first_game=played, openings=openings,
-        )  # fmt: skip
-        take = min(batch, games - played)
-        parts.append(jax.tree.map(lambda x, take=take: np.asarray(x)[:take], jax.device_get(records)))
-        played += take
-        if on_progress is not None:
-            on_progress(played, games)
+    try:
+        while played < games and not (should_stop is not None and should_stop()):
+            records = play_match(
+                rules, policy_a, params_a, policy_b, params_b, key, batch, max_plies, opening_plies,
+                record_actions=keep_actions > 0, first_game=played, openings=openings,
+            )  # fmt: skip
+            take = min(batch, games - played)
+            parts.append(jax.tree.map(lambda x, take=take: np.asarray(x)[:take], fetch_when_ready(records)))
+            played += take
+            if on_progress is not None:
+                on_progress(played, games)
+    except KeyboardInterrupt:
+        if not parts:
+            raise
+        raise MatchInterrupted(join_records(parts, keep_actions)) from None
     if not parts:  # stopped before the first chunk: an empty match of the right shapes
         parts = [jax.tree.map(lambda x: np.zeros((0, *x.shape[1:]), x.dtype), compiled.out_info)]
-    return _concatenate(parts, keep_actions)
+    return join_records(parts, keep_actions)

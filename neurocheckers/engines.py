@@ -42,7 +42,15 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from neurocheckers.arena import GameRecords, MatchOptions, game_keys, paired_opening_starts, run_match
+from neurocheckers.arena import (
+    GameRecords,
+    MatchInterrupted,
+    MatchOptions,
+    game_keys,
+    join_records,
+    paired_opening_starts,
+    run_match,
+)
 from neurocheckers.players import parse_player
 from neurocheckers.policies import Player
 from neurocheckers.pydraughts_engine import PyDraughtsBot, is_pydraughts_spec, parse_pydraughts
@@ -451,21 +459,26 @@ def run_engine_match(
     """``arena.run_match`` with host players: the games of ``options``, ``batch`` at a time
     (``play_engine_games``), A Black in the even games. Host ``GameRecords`` [N] with the actions of
     the first ``keep_actions`` games; ``on_progress(done, games)`` as games end, ``should_stop()``
-    asked before each batch; thinking times into ``clock``."""
+    asked before each batch; thinking times into ``clock``. Ctrl-C raises ``arena.MatchInterrupted``
+    with the records of the batches already played (``KeyboardInterrupt`` before the first ended)."""
     games, batch = options.games, options.batch
     parts: list[GameRecords] = []
     done = 0
-    while done < games and not (should_stop is not None and should_stop()):
-        ids = np.arange(done, min(done + batch, games))
-        ended = None if on_progress is None else lambda n, done=done: on_progress(done + n, games)
-        parts.append(play_engine_games(rules, a, b, ids, options, on_game_end=ended, clock=clock))
-        done += len(ids)
-        if on_progress is not None:
-            on_progress(done, games)
+    try:
+        while done < games and not (should_stop is not None and should_stop()):
+            ids = np.arange(done, min(done + batch, games))
+            ended = None if on_progress is None else lambda n, done=done: on_progress(done + n, games)
+            parts.append(play_engine_games(rules, a, b, ids, options, on_game_end=ended, clock=clock))
+            done += len(ids)
+            if on_progress is not None:
+                on_progress(done, games)
+    except KeyboardInterrupt:
+        if not parts:
+            raise
+        raise MatchInterrupted(join_records(parts, options.keep_actions)) from None
     if not parts:
         raise ValueError("the match was stopped before its first game")
-    joined = jax.tree.map(lambda *xs: np.concatenate(xs), *parts)
-    return joined.replace(actions=joined.actions[: options.keep_actions])
+    return join_records(parts, options.keep_actions)
 
 
 def play_any_match(

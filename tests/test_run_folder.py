@@ -7,7 +7,6 @@ compiles once for the file; only the two refused configs compile their own.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
 import stat
@@ -24,8 +23,8 @@ from neurocheckers.experiment.folder import RunError, read_run_config, run_lock
 from neurocheckers.experiment.run import create_run, run
 from neurocheckers.formats import read_metrics
 
-REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from interrupting import child_env, children_hear_ctrl_c, not_interrupted  # noqa: E402
 from tiny import TINY_BY_STRATEGY, TINY_RUN  # noqa: E402
 
 TINY = [
@@ -50,12 +49,6 @@ def _error(capsys, *names: str) -> str:
     for name in names:
         assert name in lines[0], (name, lines[0])
     return lines[0]
-
-
-def _child_env() -> dict[str, str]:
-    env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    env.setdefault("NEUROCHECKERS_CACHE", str(REPO / ".jax_cache"))
-    return env
 
 
 @pytest.fixture(scope="module")
@@ -88,7 +81,7 @@ def test_csv_files_have_lf_line_endings_after_an_interrupted_run_resumes(tmp_pat
 def test_a_second_writer_is_refused_and_a_run_without_checkpoint_says_it_restarts(tmp_path, capsys):
     run_dir = create_run(load_config(None, TINY), tmp_path)
     holder = subprocess.Popen(
-        [sys.executable, "-c", HOLD_LOCK, str(run_dir)], stdout=subprocess.PIPE, text=True, env=_child_env()
+        [sys.executable, "-c", HOLD_LOCK, str(run_dir)], stdout=subprocess.PIPE, text=True, env=child_env()
     )
     try:
         assert holder.stdout.readline().strip() == "locked"
@@ -199,41 +192,14 @@ def test_config_paths_that_are_not_files(tmp_path, capsys):
     _error(capsys, "is a file, not a folder")
 
 
-def _not_interrupted(stderr: str) -> str:
-    """Why a child that ignored Ctrl-C may have: this process's signal state (a child inherits its
-    blocked signals and ignored handlers) and the end of the child's stderr."""
-    blocked = sorted(s.name for s in signal.pthread_sigmask(signal.SIG_BLOCK, []))
-    handler = signal.getsignal(signal.SIGINT)
-    err = stderr[-2000:]
-    state = f"here blocked={blocked}, SIGINT handler={handler!r}"
-    return f"the child did not exit after SIGINT; {state}; stderr: {err}"
-
-
-@contextlib.contextmanager
-def _children_hear_ctrl_c():
-    """Children started inside get SIGINT at its default: a pytest started in the background of a
-    script has SIGINT ignored, children inherit an ignored signal across exec (a handled one is reset)
-    and Python then leaves it ignored, so Ctrl-C would never reach them (these tests failed so when
-    run that way). A handler here for the moment of the start, not ``preexec_fn``: forking a
-    multithreaded process to run Python in the child may deadlock."""
-    ignored = signal.getsignal(signal.SIGINT) == signal.SIG_IGN
-    if ignored:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-    try:
-        yield
-    finally:
-        if ignored:
-            signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
 def test_an_interrupt_ends_a_match_at_once(tmp_path):
     """Ctrl-C during a long match ends the process promptly with status 130, not when the compiled
     work in XLA's threads would have finished (minutes here)."""
     command = [sys.executable, "-m", "neurocheckers", "match", "mcts-rollout:65536", "random"]
     command += ["--rules", "american8", "--games", "2", "--batch", "2"]
     log = tmp_path / "stderr.txt"  # a file, not a pipe: a pipe nobody reads fills and blocks the child
-    with log.open("w") as stderr, _children_hear_ctrl_c():
-        child = subprocess.Popen(command, stderr=stderr, text=True, env=_child_env(), cwd=tmp_path)
+    with log.open("w") as stderr, children_hear_ctrl_c():
+        child = subprocess.Popen(command, stderr=stderr, text=True, env=child_env(), cwd=tmp_path)
     time.sleep(15)  # imports and compiling (cached after the first run); the match takes minutes
     assert child.poll() is None, log.read_text()
     child.send_signal(signal.SIGINT)
@@ -241,7 +207,7 @@ def test_an_interrupt_ends_a_match_at_once(tmp_path):
         code = child.wait(timeout=90)
     except subprocess.TimeoutExpired:
         child.kill()
-        pytest.fail(_not_interrupted(log.read_text()))
+        pytest.fail(not_interrupted(log.read_text()))
     finally:
         child.kill()
     assert code == 130
@@ -259,13 +225,13 @@ time.sleep(120)
 
 
 def test_an_interrupt_ends_the_process_even_when_the_main_thread_never_reacts():
-    with _children_hear_ctrl_c():
+    with children_hear_ctrl_c():
         child = subprocess.Popen(
             [sys.executable, "-c", STUCK_ON_INTERRUPT],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
-            env=_child_env(),
+            env=child_env(),
         )
     try:
         assert child.stdout.readline().strip() == "ready"
@@ -273,7 +239,7 @@ def test_an_interrupt_ends_the_process_even_when_the_main_thread_never_reacts():
         code = child.wait(timeout=60)
     except subprocess.TimeoutExpired:
         child.kill()
-        pytest.fail(_not_interrupted(child.stderr.read()))
+        pytest.fail(not_interrupted(child.stderr.read()))
     finally:
         child.kill()
     assert code == 130
@@ -325,9 +291,9 @@ def test_ctrl_c_on_evolve_prints_the_resume_command(tmp_path):
         str(out),
     ]
     log = tmp_path / "stderr.txt"  # files, not pipes: a pipe nobody reads fills and blocks the child
-    with log.open("w") as stderr, _children_hear_ctrl_c():
+    with log.open("w") as stderr, children_hear_ctrl_c():
         child = subprocess.Popen(
-            command, stdout=subprocess.DEVNULL, stderr=stderr, text=True, env=_child_env()
+            command, stdout=subprocess.DEVNULL, stderr=stderr, text=True, env=child_env()
         )
     try:
         deadline = time.time() + 120
@@ -338,7 +304,7 @@ def test_ctrl_c_on_evolve_prints_the_resume_command(tmp_path):
         code = child.wait(timeout=60)
     except subprocess.TimeoutExpired:
         child.kill()
-        pytest.fail(_not_interrupted(log.read_text()))
+        pytest.fail(not_interrupted(log.read_text()))
     finally:
         child.kill()
     (run_dir,) = out.iterdir()

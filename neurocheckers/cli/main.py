@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
+import threading
+from collections.abc import Iterator
 
 import typer
 
@@ -50,6 +53,18 @@ def print_aborted() -> None:
 
 INTERRUPT_GRACE_SECONDS = 3.0
 """How long Ctrl-C waits for the program to stop on its own before the process is ended."""
+_SAVING = threading.Event()
+
+
+@contextlib.contextmanager
+def saving_after_an_interrupt() -> Iterator[None]:
+    """Keep the process alive past the grace time after Ctrl-C while this block saves what was done
+    (a match's finished games); a second Ctrl-C still ends it at once."""
+    _SAVING.set()
+    try:
+        yield
+    finally:
+        _SAVING.clear()
 
 
 def exit_soon_after_an_interrupt() -> None:
@@ -74,12 +89,32 @@ def exit_soon_after_an_interrupt() -> None:
             if not received:
                 return
         time.sleep(INTERRUPT_GRACE_SECONDS)  # the main thread usually stops cleanly within this
+        if _wait_while_saving(reader):
+            time.sleep(INTERRUPT_GRACE_SECONDS)  # for the command to end on its own after saving
         # stderr may be a full pipe that nobody reads: the message must not keep the process alive.
         threading.Thread(target=print_aborted, daemon=True).start()
         time.sleep(0.5)
         os._exit(130)
 
     threading.Thread(target=watch, name="interrupt-watcher", daemon=True).start()
+
+
+def _wait_while_saving(reader) -> bool:
+    """Wait while a command saves its work after Ctrl-C (``saving_after_an_interrupt``). True when
+    it waited and the saving ended; False at once when nothing was being saved or Ctrl-C came again
+    (``reader``: the signal wakeup socket)."""
+    import signal
+
+    reader.settimeout(0.1)
+    waited = False
+    while _SAVING.is_set():
+        waited = True
+        try:
+            if signal.SIGINT in reader.recv(64):
+                return False
+        except TimeoutError:
+            pass
+    return waited
 
 
 def _run_app(argv: list[str] | None) -> int:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Annotated
 
 import typer
@@ -114,8 +115,33 @@ def match(
     from neurocheckers.arena import MatchOptions
 
     options = MatchOptions(games, seed, batch, max_plies, opening_plies, keep, starts)
-    records = _play_match(preset, a, b, options, as_json, clock)
-    _report_match(preset, a, b, records, seed, as_json, plot_path, save_games, starts, clock)
+    report = (preset, a, b)
+    try:
+        records = _play_match(preset, a, b, options, as_json, clock)
+    except KeyboardInterrupt as stop:
+        _report_interrupted(report, stop, options, as_json, plot_path, save_games, clock)
+        raise typer.Exit(130) from None
+    _report_match(*report, records, seed, as_json, plot_path, save_games, starts, clock)
+
+
+def _report_interrupted(report, stop, options, as_json: bool, plot, save_games: str | None, clock):
+    """Ctrl-C during a match: the summary of the batches already played, their games saved, and a
+    line saying how many (``stop``: ``arena.MatchInterrupted`` with them, else none had ended)."""
+    from neurocheckers.arena import MatchInterrupted
+    from neurocheckers.cli.main import saving_after_an_interrupt
+
+    if not isinstance(stop, MatchInterrupted):
+        batch = min(options.batch, options.games)
+        print(f"neurocheckers: interrupted before the first batch of {batch} games ended", file=sys.stderr)
+        return
+    records = stop.records
+    with saving_after_an_interrupt():
+        _report_match(*report, records, options.seed, as_json, plot, save_games, options.openings, clock)
+    saved = f"; {len(records.actions)} of them saved in {save_games}" if save_games is not None else ""
+    print(
+        f"neurocheckers: interrupted: {len(records.score)} of {options.games} games played{saved}",
+        file=sys.stderr,
+    )
 
 
 def _match_clock(a, b):
@@ -146,15 +172,17 @@ def _play_match(rules, a, b, options, quiet: bool, clock=None):
 
     with Progress(transient=True, disable=quiet) as progress:
         task = progress.add_task(f"{a.name} vs {b.name}", total=options.games)
+        lines = not (quiet or progress.console.is_terminal)  # a log: a line at each tenth of the games
+        printed = [-1]  # the last tenth a line was printed for
+
+        def update(done: int, games: int) -> None:
+            progress.update(task, completed=done)
+            if lines and done and 10 * done // games > printed[0]:
+                printed[0] = 10 * done // games
+                print(f"neurocheckers: played {done} of {games} games", file=sys.stderr, flush=True)
+
         try:
-            return play_any_match(
-                rules,
-                a,
-                b,
-                options,
-                on_progress=lambda done, _: progress.update(task, completed=done),
-                clock=clock,
-            )
+            return play_any_match(rules, a, b, options, on_progress=update, clock=clock)
         except MemoryLimitError as e:
             hint = f"lower --batch (now {min(options.batch, options.games)}) or the players' search sizes"
             raise UserError(f"{e}; {hint}") from None
