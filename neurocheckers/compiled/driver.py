@@ -1,0 +1,202 @@
+"""Iterative deepening over ``search.negamax`` for one game: a deadline or a node budget per move,
+aspiration windows as a switch, and the transposition table, history and game record kept between
+the moves of a game."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Sequence
+
+import numpy as np
+
+from neurocheckers.compiled import search as s
+from neurocheckers.compiled.board import Position, SearchRules, geometry, move_actions
+from neurocheckers.compiled.movegen import M_CAPTURED, M_FROM, M_PATH, M_TO, generate, move_buffer
+from neurocheckers.rules.presets import Rules
+
+MAX_DEPTH = 100
+"""The deepest nominal depth (whole moves) iterative deepening tries."""
+NEXT_ITERATION_SHARE = 0.5
+"""No new iteration starts once this share of the move's time is spent (it would not finish)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class SearchOptions:
+    """Switches of the compiled search (the defaults are the ones measured best)."""
+
+    table_bits: int = 20
+    """The transposition table holds 2**table_bits entries (16 bytes each)."""
+    table: bool = True
+    """Probe and store the transposition table."""
+    pvs: bool = True
+    """Principal-variation search: null windows after the first move, re-searched when they fail high."""
+    killers: bool = True
+    """Order two quiet moves per ply that cut off before the others."""
+    history: bool = True
+    """Order the other quiet moves by the history of their cut-offs."""
+    quiescence: bool = True
+    """Search captures on past the nominal depth until the position is quiet."""
+    lmr: bool = False
+    """Late-move reductions: quiet moves late in the order searched one move shallower first."""
+    aspiration: float = 0.0
+    """Half-width of the aspiration window around the last iteration's score, in men (0: off)."""
+
+    def __post_init__(self) -> None:
+        if not 4 <= self.table_bits <= 28:
+            raise ValueError(f"table_bits must be in 4..28, got {self.table_bits!r}")
+        if self.aspiration < 0:
+            raise ValueError(f"aspiration must be >= 0 men, got {self.aspiration!r}")
+
+    @property
+    def flags(self) -> int:
+        pairs = (
+            (self.table, s.OPT_TABLE),
+            (self.pvs, s.OPT_PVS),
+            (self.killers, s.OPT_KILLERS),
+            (self.history, s.OPT_HISTORY),
+            (self.quiescence, s.OPT_QUIESCENCE),
+            (self.lmr, s.OPT_LMR),
+        )
+        return sum(flag for on, flag in pairs if on)
+
+
+PLAIN = SearchOptions(table=False, pvs=False, killers=False, history=False, quiescence=False)
+"""Plain fixed-depth alpha-beta: the same scores as the JAX ``alphabeta_search``."""
+
+
+@dataclasses.dataclass(frozen=True)
+class SearchResult:
+    """One move's search: the move (its JAX actions), its score and what it cost."""
+
+    actions: tuple[int, ...]
+    """The move as our JAX actions (one per step or jump); empty when there is no legal move."""
+    score: float
+    """The move's score from the mover's view, in men (a won game near ``WIN_SCORE``)."""
+    depth: int
+    """The deepest completed iteration (whole moves); 0 for an only move."""
+    nodes: int
+    seconds: float
+    seldepth: int
+    """The longest path searched (whole moves, capture extensions included)."""
+
+
+class CompiledSearch:
+    """The compiled search of one game at a time (its table kept between moves; ``new_game`` clears)."""
+
+    def __init__(self, rules: SearchRules | Rules, options: SearchOptions | None = None):
+        self.search_rules = rules if isinstance(rules, SearchRules) else SearchRules(rules)
+        self.options = SearchOptions() if options is None else options
+        self.geo = geometry(self.search_rules)
+        self.tt = np.zeros((1 << self.options.table_bits, 2), np.int64)
+        self.moves = move_buffer(s.MAX_PLY)
+        self.aux = np.zeros(s.AUX_SIZE, np.int64)
+
+    @property
+    def rules(self) -> Rules:
+        return self.search_rules.rules
+
+    def new_game(self) -> None:
+        """Forget the table and the move-ordering statistics."""
+        self.tt[:] = 0
+        self.aux[:] = 0
+
+    def legal_moves(self, position: Position) -> np.ndarray:
+        """[n, 4] int64 rows (source, destination, captured, path) of the position's whole-turn moves."""
+        om, ok, pm, pk = position.relative()
+        n = generate(self.geo, om, ok, pm, pk, np.int64(position.color), self.moves, np.int64(0))
+        return self.moves[:n, [M_FROM, M_TO, M_CAPTURED, M_PATH]].copy()
+
+    def key(self, position: Position) -> int:
+        return int(s.position_key(self.geo, *position.relative(), np.int64(position.color)))
+
+    def search(
+        self,
+        position: Position,
+        *,
+        seconds: float | None = None,
+        nodes: int | None = None,
+        depth: int | None = None,
+        ply: int = 0,
+        quiet: int = 0,
+        history: Sequence[Position] = (),
+    ) -> SearchResult:
+        """The best move of ``position`` within ``seconds``, ``nodes`` and ``depth`` (at least one of
+        them). ``ply``: actions played in the game so far; ``quiet``: plies since the quiet counter's
+        last reset; ``history``: the positions since the last capture or man's move, oldest first (for
+        repetitions)."""
+        if seconds is None and nodes is None and depth is None:
+            raise ValueError("give a budget: seconds, nodes or depth")
+        if seconds is not None and seconds <= 0:
+            raise ValueError(f"seconds must be > 0, got {seconds!r}")
+        start = time.monotonic_ns()
+        legal = self.legal_moves(position)
+        if len(legal) == 0 or (len(legal) == 1 and depth is None):
+            actions = self._actions(legal[0]) if len(legal) else ()
+            return SearchResult(actions, 0.0, 0, 0, (time.monotonic_ns() - start) / 1e9, 0)
+        self._prepare(position, start, seconds, nodes, history)
+        args = self._root_args(position, ply, quiet, len(history))
+        best, best_score, done = legal[0], 0, 0
+        for d in range(1, min(MAX_DEPTH, depth or MAX_DEPTH) + 1):
+            score, complete = self._iteration(args, d, best_score if done else None)
+            if self.aux[s.A_BEST_SET] and (complete or self._trusted_partial(score)):
+                best = self.aux[[s.A_BEST_FROM, s.A_BEST_TO, s.A_BEST_CAPTURED, s.A_BEST_PATH]].copy()
+                best_score = int(self.aux[s.A_BEST_SCORE])
+            if not complete:
+                break
+            done = d
+            elapsed = (time.monotonic_ns() - start) / 1e9
+            if abs(best_score) > s.WIN_BOUND or (seconds and elapsed > NEXT_ITERATION_SHARE * seconds):
+                break
+        elapsed = (time.monotonic_ns() - start) / 1e9
+        return SearchResult(self._actions(best), best_score / s.UNIT, done, int(self.aux[s.A_NODES]), elapsed,
+                            int(self.aux[s.A_SELDEPTH]))  # fmt: skip
+
+    def _prepare(self, position, start, seconds, nodes, history) -> None:
+        aux = self.aux
+        aux[s.A_NODES] = aux[s.A_STOP] = aux[s.A_SELDEPTH] = 0
+        aux[s.A_DEADLINE] = start + int(seconds * 1e9) if seconds else 2**62
+        aux[s.A_NODE_LIMIT] = nodes if nodes else 2**62
+        aux[s.A_OPTIONS] = self.options.flags
+        aux[s.A_KILLERS : s.A_HISTORY] = -1
+        aux[s.A_HISTORY : s.A_PATH] //= 2  # old history counts half
+        history = list(history)[-s.MAX_HISTORY :]
+        aux[s.A_HISTORY_LEN] = len(history)
+        for j, earlier in enumerate(history):
+            aux[s.A_PATH + j] = self.key(earlier)
+
+    def _root_args(self, position: Position, ply: int, quiet: int, rev: int) -> tuple:
+        om, ok, pm, pk = position.relative()
+        color = np.int64(position.color)
+        key = s.position_key(self.geo, om, ok, pm, pk, color)
+        return om, ok, pm, pk, color, key, np.int64(ply), np.int64(quiet), np.int64(rev)
+
+    def _iteration(self, args, depth: int, previous: int | None) -> tuple[int, bool]:
+        """One iteration of ``depth`` (with an aspiration window around ``previous`` when switched on):
+        ``(score, complete)``."""
+        window = int(self.options.aspiration * s.UNIT)
+        lo, hi = -s.INFINITE, s.INFINITE
+        if window and previous is not None and abs(previous) < s.WIN_BOUND:
+            lo, hi = previous - window, previous + window
+        while True:
+            self.aux[s.A_BEST_SET] = 0
+            self._window = lo
+            score = int(self._negamax(args, depth, lo, hi))
+            if self.aux[s.A_STOP]:
+                return score, False
+            if lo < score < hi or (lo == -s.INFINITE and hi == s.INFINITE):
+                return score, True
+            lo, hi = (-s.INFINITE, hi) if score <= lo else (lo, s.INFINITE)
+
+    def _trusted_partial(self, score: int) -> bool:
+        """Whether a cut-off iteration's best move may replace the last one: it beat the window."""
+        return int(self.aux[s.A_BEST_SCORE]) > self._window
+
+    def _negamax(self, args, depth: int, alpha: int, beta: int) -> int:
+        om, ok, pm, pk, color, key, ply, quiet, rev = args
+        i64 = np.int64
+        return s.negamax(self.geo, self.tt, self.moves, self.aux, om, ok, pm, pk, color, key, i64(depth),
+                         i64(alpha), i64(beta), i64(0), i64(0), ply, quiet, rev)  # fmt: skip
+
+    def _actions(self, row) -> tuple[int, ...]:
+        return move_actions(self.rules, int(row[0]), int(row[2]), int(row[3]))

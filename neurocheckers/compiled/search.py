@@ -1,0 +1,325 @@
+"""Negamax alpha-beta over whole-turn moves, compiled with numba: principal-variation search, an
+always-on transposition table (Zobrist keys) kept between the moves of a game, killer and history
+ordering, captures searched to quiet positions, and late-move reductions as a switch.
+
+Depth counts whole turns (a multi-jump is one move). Scores are integers from the mover's view in
+``UNIT`` per man: a man ``UNIT``, a king ``KING`` (``rules.outcome.KING_VALUE`` men), a won game
+``WIN`` minus ``UNIT`` per action (each jump one, as the JAX alpha-beta counts its distance) from the
+root, a draw 0. The driver (iterative deepening, aspiration windows, the deadline) is ``driver``.
+
+State of one search lives in four arrays, so the recursive function takes few of them (packing is
+what made numba's recursion fast): ``geo`` (``board.geometry``), ``tt`` ([2^bits, 2]: key, data),
+``moves`` (``movegen``'s rows, ``CAPACITY`` per ply) and ``aux`` (counters, limits, killers, history
+and the keys of the positions on the path, laid out by the ``A_*`` offsets below).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from neurocheckers.compiled.bitops import lowest_index, monotonic_ns, popcount
+from neurocheckers.compiled.board import (
+    G_CROWN,
+    G_FORCED,
+    G_MAN_RESETS,
+    G_MAX_PLIES,
+    G_QUIET_LIMIT,
+    G_REPETITION,
+    G_STUCK_LOSES,
+    G_ZOBRIST,
+    G_ZOBRIST_SIDE,
+)
+from neurocheckers.compiled.movegen import (
+    CAPACITY,
+    M_CAPTURED,
+    M_FROM,
+    M_ORDER,
+    M_PATH,
+    M_TO,
+    MOBILITY_CAPTURE,
+    MOBILITY_NONE,
+    generate,
+    make,
+    mobility,
+)
+from neurocheckers.rules.outcome import KING_VALUE
+
+UNIT = 10_000
+"""Score units per man."""
+KING = int(round(KING_VALUE * UNIT))
+WIN = 1000 * UNIT
+"""A won game at the root (``search.alphabeta.WIN_SCORE`` men)."""
+WIN_BOUND = 500 * UNIT
+"""Scores beyond this are won or lost games."""
+INFINITE = 2 * WIN
+NOT_TERMINAL = 4 * WIN
+MAX_PLY = 128
+"""Plies of the search path (nominal depth plus capture extensions)."""
+MAX_HISTORY = 512
+"""Keys of earlier positions of the game kept for repetition."""
+
+OPT_TABLE, OPT_PVS, OPT_KILLERS, OPT_HISTORY, OPT_QUIESCENCE, OPT_LMR = 1, 2, 4, 8, 16, 32
+
+A_NODES, A_STOP, A_DEADLINE, A_NODE_LIMIT, A_OPTIONS, A_HISTORY_LEN, A_SELDEPTH = 0, 1, 2, 3, 4, 5, 6
+A_BEST_FROM, A_BEST_TO, A_BEST_CAPTURED, A_BEST_PATH, A_BEST_SCORE, A_BEST_SET = 8, 9, 10, 11, 12, 13
+A_KILLERS = 16
+A_HISTORY = A_KILLERS + 2 * MAX_PLY
+A_PATH = A_HISTORY + 2 * 32 * 32
+AUX_SIZE = A_PATH + MAX_HISTORY + MAX_PLY + 1
+
+EXACT, LOWER, UPPER = 0, 1, 2
+TT_MOVE_ORDER = 1 << 50
+CAPTURE_ORDER = 1 << 40
+KILLER_ORDER = 1 << 36
+CHECK_EVERY = 1023
+"""The clock and the node limit are read when ``nodes & CHECK_EVERY == 0``."""
+
+SIGNATURE = (
+    "int64(int64[::1], int64[:, ::1], int64[:, ::1], int64[::1], int64, int64, int64, int64, int64, int64,"
+    " int64, int64, int64, int64, int64, int64, int64, int64)"
+)
+
+
+@njit(cache=True, inline="always")
+def evaluate(om, ok, pm, pk):
+    """Material from the mover's view."""
+    return UNIT * (popcount(om) - popcount(pm)) + KING * (popcount(ok) - popcount(pk))
+
+
+@njit(cache=True, inline="always")
+def terminal_score(geo, has_move, own, gply, quiet, dist):
+    """The score of a finished game (the JAX engine's ``_conclude`` order), else NOT_TERMINAL."""
+    limit = geo[G_QUIET_LIMIT]
+    quiet_draw = limit > 0 and quiet >= limit
+    loses = not has_move and (geo[G_STUCK_LOSES] != 0 or own == 0) and not quiet_draw
+    if loses:
+        return -(WIN - UNIT * dist)
+    if quiet_draw or not has_move or (geo[G_MAX_PLIES] > 0 and gply >= geo[G_MAX_PLIES]):
+        return 0
+    return NOT_TERMINAL
+
+
+@njit(cache=True, inline="always")
+def child_key(geo, key, om, ok, pk, color, source, dest, captured):
+    """The Zobrist key after a move (``om, ok, pk`` before it)."""
+    was_king = (ok >> source) & 1
+    is_king = was_king | (1 if (np.int64(1) << dest) & geo[G_CROWN + color] else 0)
+    key ^= geo[G_ZOBRIST + 32 * (2 * color + was_king) + source]
+    key ^= geo[G_ZOBRIST + 32 * (2 * color + is_king) + dest]
+    key ^= geo[G_ZOBRIST_SIDE]
+    while captured:
+        b = lowest_index(captured)
+        captured &= captured - 1
+        key ^= geo[G_ZOBRIST + 32 * (2 * (1 - color) + ((pk >> b) & 1)) + b]
+    return key
+
+
+@njit(cache=True)
+def position_key(geo, om, ok, pm, pk, color):
+    """The Zobrist key of a position (relative bitboards, ``color`` to move)."""
+    key = geo[G_ZOBRIST_SIDE] if color == 1 else np.int64(0)
+    boards = (om, ok, pm, pk)
+    for k in range(4):
+        kind = 2 * (color if k < 2 else 1 - color) + (k % 2)
+        b = boards[k]
+        while b:
+            s = lowest_index(b)
+            b &= b - 1
+            key ^= geo[G_ZOBRIST + 32 * kind + s]
+    return key
+
+
+@njit(cache=True, inline="always")
+def _to_table(score, dist):
+    """A score as stored: won and lost games counted from the node, not the root."""
+    if score > WIN_BOUND:
+        return score + UNIT * dist
+    if score < -WIN_BOUND:
+        return score - UNIT * dist
+    return score
+
+
+@njit(cache=True, inline="always")
+def _from_table(score, dist):
+    if score > WIN_BOUND:
+        return score - UNIT * dist
+    if score < -WIN_BOUND:
+        return score + UNIT * dist
+    return score
+
+
+@njit(cache=True, inline="always")
+def _store(tt, key, depth, score, flag, move, dist):
+    i = key & (tt.shape[0] - 1)
+    tt[i, 0] = key
+    tt[i, 1] = (_to_table(score, dist) + (1 << 31)) | (depth << 32) | (flag << 40) | ((move + 1) << 42)
+
+
+@njit(cache=True, inline="always")
+def _repeated(aux, key, ply, rev):
+    """Whether the position on the path at ``ply`` (key ``key``) occurred before with the same mover
+    since the last irreversible move (``rev`` plies ago)."""
+    p = aux[A_HISTORY_LEN] + ply
+    j = p - 2
+    while j >= 0 and j >= p - rev:
+        if aux[A_PATH + j] == key:
+            return True
+        j -= 2
+    return False
+
+
+@njit(cache=True, inline="always")
+def _order_moves(aux, moves, base, n, color, ply, tt_move, options):
+    """Ordering scores: the table's move, captures (the longest first), killers, then history."""
+    k0, k1 = aux[A_KILLERS + 2 * ply], aux[A_KILLERS + 2 * ply + 1]
+    for i in range(base, base + n):
+        cap = moves[i, M_CAPTURED]
+        src, dst = moves[i, M_FROM], moves[i, M_TO]
+        if i - base == tt_move:
+            order = TT_MOVE_ORDER
+        elif cap:
+            order = CAPTURE_ORDER + popcount(cap)
+        else:
+            ident = src | (dst << 6)
+            if options & OPT_KILLERS and ident == k0:
+                order = KILLER_ORDER + 1
+            elif options & OPT_KILLERS and ident == k1:
+                order = KILLER_ORDER
+            elif options & OPT_HISTORY:
+                order = aux[A_HISTORY + 1024 * color + 32 * src + dst]
+            else:
+                order = 0
+        moves[i, M_ORDER] = order
+
+
+@njit(cache=True, inline="always")
+def _pick(moves, base, n):
+    """The unsearched move with the highest ordering score (searched moves hold -1)."""
+    best, best_i = np.int64(-2), np.int64(-1)
+    for i in range(base, base + n):
+        if moves[i, M_ORDER] > best:
+            best, best_i = moves[i, M_ORDER], i
+    return best_i
+
+
+@njit(cache=True, inline="always")
+def _good_quiet_move(aux, moves, i, color, ply, depth):
+    """A quiet move that cut off: a killer at this ply, and credit in the history table."""
+    ident = moves[i, M_FROM] | (moves[i, M_TO] << 6)
+    if aux[A_KILLERS + 2 * ply] != ident:
+        aux[A_KILLERS + 2 * ply + 1] = aux[A_KILLERS + 2 * ply]
+        aux[A_KILLERS + 2 * ply] = ident
+    h = A_HISTORY + 1024 * color + 32 * moves[i, M_FROM] + moves[i, M_TO]
+    aux[h] = min(aux[h] + depth * depth, KILLER_ORDER - 1)
+
+
+@njit(cache=True, inline="always")
+def _record_root(aux, moves, i, score):
+    aux[A_BEST_FROM], aux[A_BEST_TO] = moves[i, M_FROM], moves[i, M_TO]
+    aux[A_BEST_CAPTURED], aux[A_BEST_PATH] = moves[i, M_CAPTURED], moves[i, M_PATH]
+    aux[A_BEST_SCORE], aux[A_BEST_SET] = score, 1
+
+
+@njit(cache=True, inline="always")
+def _tick(aux):
+    """Count a node; raise the stop flag past the deadline or the node limit. True to stop."""
+    aux[A_NODES] += 1
+    if aux[A_NODES] & CHECK_EVERY == 0 and (
+        aux[A_NODES] >= aux[A_NODE_LIMIT] or monotonic_ns() >= aux[A_DEADLINE]
+    ):
+        aux[A_STOP] = 1
+    return aux[A_STOP] != 0
+
+
+@njit(cache=True, inline="always")
+def _probe(tt, key, depth, alpha, beta, dist):
+    """``(cut, score, move)``: whether the table settles the node, its score, and its best move (-1)."""
+    i = key & (tt.shape[0] - 1)
+    if tt[i, 0] != key:
+        return False, np.int64(0), np.int64(-1)
+    data = tt[i, 1]
+    move = ((data >> 42) & 0xFF) - 1
+    if (data >> 32) & 0xFF < depth:
+        return False, np.int64(0), move
+    score = _from_table((data & 0xFFFFFFFF) - (1 << 31), dist)
+    flag = (data >> 40) & 3
+    cut = flag == EXACT or (flag == LOWER and score >= beta) or (flag == UPPER and score <= alpha)
+    return cut, score, move
+
+
+@njit(SIGNATURE, cache=True)
+def negamax(geo, tt, moves, aux, om, ok, pm, pk, color, key, depth, alpha, beta, ply, dist, gply, quiet, rev):
+    """The score of the position from the mover's view (fail-soft; see the module docstring)."""
+    if _tick(aux):
+        return 0
+    options = aux[A_OPTIONS]
+    aux[A_PATH + aux[A_HISTORY_LEN] + ply] = key
+    aux[A_SELDEPTH] = max(aux[A_SELDEPTH], ply)
+    if ply > 0 and geo[G_REPETITION] and _repeated(aux, key, ply, rev):
+        return 0
+    horizon = depth <= 0
+    if horizon:  # a leaf, unless a capture is to be searched on (quiescence)
+        mob = mobility(geo, om, ok, pm, pk, color)
+        term = terminal_score(geo, mob != MOBILITY_NONE, om | ok, gply, quiet, dist)
+        if term != NOT_TERMINAL:
+            return term
+        if mob != MOBILITY_CAPTURE or not options & OPT_QUIESCENCE or ply >= MAX_PLY - 1:
+            return evaluate(om, ok, pm, pk)
+    base = ply * CAPACITY
+    n = generate(geo, om, ok, pm, pk, color, moves, base)
+    if not horizon:
+        term = terminal_score(geo, n > 0, om | ok, gply, quiet, dist)
+        if term != NOT_TERMINAL:
+            return term
+    best, best_i, tt_move, alpha0 = np.int64(-INFINITE), np.int64(-1), np.int64(-1), alpha
+    if horizon and not geo[G_FORCED]:  # captures are optional: the mover may stand pat
+        best = evaluate(om, ok, pm, pk)
+        if best >= beta:
+            return best
+        alpha = max(alpha, best)
+    use_table = options & OPT_TABLE and not horizon
+    if use_table:
+        cut, stored, tt_move = _probe(tt, key, depth, alpha, beta, dist)
+        if cut and ply > 0:
+            return stored
+    _order_moves(aux, moves, base, n, color, ply, tt_move, options)
+    for k in range(n):
+        i = _pick(moves, base, n)
+        order, moves[i, M_ORDER] = moves[i, M_ORDER], -1
+        src, dst, cap = moves[i, M_FROM], moves[i, M_TO], moves[i, M_CAPTURED]
+        if horizon and cap == 0:
+            break  # captures come first; only they are searched on past the horizon
+        c_om, c_ok, c_pm, c_pk = make(geo, om, ok, pm, pk, color, src, dst, cap)
+        c_key = child_key(geo, key, om, ok, pk, color, src, dst, cap)
+        man = (om >> src) & 1
+        c_dist, c_gply = dist + max(1, popcount(cap)), gply + max(1, popcount(cap))
+        c_quiet = 0 if cap or (man and geo[G_MAN_RESETS]) else quiet + 1
+        c_rev = 0 if cap or man else rev + 1
+        c_color, c_ply, d1 = 1 - color, ply + 1, depth - 1
+        if k == 0 or horizon or not options & OPT_PVS:
+            score = -negamax(geo, tt, moves, aux, c_om, c_ok, c_pm, c_pk, c_color, c_key, d1, -beta, -alpha,
+                             c_ply, c_dist, c_gply, c_quiet, c_rev)  # fmt: skip
+        else:
+            r = 1 if options & OPT_LMR and depth >= 3 and k >= 3 and order < KILLER_ORDER else 0
+            score = -negamax(geo, tt, moves, aux, c_om, c_ok, c_pm, c_pk, c_color, c_key, d1 - r, -alpha - 1,
+                             -alpha, c_ply, c_dist, c_gply, c_quiet, c_rev)  # fmt: skip
+            if score > alpha and (r or score < beta):
+                score = -negamax(geo, tt, moves, aux, c_om, c_ok, c_pm, c_pk, c_color, c_key, d1, -beta,
+                                 -alpha, c_ply, c_dist, c_gply, c_quiet, c_rev)  # fmt: skip
+        if aux[A_STOP]:
+            return 0
+        if score > best:
+            best, best_i = score, i
+            if ply == 0:
+                _record_root(aux, moves, i, score)
+            if score > alpha:
+                alpha = score
+                if alpha >= beta:
+                    if cap == 0:
+                        _good_quiet_move(aux, moves, i, color, ply, depth)
+                    break
+    if use_table:
+        flag = UPPER if best <= alpha0 else (LOWER if best >= beta else EXACT)
+        _store(tt, key, depth, best, flag, best_i - base, dist)
+    return best
