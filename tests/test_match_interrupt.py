@@ -5,9 +5,11 @@ and ``match --save-games`` writes those games before it exits with status 130.""
 from __future__ import annotations
 
 import re
+import select
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
@@ -70,6 +72,21 @@ def test_ctrl_c_keeps_the_batches_an_engine_match_played():
     assert _same_games(kept, whole)
 
 
+def _lines_until(stream, start: str, seconds: float) -> list[str]:
+    """The lines of ``stream`` up to the first that starts with ``start``; all of them read when none
+    does within ``seconds`` (a bound on a hung child, not a timing check)."""
+    lines: list[str] = []
+    deadline = time.monotonic() + seconds
+    while not (lines and lines[-1].startswith(start)):
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([stream], [], [], left)[0]:
+            break
+        lines.append(stream.readline())
+        if not lines[-1]:  # the child ended
+            break
+    return lines
+
+
 @pytest.mark.slow
 def test_sigint_during_match_save_games_writes_the_games_played(tmp_path):
     """A real ``match --save-games`` process sent SIGINT once its first games are done: it writes the
@@ -83,8 +100,10 @@ def test_sigint_during_match_save_games_writes_the_games_played(tmp_path):
             command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=child_env(), cwd=tmp_path
         )
     try:
-        first = child.stderr.readline()  # the first progress line: the first batch is done
-        assert "neurocheckers: played 8 of 1000000 games" in first, first + child.stderr.read()
+        lines = _lines_until(child.stderr, "neurocheckers: played ", seconds=300)
+        assert lines and "neurocheckers: played 8 of 1000000 games" in lines[-1], "".join(
+            lines
+        )  # a batch ended
         child.send_signal(signal.SIGINT)
         out, err = child.communicate(timeout=180)
     except subprocess.TimeoutExpired:
