@@ -134,10 +134,16 @@ FIXED_OPPONENTS = "random | greedy-material | alphabeta:D"
 
 
 def _complete_rows(path: Path) -> list[dict[str, str]]:
-    """The rows of a CSV file up to its last line end (a row still being appended is left out)."""
-    with open(path, newline="") as f:
-        text = f.read()
-    return list(csv.DictReader(io.StringIO(text[: text.rfind("\n") + 1])))
+    """The rows of a CSV file up to its last line end (a row still being appended is left out);
+    ``ValueError`` saying what is wrong with a file that is not CSV text."""
+    try:
+        with open(path, newline="", encoding="utf-8") as f:
+            text = f.read()
+        return list(csv.DictReader(io.StringIO(text[: text.rfind("\n") + 1])))
+    except UnicodeDecodeError:
+        raise ValueError(f"{path} is not UTF-8 text") from None
+    except csv.Error as e:
+        raise ValueError(f"{path} is not a CSV file ({e})") from None
 
 
 def read_metrics(run_dir: str | Path) -> list[dict[str, str]]:

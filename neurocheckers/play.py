@@ -57,7 +57,8 @@ MIN_TURN_SECONDS = 0.001
 """The least time a later jump's search of a timed turn is given once the turn's time is spent."""
 QUIT_WORDS = ("quit", "exit", "q", "resign")
 HELP = (
-    "type a move in standard notation: 9-14 for a step, 9x18 for a capture, 1x10x19 for a multi-jump\n"
+    "type a move in standard notation: on 6x6 (simple6, american6) 5-8 for a step, 1x8 for a capture,\n"
+    "1x8x15 for a multi-jump (american6); on 8x8 (american8) 9-14, 9x18, 1x10x19\n"
     "commands: moves (list the legal moves), board (draw the board again), undo (take back your last\n"
     "move and the agent's reply), help, quit"
 )

@@ -1,4 +1,5 @@
-"""Statistics of match results, in plain NumPy: paired-opening score intervals and Elo fits.
+"""Statistics of match results, in plain NumPy: paired-opening score intervals and Elo fits, and
+the one range of random seeds.
 
 Shared by the gauntlet, the round-robin of a run's bosses and the strength probes of a run.
 """
@@ -6,11 +7,23 @@ Shared by the gauntlet, the round-robin of a run's bosses and the strength probe
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 
 import numpy as np
 
 ELO_PER_LOG_STRENGTH = 400.0 / math.log(10.0)
 """Elo = 400 log10(strength) = this x ln(strength)."""
+SEED_LIMIT = 2**32
+"""Random seeds are the integers 0 .. ``SEED_LIMIT - 1``: on the command line, in config files and on
+the web alike (``check_seed``)."""
+
+
+def check_seed(value: object, name: str = "seed") -> int:
+    """``value`` when it is a seed (an integer in 0 .. ``SEED_LIMIT - 1``), else ``ValueError`` naming
+    ``name`` and the value."""
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or not 0 <= value < SEED_LIMIT:
+        raise ValueError(f"{name} must be an integer in 0..{SEED_LIMIT - 1}, got {value!r}")
+    return int(value)
 
 
 def paired_interval(scores: np.ndarray) -> tuple[float, float, float]:
@@ -30,6 +43,27 @@ def paired_interval(scores: np.ndarray) -> tuple[float, float, float]:
     padded = np.concatenate([pairs, [0.0, 1.0]])
     half = 1.96 * math.sqrt(float(padded.var(ddof=1)) / len(pairs))
     return mean, max(0.0, mean - half), min(1.0, mean + half)
+
+
+def linked_groups(pairs: Sequence[tuple[str, str]], first: str | None = None) -> list[list[str]]:
+    """The players of ``pairs`` (who played whom) in islands: groups joined by played games, each
+    player in order of first appearance. ``first``'s island comes first, then the largest first (the
+    earliest of equals): an Elo fit can put only one island on one scale."""
+    order = list(dict.fromkeys(p for pair in pairs for p in pair))
+    found: list[set[str]] = []
+    for start in order:
+        if any(start in island for island in found):
+            continue
+        island, grown = {start}, True
+        while grown:
+            grown = False
+            for a, b in pairs:
+                if (a in island) != (b in island):
+                    island |= {a, b}
+                    grown = True
+        found.append(island)
+    found.sort(key=lambda island: (first not in island, -len(island)))  # stable: equals keep order
+    return [[p for p in order if p in island] for island in found]
 
 
 def _pair_counts(scores: np.ndarray, games: int | np.ndarray, prior: float) -> tuple[np.ndarray, np.ndarray]:

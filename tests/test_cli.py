@@ -601,7 +601,8 @@ OUT_THAT_CANNOT_BE_WRITTEN = [
     ["match", "random", "random", "--games", "2", "--save-games", "{blocked}/games.pdn"],
     ["match", "random", "random", "--games", "2", "--plot", "{blocked}/material.png"],
     ["show", "{games}", "--out", "{blocked}/game.gif"],
-    ["show", "{games}", "--out", "{missing}/game.gif"],
+    ["show", "{games}", "--svg-dir", "{blocked}/boards"],
+    ["plot", "{run}", "--out", "{blocked}/fitness.png"],
 ]
 
 
@@ -626,7 +627,7 @@ def test_an_output_that_cannot_be_written_is_refused_before_any_game(
     for module, name in ((arena, "run_match"), (engines, "play_any_match"), (gauntlet, "run_gauntlet"),
                          (replay, "lineage_table"), (replay, "compare_runs")):  # fmt: skip
         monkeypatch.setattr(module, name, played)
-    filled = [a.format(blocked=blocked, run=runs[0], games=games, missing=tmp_path / "missing") for a in args]
+    filled = [a.format(blocked=blocked, run=runs[0], games=games) for a in args]
     capsys.readouterr()
     assert main(filled) == 2
     _error_line(capsys, args[-2])

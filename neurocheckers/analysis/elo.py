@@ -82,11 +82,14 @@ def round_robin(
 
 
 def format_elo(result: RoundRobin) -> str:
-    """The ratings, strongest first, with their standard errors."""
+    """The ratings, strongest first, with their standard errors and each boss's first epoch as the
+    boss (``LineageEntry.first_epoch``: 0 for the random first boss)."""
     elo = fit_elo(result.scores, result.games)
     errors = elo_standard_errors(result.scores, result.games, elo)
-    lines = [f"{'Boss':>6}  {'Epoch':>6}  {'Elo':>7}  {'+/-':>5}"]
+    lines = [f"{'Boss':>6}  {'Boss from epoch':>15}  {'Elo':>7}  {'+/-':>5}"]
     for index in np.argsort(-elo, kind="stable"):
         e = result.entries[index]
-        lines.append(f"{'#' + str(e.boss_id):>6}  {e.epoch:>6}  {elo[index]:>+7.0f}  {errors[index]:>5.0f}")
+        lines.append(
+            f"{'#' + str(e.boss_id):>6}  {e.first_epoch:>15}  {elo[index]:>+7.0f}  {errors[index]:>5.0f}"
+        )
     return "\n".join(lines)

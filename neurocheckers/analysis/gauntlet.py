@@ -10,7 +10,7 @@ rows:
   depth-``d`` alpha-beta against the material count at the same depth (``alphabeta:d:FILE`` against
   ``alphabeta:d``; Fogel's test);
 - ``calibration``: neighbouring ladder opponents against each other, so that one Elo fit over all
-  games puts every player on one scale, anchored at ``random`` = 0.
+  games puts every player on one scale, anchored at ``random`` = 0 (``islands``).
 
 The ``american8`` ladder (``ladder = "american8"``) adds the real rulers: material alpha-beta to
 depth 6, the hand-written evaluation (``alphabeta:D:heuristic``) at depths 2-6, OpenSpiel's MCTS
@@ -43,7 +43,7 @@ from neurocheckers.players import trained_player_spec
 from neurocheckers.policies import Player
 from neurocheckers.rules.openings import load_openings, opening_states
 from neurocheckers.rules.presets import Rules
-from neurocheckers.stats import elo_standard_errors, fit_elo, paired_interval
+from neurocheckers.stats import check_seed, elo_standard_errors, fit_elo, linked_groups, paired_interval
 
 ANCHOR = "random"
 """The player whose rating is fixed at 0."""
@@ -98,6 +98,7 @@ class GauntletConfig:
     def __post_init__(self) -> None:
         if self.openings < 1:
             raise ValueError(f"openings must be >= 1, got {self.openings}")
+        check_seed(self.seed)
         if not 1 <= self.depth <= 8:
             raise ValueError(f"depth must be in 1..8, got {self.depth}")
         if any(not 1 <= d <= 8 for d in self.equal_depths):
@@ -158,7 +159,7 @@ class Row:
 class Rating:
     player: str
     elo: float
-    """Elo on the gauntlet's scale (``random`` = 0)."""
+    """Elo on the gauntlet's scale (its anchor = 0: ``random`` when it played, ``islands``)."""
     low: float
     high: float
 
@@ -308,31 +309,25 @@ def blunder_text(positions: int | None, blunders: int | None) -> str:
     return f"{rate[0]:.1f} ({rate[1]:.1f}..{rate[2]:.1f}) of {positions}"
 
 
-def linked_rows(rows: Sequence[Row]) -> list[Row]:
-    """The rows linked by played games to ``random`` (or, without it, to the first row's player): an
-    Elo scale exists only within them (a gauntlet played in parts may hold rows linked to nothing)."""
-    if not rows:
-        return []
-    players = {r.player for r in rows} | {r.opponent for r in rows}
-    linked = {ANCHOR if ANCHOR in players else rows[0].player}
-    grown = True
-    while grown:
-        grown = False
-        for r in rows:
-            if (r.player in linked) != (r.opponent in linked):
-                linked |= {r.player, r.opponent}
-                grown = True
-    return [r for r in rows if r.player in linked]
+def islands(rows: Sequence[Row]) -> tuple[str | None, list[list[str]]]:
+    """``(anchor, islands)``: the players of ``rows`` in islands joined by games (``stats.linked_groups``),
+    the rated one first (``random``'s, else the largest), and its player rated 0: ``random`` when it
+    played, else the first opponent of its rows. The other islands cannot be put on its Elo scale
+    (equal-depth rows played alone: each pair is an island)."""
+    found = linked_groups([(r.player, r.opponent) for r in rows], ANCHOR)
+    if not found:
+        return None, []
+    return ANCHOR if ANCHOR in found[0] else next(r.opponent for r in rows if r.opponent in found[0]), found
 
 
 def rate(rows: Sequence[Row]) -> tuple[Rating, ...]:
-    """Every player's Elo from all games of ``rows`` (one Bradley-Terry fit, draws as half a win),
-    ``random`` anchored at 0, with 95% intervals; players not linked to it by played games get no
-    rating (``linked_rows``)."""
-    rows = linked_rows(rows)
-    if not rows:
+    """The Elo of every player of the rated island (``islands``) from all its games (one Bradley-Terry
+    fit, draws as half a win), its anchor at 0, with 95% intervals; other islands get no rating."""
+    anchor, found = islands(rows)
+    if anchor is None:
         return ()
-    players = sorted({r.player for r in rows} | {r.opponent for r in rows}, key=lambda p: p != ANCHOR)
+    rows = [r for r in rows if r.player in found[0]]
+    players = [anchor, *(p for p in found[0] if p != anchor)]
     index = {p: i for i, p in enumerate(players)}
     k = len(players)
     points, games = np.zeros((k, k)), np.zeros((k, k))
@@ -421,11 +416,24 @@ def format_gauntlet(result: GauntletResult) -> str:
                 f"{blunder_text(r.player_db_positions, r.player_blunders)} | "
                 f"{blunder_text(r.opponent_db_positions, r.opponent_blunders)}"
             )
-    lines.append(f"ratings (Elo, {ANCHOR} = 0, 95% CI):")
-    for rating in sorted(result.ratings, key=lambda x: -x.elo):
+    lines += format_ratings(result.rows, result.ratings, width)
+    return "\n".join(lines)
+
+
+def format_ratings(rows: Sequence[Row], ratings: Sequence[Rating], width: int) -> list[str]:
+    """The Elo block: the rated island's players, strongest first, on the scale of its anchor, then
+    the islands that no game joins to it (not rated)."""
+    anchor, found = islands(rows)
+    if anchor is None:
+        return ["ratings: none (no games)"]
+    lines = [f"ratings (Elo, {display_name(anchor)} = 0, 95% CI):"]
+    for rating in sorted(ratings, key=lambda x: -x.elo):
         interval = f"({rating.low:+.0f}..{rating.high:+.0f})"
         lines.append(f"  {display_name(rating.player):<{width}} {rating.elo:+6.0f}  {interval}")
-    return "\n".join(lines)
+    if len(found) > 1:
+        groups = "; ".join(" + ".join(display_name(p) for p in island) for island in found[1:])
+        lines.append(f"not rated: no games join these to {display_name(anchor)}: {groups}")
+    return lines
 
 
 def result_dict(result: GauntletResult) -> dict[str, Any]:

@@ -20,6 +20,12 @@ class LineageEntry:
     points: float
     path: Path
 
+    @property
+    def first_epoch(self) -> int:
+        """The first epoch it played as the boss: 0 for the random first boss, E + 1 for a boss
+        promoted after epoch E (an epoch the run plays, unlike ``epoch``'s -1)."""
+        return self.epoch + 1
+
 
 def lineage(run_dir: str | Path) -> list[LineageEntry]:
     """The bosses of a run in promotion order; ``RunError`` if it is not a run folder."""

@@ -13,7 +13,8 @@ import numpy as np
 def summarize(
     score: np.ndarray, length: np.ndarray, material_diff: np.ndarray, finished: np.ndarray
 ) -> dict[str, Any]:
-    """Counts and the mean score of A with a normal-approximation 95% confidence interval.
+    """Counts and the mean score of A with a normal-approximation 95% confidence interval, clipped to
+    [0, 1] (a score cannot leave it; NaN for fewer than two games).
 
     Wins, draws and losses count the games that ended by the rules; games cut by the ply cap are
     counted apart as ``unfinished`` (they score half a point in ``score``).
@@ -31,7 +32,7 @@ def summarize(
         "losses": int((finished & (score == 0.0)).sum()),
         "unfinished": int((~finished).sum()),
         "score": mean,
-        "score_ci95": [mean - half, mean + half],
+        "score_ci95": [float(np.clip(mean - half, 0.0, 1.0)), float(np.clip(mean + half, 0.0, 1.0))],
         "mean_length": float(np.mean(length)) if n else float("nan"),
         "material_diff_histogram": {
             str(k): int(v)

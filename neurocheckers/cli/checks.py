@@ -31,6 +31,15 @@ def at_least(option: str, value: int | float | None, low: int) -> None:
         raise UserError(f"{option} must be >= {low}, got {value}")
 
 
+def seed(option: str, value: int | None) -> None:
+    """``UserError`` naming ``option`` unless ``value`` is a seed (``stats.check_seed``; None passes)."""
+    from neurocheckers.stats import check_seed
+
+    if value is not None:
+        with user_errors(ValueError):
+            check_seed(value, option)
+
+
 def positive(option: str, value: float) -> None:
     """``UserError`` naming ``option`` unless ``value`` is a finite number above 0."""
     import math
@@ -55,10 +64,10 @@ def writable_folder(path: str, option: str = "--out") -> None:
         raise UserError(f"cannot write in {option} folder {path!r}: permission denied")
 
 
-def writable_file(path: str, option: str, suffixes: tuple[str, ...] = (), make_folder: bool = True) -> None:
+def writable_file(path: str, option: str, suffixes: tuple[str, ...] = ()) -> None:
     """Check before any work that file ``path`` can be written: it is not a folder, it ends in one of
-    ``suffixes`` (when given), and its folder exists (is created, with ``make_folder``) and is
-    writable; else ``UserError`` naming ``option``."""
+    ``suffixes`` (when given), and its folder is writable, created with its parents when missing (the
+    rule of every output option, as in ``writable_folder``); else ``UserError`` naming ``option``."""
     from pathlib import Path
 
     file = Path(path)
@@ -66,8 +75,6 @@ def writable_file(path: str, option: str, suffixes: tuple[str, ...] = (), make_f
         raise UserError(f"{option} {path!r} is a folder; give a file name")
     if suffixes and file.suffix.lower() not in suffixes:
         raise UserError(f"{option} {path!r} must end in {' or '.join(suffixes)}")
-    if not make_folder and not file.parent.is_dir():
-        raise UserError(f"{option} {path!r}: there is no folder {str(file.parent)!r}")
     writable_folder(str(file.parent), option)
 
 

@@ -58,7 +58,7 @@ OpeningPlies = Annotated[
 ]
 """An ``--opening-plies`` option (the default is the command's)."""
 
-Seed = Annotated[int, typer.Option(metavar="SEED", help="Random seed.")]
+Seed = Annotated[int, typer.Option(metavar="SEED", help="Random seed, 0..2^32-1.")]
 """A ``--seed`` option."""
 
 PairedGames = Annotated[int, typer.Option(metavar="N", help="Games per match (even; colours balanced).")]

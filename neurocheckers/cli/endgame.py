@@ -116,17 +116,20 @@ def probe(
 def check(
     db: Database = "runs/endgame",
     sample: Annotated[int, typer.Option(metavar="N", help="Positions checked per slice (0: all).")] = 0,
-    seed: Annotated[int, typer.Option(metavar="SEED", help="Random seed of the sample.")] = 0,
+    seed: Annotated[int, typer.Option(metavar="SEED", help="Random seed of the sample, 0..2^32-1.")] = 0,
 ) -> None:
     """Check that every stored value is what the position's moves give from the stored values of the
     positions they reach; exits 1 if any slice disagrees."""
+    from neurocheckers.endgame.database import EndgameError
     from neurocheckers.endgame.verify import check_slice
 
     checks.at_least("--sample", sample, 0)
+    checks.seed("--seed", seed)
     database = _open(db)
     failed = 0
     for s in sorted(database.slices):
-        checked, wrong = check_slice(database, s, sample or None, seed)
+        with checks.user_errors(EndgameError):  # a damaged or missing slice: one line, exit 2
+            checked, wrong = check_slice(database, s, sample or None, seed)
         failed += wrong > 0
         print(f"{s.name}: {checked:,} checked, {wrong:,} wrong")
     if failed:

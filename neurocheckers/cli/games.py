@@ -33,7 +33,9 @@ def play(
     human: Annotated[
         str, typer.Option(metavar="COLOUR", help="Your colour: black (moves first) or white.")
     ] = "black",
-    seed: Annotated[int, typer.Option(metavar="SEED", help="Random seed of the agent's search.")] = 0,
+    seed: Annotated[
+        int, typer.Option(metavar="SEED", help="Random seed of the agent's search, 0..2^32-1.")
+    ] = 0,
     save: Annotated[
         str | None,
         typer.Option(metavar="PATH", help="Write the game to this file (PDN if it ends in .pdn, else JSON)."),
@@ -41,8 +43,10 @@ def play(
 ) -> None:
     """Play against an agent in the terminal.
 
-    Type moves as 9-14, 9x18 or 1x10x19, or help, moves, board, undo, quit. The agent thinks
-    --seconds a move with the timed alpha-beta search, or with MCTS (--search mcts)."""
+    Type moves in standard notation: on 6x6 (simple6, american6) as 5-8, 1x8 or 1x8x15 (multi-jumps
+    in american6 only), on 8x8 (american8) as 9-14, 9x18 or 1x10x19; or help, moves, board, undo,
+    quit. The agent thinks --seconds a move with the timed alpha-beta search, or with MCTS (--search
+    mcts)."""
     from pathlib import Path
 
     from neurocheckers.agent_file import load_agent
@@ -57,10 +61,13 @@ def play(
     except ValueError:
         raise UserError(f"--human must be black or white, got {human!r}") from None
     checks.positive("--seconds", seconds)
+    checks.seed("--seed", seed)
     if seconds > MAX_SECONDS:  # the web app's cap too
         raise UserError(f"--seconds must be at most {MAX_SECONDS:g}, got {seconds}")
     if not Path(agent).is_file():
         raise UserError(f"no agent file {agent!r}")
+    if save is not None:  # checked before the game: a game is never played only to be lost
+        checks.writable_file(save, "--save")
     with checks.user_errors(ValueError):
         loaded = load_agent(agent, preset)
     names = ("human", Path(agent).name)
@@ -111,9 +118,9 @@ def show(
 
     checks.positive("--fps", fps)
     if out is not None:
-        checks.writable_file(out, "--out", (".gif",), make_folder=False)
-    if svg_dir is not None and Path(svg_dir).exists() and not Path(svg_dir).is_dir():
-        raise UserError(f"--svg-dir {svg_dir!r} is a file, not a folder")
+        checks.writable_file(out, "--out", (".gif",))
+    if svg_dir is not None:
+        checks.writable_folder(svg_dir, "--svg-dir")
     with checks.user_errors(ValueError):
         loaded = load_game_file(games_file)
     for reason in loaded.skipped:

@@ -69,6 +69,7 @@ def lineage(
     with checks.user_errors(RunError, ValueError):
         check_games(games)
         check_games(rr_games, "--round-robin-games")
+        checks.seed("--seed", seed)
         replay.table_epochs(0, every)
         elo.sample_indices(2, sample or None)
         if simulations is not None and not 1 <= simulations <= MAX_SIMULATIONS:
@@ -140,6 +141,7 @@ def compare(
 
     with checks.user_errors(RunError, ValueError):
         check_games(games)
+        checks.seed("--seed", seed)
         checks.at_least("--opening-plies", opening_plies, 0)
         for run_dir in (base_run, *runs):
             boss_lineage(run_dir)  # a bad folder fails here, before any compiling
@@ -233,6 +235,7 @@ def gauntlet(
     from neurocheckers.analysis.gauntlet import GauntletConfig
 
     preset = checks.rules_preset(rules)
+    checks.seed("--seed", seed)
     depths = _depth_list(equal_depths, "--equal-depths")
     checks.writable_folder(out)
     with checks.user_errors(ValueError):

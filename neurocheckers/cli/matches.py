@@ -99,6 +99,7 @@ def match(
     Prints A's wins, draws, losses, unfinished games and score with a 95% confidence interval."""
     preset = checks.rules_preset(rules)
     _check_match_numbers(games, batch, max_plies, opening_plies, save_count)
+    checks.seed("--seed", seed)
     from neurocheckers.engines import parse_any_player
     from neurocheckers.rules.openings import load_openings, opening_states
 

@@ -52,7 +52,7 @@ def evolve(
         str, typer.Option(metavar="FOLDER", help="Folder in which the run folder is created.")
     ] = "runs",
     epochs: EpochsOverride = None,
-    seed: Annotated[int | None, typer.Option(metavar="SEED", help="Override the seed.")] = None,
+    seed: Annotated[int | None, typer.Option(metavar="SEED", help="Override the seed (0..2^32-1).")] = None,
     seeds: Annotated[
         str | None,
         typer.Option(metavar="S,S,...", help="One run per seed (e.g. 0,1,2), each in its own folder."),
@@ -89,6 +89,7 @@ def evolve(
 
 def _seed_list(seed: int | None, seeds: str | None, resume: str | None) -> list[int | None]:
     """The seed of each run ``evolve`` starts: ``--seeds``' values, else ``[--seed]``."""
+    checks.seed("--seed", seed)
     if seeds is None:
         return [seed]
     if seed is not None or resume is not None:
@@ -97,8 +98,10 @@ def _seed_list(seed: int | None, seeds: str | None, resume: str | None) -> list[
         values = [int(text) for text in seeds.split(",")]
     except ValueError:
         raise UserError(f"--seeds must be comma-separated integers, got {seeds!r}") from None
-    if len(set(values)) != len(values) or min(values) < 0:
-        raise UserError(f"--seeds must be distinct integers >= 0, got {seeds!r}")
+    if len(set(values)) != len(values):
+        raise UserError(f"--seeds must be distinct integers, got {seeds!r}")
+    for value in values:
+        checks.seed("--seeds", value)
     return values
 
 
@@ -115,22 +118,22 @@ def _prepare_run(config, out, epochs, seed, overrides, resume) -> tuple[str, int
         checkpoint_epoch,
         config_summary,
         read_run_config,
+        run_metrics,
     )
     from neurocheckers.experiment.run import create_run
-    from neurocheckers.formats import read_metrics
 
     try:
         if resume is not None:
             if config is not None or overrides or seed is not None:
                 raise UserError("--resume goes on with the run's own config; give no CONFIG, --set or --seed")
             cfg, sims = read_run_config(resume)
+            rows = len(run_metrics(resume))  # a damaged metrics.csv is refused before anything is done
             total = epochs if epochs is not None else cfg.epochs
             done = checkpoint_epoch(resume)
             if done is not None and done >= total:
                 print(f"{resume} is already complete: {done} epochs done, {total} asked for; nothing to do")
                 return None
             if not (Path(resume) / CHECKPOINT).exists():
-                rows = len(read_metrics(resume))
                 dropped = f"; its {rows} metric rows are replaced" if rows else ""
                 print(f"{resume} has no checkpoint: the run starts again from epoch 0{dropped}")
             elif done is None:  # a checkpoint this config.json did not write: say so before compiling
@@ -162,9 +165,8 @@ def _evolve_with_progress(run_dir: str, total: int) -> None:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from neurocheckers.experiment.config import LEARNERS
-    from neurocheckers.experiment.folder import RunError, learner_status, read_run_config
+    from neurocheckers.experiment.folder import RunError, learner_status, read_run_config, run_metrics
     from neurocheckers.experiment.run import run
-    from neurocheckers.formats import read_metrics
 
     games = read_run_config(run_dir)[0].games_per_epoch
     learner = read_run_config(run_dir)[0].strategy in LEARNERS
@@ -177,7 +179,7 @@ def _evolve_with_progress(run_dir: str, total: int) -> None:
     )
     with Progress(*columns, transient=False) as progress:
         task = progress.add_task("evolve", total=total, status="compiling...")
-        done = len(read_metrics(run_dir))
+        done = len(run_metrics(run_dir))
         progress.update(task, completed=min(done, total))
 
         def on_epoch(row):
@@ -346,6 +348,8 @@ def plot(
     from neurocheckers.experiment.folder import RunError, read_run_config
 
     checks.at_least("--smooth", smooth, 1)
+    if out is not None:
+        checks.writable_file(out, "--out")
     if label and len(label) != len(run_dirs):
         raise UserError(f"give one --label per run: {len(run_dirs)} runs, {len(label)} labels")
     try:

@@ -27,6 +27,7 @@ from neurocheckers.sections import (
     declaring_class,
     sections_of,
 )
+from neurocheckers.stats import check_seed
 
 if typing.TYPE_CHECKING:
     from neurocheckers.evolution.settings import EvolutionSettings
@@ -125,6 +126,10 @@ def validate(config: ExperimentConfig) -> None:
         f"games_per_epoch must be even and >= 2, got {c.games_per_epoch}",
     )
     need(c.epochs >= 1, f"epochs must be >= 1, got {c.epochs}")
+    try:
+        check_seed(c.seed)
+    except ValueError as e:
+        raise ConfigError(str(e)) from None
     need(
         1 <= c.simulations <= MAX_SIMULATIONS,
         f"simulations must be in 1..{MAX_SIMULATIONS}, got {c.simulations}",
