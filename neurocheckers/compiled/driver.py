@@ -71,6 +71,9 @@ class SearchResult:
 
     actions: tuple[int, ...]
     """The move as our JAX actions (one per step or jump); empty when there is no legal move."""
+    move: tuple[int, ...]
+    """The move as source, destination, captured bitboard and path (``movegen``'s row; empty with
+    no legal move)."""
     score: float
     """The move's score from the mover's view, in men (a won game near ``WIN_SCORE``)."""
     depth: int
@@ -132,8 +135,8 @@ class CompiledSearch:
         start = time.monotonic_ns()
         legal = self.legal_moves(position)
         if len(legal) == 0 or (len(legal) == 1 and depth is None):
-            actions = self._actions(legal[0]) if len(legal) else ()
-            return SearchResult(actions, 0.0, 0, 0, (time.monotonic_ns() - start) / 1e9, 0)
+            actions, move = (self._actions(legal[0]), tuple(map(int, legal[0]))) if len(legal) else ((), ())
+            return SearchResult(actions, move, 0.0, 0, 0, (time.monotonic_ns() - start) / 1e9, 0)
         self._prepare(position, start, seconds, nodes, history)
         args = self._root_args(position, ply, quiet, len(history))
         best, best_score, done = legal[0], 0, 0
@@ -149,8 +152,9 @@ class CompiledSearch:
             if abs(best_score) > s.WIN_BOUND or (seconds and elapsed > NEXT_ITERATION_SHARE * seconds):
                 break
         elapsed = (time.monotonic_ns() - start) / 1e9
-        return SearchResult(self._actions(best), best_score / s.UNIT, done, int(self.aux[s.A_NODES]), elapsed,
-                            int(self.aux[s.A_SELDEPTH]))  # fmt: skip
+        nodes, seldepth = int(self.aux[s.A_NODES]), int(self.aux[s.A_SELDEPTH])
+        move = tuple(map(int, best))
+        return SearchResult(self._actions(best), move, best_score / s.UNIT, done, nodes, elapsed, seldepth)
 
     def _prepare(self, position, start, seconds, nodes, history) -> None:
         aux = self.aux

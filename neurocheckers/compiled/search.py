@@ -266,23 +266,25 @@ def negamax(geo, tt, moves, aux, om, ok, pm, pk, color, key, depth, alpha, beta,
             return term
         if mob != MOBILITY_CAPTURE or not options & OPT_QUIESCENCE or ply >= MAX_PLY - 1:
             return evaluate(om, ok, pm, pk)
+    best, best_i, tt_move, alpha0 = np.int64(-INFINITE), np.int64(-1), np.int64(-1), alpha
+    use_table = options & OPT_TABLE and not horizon
+    if use_table:  # before generating moves: a finished game is never stored, but a quiet draw may be
+        if geo[G_QUIET_LIMIT] > 0 and quiet >= geo[G_QUIET_LIMIT]:
+            return 0
+        cut, stored, tt_move = _probe(tt, key, depth, alpha, beta, dist)
+        if cut and ply > 0:
+            return stored
     base = ply * CAPACITY
     n = generate(geo, om, ok, pm, pk, color, moves, base)
     if not horizon:
         term = terminal_score(geo, n > 0, om | ok, gply, quiet, dist)
         if term != NOT_TERMINAL:
             return term
-    best, best_i, tt_move, alpha0 = np.int64(-INFINITE), np.int64(-1), np.int64(-1), alpha
     if horizon and not geo[G_FORCED]:  # captures are optional: the mover may stand pat
         best = evaluate(om, ok, pm, pk)
         if best >= beta:
             return best
         alpha = max(alpha, best)
-    use_table = options & OPT_TABLE and not horizon
-    if use_table:
-        cut, stored, tt_move = _probe(tt, key, depth, alpha, beta, dist)
-        if cut and ply > 0:
-            return stored
     _order_moves(aux, moves, base, n, color, ply, tt_move, options)
     for k in range(n):
         i = _pick(moves, base, n)

@@ -1,0 +1,254 @@
+"""Benchmark and check the compiled (numba) search of ``neurocheckers.compiled``.
+
+Usage:
+  python scripts/bench_compiled_search.py [--positions 50] [--seconds 0.1] [--repeats 3] [--variants]
+  python scripts/bench_compiled_search.py --perft 11          # perft on every preset, leaves/s
+  python scripts/bench_compiled_search.py --check-moves 1000000  # move lists against the JAX rules
+
+The speed run searches ``--positions`` middlegame positions (random playouts of 10-30 whole moves
+from the start, seeded) for ``--seconds`` each with a fresh table, one game at a time on this
+process's core, and prints the median nodes per second and the median depth reached (whole moves),
+with the state of numba's cache at the start (cold: every function compiled in this process).
+``--variants`` also times late-move reductions and aspiration windows, and ``--fixed-depth D`` the
+nodes each variant needs to complete depth D. Pin it to one core (``taskset -c 1``) and say the
+machine's load: other processes on the core change the figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGE_CACHE = ROOT / "neurocheckers" / "compiled" / "__pycache__"
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--rules", default="american8", help="rules preset of the speed run")
+    p.add_argument("--positions", type=int, default=50, help="middlegame positions (>= 1)")
+    p.add_argument("--seconds", type=float, default=0.1, help="time a move (> 0)")
+    p.add_argument("--repeats", type=int, default=1, help="runs over the positions; the median run counts")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--variants", action="store_true", help="also time LMR and aspiration windows")
+    p.add_argument("--fixed-depth", type=int, default=0, help="nodes to complete this depth, per variant")
+    p.add_argument("--perft", type=int, default=0, help="perft from the start to this depth, every preset")
+    p.add_argument("--match", type=int, default=0, help="openings of an LMR-against-default match")
+    p.add_argument("--check-moves", type=int, default=0, help="random positions per preset to check")
+    args = p.parse_args(argv)
+    if args.positions < 1 or args.seconds <= 0 or args.repeats < 1 or args.fixed_depth < 0:
+        p.error(
+            f"bad sizes: --positions {args.positions}, --seconds {args.seconds}, --repeats {args.repeats}"
+        )
+    return args
+
+
+def numba_cache_state() -> str:
+    where = os.environ.get("NUMBA_CACHE_DIR")
+    folder = Path(where) if where else PACKAGE_CACHE
+    entries = len(list(folder.rglob("*.nbi"))) if folder.is_dir() else 0
+    return f"{'warm' if entries else 'cold'}: {entries} numba index files in {folder} at the start"
+
+
+def middlegame_positions(rules, count: int, seed: int) -> list:
+    """Positions after 10-30 random whole moves from the start with two legal moves or more."""
+    import numpy as np
+
+    from neurocheckers.compiled.board import Position
+    from neurocheckers.compiled.driver import CompiledSearch, SearchOptions
+    from neurocheckers.compiled.movegen import make
+
+    mover = CompiledSearch(rules, SearchOptions(table_bits=4))
+    rng = np.random.default_rng(seed)
+    n, men = rules.num_squares, rules.men_per_side
+    out = []
+    while len(out) < count:
+        pos = Position((1 << men) - 1, 0, ((1 << men) - 1) << (n - men), 0, 0)
+        for _ in range(int(rng.integers(10, 31))):
+            legal = mover.legal_moves(pos)
+            if len(legal) == 0:
+                break
+            src, dst, cap, _ = legal[rng.integers(len(legal))]
+            a, b, c, d = make(mover.geo, *pos.relative(), np.int64(pos.color), src, dst, cap)
+            a, b, c, d = int(a), int(b), int(c), int(d)
+            pos = Position(c, d, a, b, 1) if pos.color == 0 else Position(a, b, c, d, 0)
+        if len(mover.legal_moves(pos)) >= 2:
+            out.append(pos)
+    return out
+
+
+def speed(rules, positions, seconds: float, options, repeats: int) -> dict:
+    from neurocheckers.compiled.driver import CompiledSearch
+
+    search = CompiledSearch(rules, options)
+    runs = []
+    for _ in range(repeats):
+        rates, depths = [], []
+        for pos in positions:
+            search.new_game()
+            r = search.search(pos, seconds=seconds)
+            rates.append(r.nodes / r.seconds)
+            depths.append(r.depth)
+        runs.append((statistics.median(rates), statistics.median(depths), statistics.mean(depths)))
+    rate, depth, mean_depth = sorted(runs)[len(runs) // 2]
+    return {"nodes_per_s": rate, "median_depth": depth, "mean_depth": mean_depth}
+
+
+def fixed_depth_nodes(rules, positions, depth: int, options) -> float:
+    from neurocheckers.compiled.driver import CompiledSearch
+
+    search = CompiledSearch(rules, options)
+    counts = []
+    for pos in positions:
+        search.new_game()
+        counts.append(search.search(pos, depth=depth).nodes)
+    return statistics.median(counts)
+
+
+def speed_main(args) -> None:
+    state = numba_cache_state()
+    t0 = time.perf_counter()
+    import dataclasses
+
+    from neurocheckers.compiled.driver import CompiledSearch, SearchOptions
+    from neurocheckers.rules.presets import get_rules
+
+    imported = time.perf_counter() - t0
+    rules = get_rules(args.rules)
+    positions = middlegame_positions(rules, args.positions, args.seed)
+    t1 = time.perf_counter()
+    CompiledSearch(rules, SearchOptions(table_bits=10)).search(positions[0], depth=2)
+    first = time.perf_counter() - t1
+    print(f"numba cache: {state}; import {imported:.2f} s, first search {first:.2f} s")
+    print(f"load average {os.getloadavg()[0]:.2f}; affinity {sorted(os.sched_getaffinity(0))}")
+    print(f"{args.rules}: {len(positions)} positions, {args.seconds} s a move, {args.repeats} run(s)")
+    base = SearchOptions()
+    variants = {"default": base}
+    if args.variants:
+        variants |= {
+            "lmr": dataclasses.replace(base, lmr=True),
+            "aspiration 0.5": dataclasses.replace(base, aspiration=0.5),
+            "lmr + aspiration": dataclasses.replace(base, lmr=True, aspiration=0.5),
+        }
+    for name, options in variants.items():
+        s = speed(rules, positions, args.seconds, options, args.repeats)
+        line = f"  {name:18s} {s['nodes_per_s'] / 1e6:5.2f} M nodes/s, depth median {s['median_depth']}"
+        line += f" (mean {s['mean_depth']:.1f})"
+        if args.fixed_depth:
+            nodes = fixed_depth_nodes(rules, positions, args.fixed_depth, options)
+            line += f", nodes to depth {args.fixed_depth}: {nodes:,.0f}"
+        print(line, flush=True)
+
+
+def perft_main(depth: int) -> None:
+    import numpy as np
+
+    from neurocheckers.compiled.board import Position, geometry
+    from neurocheckers.compiled.movegen import move_buffer, perft
+    from neurocheckers.rules.presets import PRESETS
+
+    table = json.loads((ROOT / "tests" / "data" / "perft.json").read_text())
+    buf = move_buffer(depth + 1)
+    for name, rules in PRESETS.items():
+        n, men = rules.num_squares, rules.men_per_side
+        om, ok, pm, pk = Position((1 << men) - 1, 0, ((1 << men) - 1) << (n - men), 0, 0).relative()
+        for d in range(1, min(depth, len(table[name]["perft"])) + 1):
+            t = time.perf_counter()
+            count = int(perft(geometry(rules), om, ok, pm, pk, np.int64(0), np.int64(d), buf, np.int64(0)))
+            dt = time.perf_counter() - t
+            ok_ = (
+                "ok"
+                if count == table[name]["perft"][d - 1]
+                else f"MISMATCH (table {table[name]['perft'][d - 1]})"
+            )
+            print(
+                f"{name} depth {d}: {count} {ok_}, {count / max(dt, 1e-9) / 1e6:.1f} M leaves/s", flush=True
+            )
+
+
+def check_main(count: int, seed: int) -> int:
+    from neurocheckers.compiled.check import compare_moves
+    from neurocheckers.rules.presets import PRESETS
+
+    bad_total = 0
+    for name, rules in PRESETS.items():
+        done = moves = 0
+        for start in range(0, count, 100_000):
+            size = min(100_000, count - start)
+            _, rows, bad = compare_moves(rules, size, seed=seed + start)
+            done, moves, bad_total = done + size, moves + len(rows), bad_total + len(bad)
+            for position in bad[:5]:
+                print(f"  {name} mismatch at {position}")
+        print(
+            f"{name}: {done} positions, {moves} whole-turn moves, mismatches so far {bad_total}", flush=True
+        )
+    return 1 if bad_total else 0
+
+
+def play_game(rules, searches, opening, seconds: float) -> int:
+    """One game under the game's own draw rule from ``opening`` (FEN); +1 Black won, -1, 0."""
+    from neurocheckers.compiled.board import Position, game_rule
+    from neurocheckers.compiled.game import Game
+    from neurocheckers.rules.fen import read_fen
+
+    fen = read_fen(opening[0], rules.board_size)
+    position = Position(
+        fen.black_men, fen.black_kings, fen.white_men, fen.white_kings, 0 if fen.black_to_move else 1
+    )
+    game = Game(game_rule(rules), position, ply=opening[1])
+    for search in searches:
+        search.new_game()
+    while game.result is None:
+        search = searches[game.position.color]
+        r = search.search(
+            game.position, seconds=seconds, ply=game.ply, quiet=game.quiet, history=game.history
+        )
+        game.play(r.move)
+    return game.result
+
+
+def match_main(args) -> None:
+    """Late-move reductions against the default, each opening twice (both colours), equal time."""
+    import dataclasses
+
+    from neurocheckers.compiled.driver import CompiledSearch, SearchOptions
+    from neurocheckers.rules.openings import load_openings
+    from neurocheckers.rules.presets import get_rules
+
+    rules = get_rules(args.rules)
+    lmr = CompiledSearch(rules, dataclasses.replace(SearchOptions(), lmr=True))
+    default = CompiledSearch(rules, SearchOptions())
+    wins = draws = losses = 0
+    for k, opening in enumerate(load_openings(rules, args.match)):
+        for lmr_black in (True, False):
+            result = play_game(rules, (lmr, default) if lmr_black else (default, lmr), opening, args.seconds)
+            mine = result if lmr_black else -result
+            wins, draws, losses = wins + (mine > 0), draws + (mine == 0), losses + (mine < 0)
+        print(f"after {k + 1} openings: LMR {wins} W / {draws} D / {losses} L", flush=True)
+    games = wins + draws + losses
+    print(
+        f"LMR against the default, {args.seconds} s a move, the game's draw rule: {wins}/{draws}/{losses},"
+        f" score {(wins + 0.5 * draws) / games:.3f} over {games} games"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    if args.perft:
+        perft_main(args.perft)
+    if args.check_moves:
+        return check_main(args.check_moves, args.seed)
+    if args.match:
+        match_main(args)
+    if not (args.perft or args.check_moves or args.match):
+        speed_main(args)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
