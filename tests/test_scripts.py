@@ -156,7 +156,7 @@ def test_bench_baselines_prints_throughput_and_results():
 def test_bench_rules_quick_prints_playouts_and_perft(tmp_path):
     figures = tmp_path / "rules.json"
     out = script(
-        "bench_rules.py", "--quick", "--presets", "simple6", "--batches", "8", "--repeats", "1",
+        "bench_rules.py", "--quick", "--presets", "simple6", "--batch-sizes", "8", "--repeats", "2",
         "--min-time", "0.01", "--no-per-core", "--json", str(figures),
     )  # fmt: skip
     assert "perft" in out and json.loads(figures.read_text())
@@ -183,7 +183,10 @@ def test_bench_search_alphabeta_compares_with_the_python_engines():
 @pytest.mark.slow
 def test_handcrafted_ceiling_prints_a_row_per_depth():
     out = script("handcrafted_ceiling.py", "--openings", "1", "--depths", "1")
-    assert "W/D/L" in out or "/" in out
+    assert (
+        "hand-written evaluator vs material at equal depth, 2 games a row" in out
+        and "score (95% interval)" in out
+    )
 
 
 @pytest.mark.slow
