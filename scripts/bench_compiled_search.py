@@ -38,7 +38,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--variants", action="store_true", help="also time LMR and aspiration windows")
     p.add_argument("--fixed-depth", type=int, default=0, help="nodes to complete this depth, per variant")
     p.add_argument("--perft", type=int, default=0, help="perft from the start to this depth, every preset")
-    p.add_argument("--match", type=int, default=0, help="openings of an LMR-against-default match")
+    p.add_argument("--match", type=int, default=0, help="openings of a match: LMR (default) against none")
     p.add_argument("--check-moves", type=int, default=0, help="random positions per preset to check")
     args = p.parse_args(argv)
     if args.positions < 1 or args.seconds <= 0 or args.repeats < 1 or args.fixed_depth < 0:
@@ -131,9 +131,9 @@ def speed_main(args) -> None:
     variants = {"default": base}
     if args.variants:
         variants |= {
-            "lmr": dataclasses.replace(base, lmr=True),
+            "no lmr": dataclasses.replace(base, lmr=False),
             "aspiration 0.5": dataclasses.replace(base, aspiration=0.5),
-            "lmr + aspiration": dataclasses.replace(base, lmr=True, aspiration=0.5),
+            "no lmr, aspiration": dataclasses.replace(base, lmr=False, aspiration=0.5),
         }
     for name, options in variants.items():
         s = speed(rules, positions, args.seconds, options, args.repeats)
@@ -213,7 +213,7 @@ def play_game(rules, searches, opening, seconds: float) -> int:
 
 
 def match_main(args) -> None:
-    """Late-move reductions against the default, each opening twice (both colours), equal time."""
+    """Late-move reductions (the default) against none, each opening twice (both colours), equal time."""
     import dataclasses
 
     from neurocheckers.compiled.driver import CompiledSearch, SearchOptions
@@ -221,8 +221,8 @@ def match_main(args) -> None:
     from neurocheckers.rules.presets import get_rules
 
     rules = get_rules(args.rules)
-    lmr = CompiledSearch(rules, dataclasses.replace(SearchOptions(), lmr=True))
-    default = CompiledSearch(rules, SearchOptions())
+    lmr = CompiledSearch(rules, SearchOptions())
+    default = CompiledSearch(rules, dataclasses.replace(SearchOptions(), lmr=False))
     wins = draws = losses = 0
     for k, opening in enumerate(load_openings(rules, args.match)):
         for lmr_black in (True, False):

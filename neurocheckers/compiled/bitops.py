@@ -60,3 +60,25 @@ def monotonic_ns(typingctx):
         return builder.add(builder.mul(sec, ir.Constant(i64, 1_000_000_000)), nsec)
 
     return sig, codegen
+
+
+@intrinsic
+def prefetch(typingctx, array, index):
+    """Ask the CPU to bring row ``index`` of a 2-D int64 array into the cache (no effect on values)."""
+    sig = types.void(array, index)
+
+    def codegen(context, builder, signature, args):
+        arrty = signature.args[0]
+        arr = context.make_array(arrty)(context, builder, args[0])
+        stride = builder.extract_value(arr.strides, 0)
+        base = builder.ptrtoint(arr.data, ir.IntType(64))
+        address = builder.add(base, builder.mul(args[1], stride))
+        i8p = ir.IntType(8).as_pointer()
+        i32 = ir.IntType(32)
+        fnty = ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])
+        fn = builder.module.declare_intrinsic("llvm.prefetch", [i8p], fnty)
+        pointer = builder.inttoptr(address, i8p)
+        builder.call(fn, [pointer, ir.Constant(i32, 0), ir.Constant(i32, 3), ir.Constant(i32, 1)])
+        return context.get_dummy_value()
+
+    return sig, codegen

@@ -37,8 +37,9 @@ class SearchOptions:
     """Order the other quiet moves by the history of their cut-offs."""
     quiescence: bool = True
     """Search captures on past the nominal depth until the position is quiet."""
-    lmr: bool = False
-    """Late-move reductions: quiet moves late in the order searched one move shallower first."""
+    lmr: bool = True
+    """Late-move reductions: quiet moves late in the order searched one move shallower first (on:
+    two moves deeper at 0.1 s, and 6 wins to 2 losses in 60 games against it off)."""
     aspiration: float = 0.0
     """Half-width of the aspiration window around the last iteration's score, in men (0: off)."""
 
@@ -61,7 +62,7 @@ class SearchOptions:
         return sum(flag for on, flag in pairs if on)
 
 
-PLAIN = SearchOptions(table=False, pvs=False, killers=False, history=False, quiescence=False)
+PLAIN = SearchOptions(table=False, pvs=False, killers=False, history=False, quiescence=False, lmr=False)
 """Plain fixed-depth alpha-beta: the same scores as the JAX ``alphabeta_search``."""
 
 

@@ -68,7 +68,6 @@ def _record(moves, n, source, dest, captured, path):
     moves[n, M_TO] = dest
     moves[n, M_CAPTURED] = captured
     moves[n, M_PATH] = path
-    moves[n, M_ORDER] = 0
     return n + 1
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from neurocheckers.compiled.bitops import lowest_index, monotonic_ns, popcount
+from neurocheckers.compiled.bitops import lowest_index, monotonic_ns, popcount, prefetch
 from neurocheckers.compiled.board import (
     G_CROWN,
     G_FORCED,
@@ -294,6 +294,8 @@ def negamax(geo, tt, moves, aux, om, ok, pm, pk, color, key, depth, alpha, beta,
             break  # captures come first; only they are searched on past the horizon
         c_om, c_ok, c_pm, c_pk = make(geo, om, ok, pm, pk, color, src, dst, cap)
         c_key = child_key(geo, key, om, ok, pk, color, src, dst, cap)
+        if options & OPT_TABLE and depth > 1:
+            prefetch(tt, c_key & (tt.shape[0] - 1))
         man = (om >> src) & 1
         c_dist, c_gply = dist + max(1, popcount(cap)), gply + max(1, popcount(cap))
         c_quiet = 0 if cap or (man and geo[G_MAN_RESETS]) else quiet + 1
