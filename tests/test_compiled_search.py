@@ -13,8 +13,9 @@ import pytest
 
 from neurocheckers.compiled.board import Position, SearchRules, game_rule, geometry
 from neurocheckers.compiled.check import random_positions
-from neurocheckers.compiled.driver import PLAIN, CompiledSearch, SearchOptions
+from neurocheckers.compiled.driver import MAX_DEPTH, PLAIN, CompiledSearch, SearchOptions
 from neurocheckers.compiled.movegen import longest_move, move_buffer
+from neurocheckers.compiled.search import MAX_PLY
 from neurocheckers.rules.engine import from_position
 from neurocheckers.rules.presets import AMERICAN8, PRESETS
 from neurocheckers.rules.tables import tables
@@ -126,3 +127,11 @@ def dataclass_without_time(result, seconds):
     import dataclasses
 
     return dataclasses.replace(result, seconds=seconds)
+
+
+def test_deep_search_of_a_sparse_endgame_stays_in_its_buffers():
+    # A king against a king without a draw limit: the table carries the iterations to MAX_DEPTH.
+    search = CompiledSearch(SearchRules(AMERICAN8, quiet_limit=0), SearchOptions(table_bits=12))
+    result = search.search(Position(0, 1 << 0, 0, 1 << 27, 0), nodes=300_000)
+    assert result.depth == MAX_DEPTH and result.score == 0.0
+    assert result.seldepth <= MAX_PLY - 1

@@ -158,7 +158,7 @@ def perft(geo, om, ok, pm, pk, color, depth, moves, base):
     return total
 
 
-@njit(cache=True)
+@njit("int64(int64[::1], int64, int64, int64, int64, int64, int64, int64[:, ::1], int64)", cache=True)
 def longest_move(geo, om, ok, pm, pk, color, depth, moves, base):
     """The most jumps of any move within ``depth`` whole turns of the position (1 for a step)."""
     n = generate(geo, om, ok, pm, pk, color, moves, base)

@@ -258,7 +258,7 @@ def negamax(geo, tt, moves, aux, om, ok, pm, pk, color, key, depth, alpha, beta,
     aux[A_SELDEPTH] = max(aux[A_SELDEPTH], ply)
     if ply > 0 and geo[G_REPETITION] and _repeated(aux, key, ply, rev):
         return 0
-    horizon = depth <= 0
+    horizon = depth <= 0 or ply >= MAX_PLY - 1
     if horizon:  # a leaf, unless a capture is to be searched on (quiescence)
         mob = mobility(geo, om, ok, pm, pk, color)
         term = terminal_score(geo, mob != MOBILITY_NONE, om | ok, gply, quiet, dist)
