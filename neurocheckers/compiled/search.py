@@ -248,24 +248,46 @@ def _probe(tt, key, depth, alpha, beta, dist):
     return cut, score, move
 
 
-@njit(SIGNATURE, cache=True)
-def negamax(geo, tt, moves, aux, om, ok, pm, pk, color, key, depth, alpha, beta, ply, dist, gply, quiet, rev):
-    """The score of the position from the mover's view (fail-soft; see the module docstring)."""
+@njit(cache=True, inline="always")
+def _settled(geo, aux, om, ok, pm, pk, color, key, horizon, ply, dist, gply, quiet, rev):
+    """The score of a node settled before its moves are searched (the search stopped, a repetition,
+    a finished game or a quiet leaf at the horizon), else NOT_TERMINAL. Counts the node."""
     if _tick(aux):
         return 0
-    options = aux[A_OPTIONS]
     aux[A_PATH + aux[A_HISTORY_LEN] + ply] = key
     aux[A_SELDEPTH] = max(aux[A_SELDEPTH], ply)
     if ply > 0 and geo[G_REPETITION] and _repeated(aux, key, ply, rev):
         return 0
-    horizon = depth <= 0 or ply >= MAX_PLY - 1
     if horizon:  # a leaf, unless a capture is to be searched on (quiescence)
         mob = mobility(geo, om, ok, pm, pk, color)
         term = terminal_score(geo, mob != MOBILITY_NONE, om | ok, gply, quiet, dist)
         if term != NOT_TERMINAL:
             return term
-        if mob != MOBILITY_CAPTURE or not options & OPT_QUIESCENCE or ply >= MAX_PLY - 1:
+        if mob != MOBILITY_CAPTURE or not aux[A_OPTIONS] & OPT_QUIESCENCE or ply >= MAX_PLY - 1:
             return evaluate(om, ok, pm, pk)
+    return NOT_TERMINAL
+
+
+@njit(cache=True, inline="always")
+def _child(geo, om, ok, pm, pk, color, key, src, dst, cap, dist, gply, quiet, rev):
+    """The child after a move: its bitboards, key, distance, game ply and counters."""
+    c_om, c_ok, c_pm, c_pk = make(geo, om, ok, pm, pk, color, src, dst, cap)
+    c_key = child_key(geo, key, om, ok, pk, color, src, dst, cap)
+    man = (om >> src) & 1
+    actions = max(1, popcount(cap))
+    c_quiet = 0 if cap or (man and geo[G_MAN_RESETS]) else quiet + 1
+    c_rev = 0 if cap or man else rev + 1
+    return c_om, c_ok, c_pm, c_pk, c_key, dist + actions, gply + actions, c_quiet, c_rev
+
+
+@njit(SIGNATURE, cache=True)
+def negamax(geo, tt, moves, aux, om, ok, pm, pk, color, key, depth, alpha, beta, ply, dist, gply, quiet, rev):
+    """The score of the position from the mover's view (fail-soft; see the module docstring)."""
+    horizon = depth <= 0 or ply >= MAX_PLY - 1
+    settled = _settled(geo, aux, om, ok, pm, pk, color, key, horizon, ply, dist, gply, quiet, rev)
+    if settled != NOT_TERMINAL:
+        return settled
+    options = aux[A_OPTIONS]
     best, best_i, tt_move, alpha0 = np.int64(-INFINITE), np.int64(-1), np.int64(-1), alpha
     use_table = options & OPT_TABLE and not horizon
     if use_table:  # before generating moves: a finished game is never stored, but a quiet draw may be
@@ -280,7 +302,7 @@ def negamax(geo, tt, moves, aux, om, ok, pm, pk, color, key, depth, alpha, beta,
         term = terminal_score(geo, n > 0, om | ok, gply, quiet, dist)
         if term != NOT_TERMINAL:
             return term
-    if horizon and not geo[G_FORCED]:  # captures are optional: the mover may stand pat
+    elif not geo[G_FORCED]:  # captures are optional: the mover may stand pat
         best = evaluate(om, ok, pm, pk)
         if best >= beta:
             return best
@@ -292,19 +314,16 @@ def negamax(geo, tt, moves, aux, om, ok, pm, pk, color, key, depth, alpha, beta,
         src, dst, cap = moves[i, M_FROM], moves[i, M_TO], moves[i, M_CAPTURED]
         if horizon and cap == 0:
             break  # captures come first; only they are searched on past the horizon
-        c_om, c_ok, c_pm, c_pk = make(geo, om, ok, pm, pk, color, src, dst, cap)
-        c_key = child_key(geo, key, om, ok, pk, color, src, dst, cap)
+        c_om, c_ok, c_pm, c_pk, c_key, c_dist, c_gply, c_quiet, c_rev = _child(
+            geo, om, ok, pm, pk, color, key, src, dst, cap, dist, gply, quiet, rev
+        )
         if options & OPT_TABLE and depth > 1:
             prefetch(tt, c_key & (tt.shape[0] - 1))
-        man = (om >> src) & 1
-        c_dist, c_gply = dist + max(1, popcount(cap)), gply + max(1, popcount(cap))
-        c_quiet = 0 if cap or (man and geo[G_MAN_RESETS]) else quiet + 1
-        c_rev = 0 if cap or man else rev + 1
         c_color, c_ply, d1 = 1 - color, ply + 1, depth - 1
         if k == 0 or horizon or not options & OPT_PVS:
             score = -negamax(geo, tt, moves, aux, c_om, c_ok, c_pm, c_pk, c_color, c_key, d1, -beta, -alpha,
                              c_ply, c_dist, c_gply, c_quiet, c_rev)  # fmt: skip
-        else:
+        else:  # a null window first (one move shallower for a late quiet move), then the full one
             r = 1 if options & OPT_LMR and depth >= 3 and k >= 3 and order < KILLER_ORDER else 0
             score = -negamax(geo, tt, moves, aux, c_om, c_ok, c_pm, c_pk, c_color, c_key, d1 - r, -alpha - 1,
                              -alpha, c_ply, c_dist, c_gply, c_quiet, c_rev)  # fmt: skip
@@ -317,12 +336,11 @@ def negamax(geo, tt, moves, aux, om, ok, pm, pk, color, key, depth, alpha, beta,
             best, best_i = score, i
             if ply == 0:
                 _record_root(aux, moves, i, score)
-            if score > alpha:
-                alpha = score
-                if alpha >= beta:
-                    if cap == 0:
-                        _good_quiet_move(aux, moves, i, color, ply, depth)
-                    break
+            alpha = max(alpha, score)
+            if alpha >= beta:
+                if cap == 0:
+                    _good_quiet_move(aux, moves, i, color, ply, depth)
+                break
     if use_table:
         flag = UPPER if best <= alpha0 else (LOWER if best >= beta else EXACT)
         _store(tt, key, depth, best, flag, best_i - base, dist)
