@@ -63,11 +63,17 @@ class CompiledPlayer:
     """The compiled search named by a ``compiled:`` spec (see the module docstring)."""
 
     name: str
+    """The spec, e.g. ``compiled:0.1s``."""
     search_rules: SearchRules
+    """The rules the search plays by (the match's preset)."""
     seconds: float | None = None
+    """Wall time a move (None: a node budget or the equal-time mode)."""
     nodes: int | None = None
+    """Nodes a move (None: a time budget)."""
     equal_time: bool = False
+    """Whether each move gets the match clock's equal-time allowance."""
     options: SearchOptions | None = None
+    """The search's switches (None: the defaults)."""
 
     def new_game(self, seed: int = 0) -> CompiledGame:
         """The mover of one new game (a fresh table); ``seed`` is unused (the search is deterministic

@@ -135,3 +135,17 @@ def test_deep_search_of_a_sparse_endgame_stays_in_its_buffers():
     result = search.search(Position(0, 1 << 0, 0, 1 << 27, 0), nodes=300_000)
     assert result.depth == MAX_DEPTH and result.score == 0.0
     assert result.seldepth <= MAX_PLY - 1
+
+
+@pytest.mark.parametrize(
+    "position, match",
+    [
+        (Position(1, 1, 0, 0, 0), "square 1 is given twice"),
+        (Position(1 << 31, 0, 1, 0, 0), "a Black man on 32"),
+        (Position(1, 0, 1 << 20, 0, 2), "color must be 0"),
+    ],
+)
+def test_impossible_positions_are_refused_in_one_line(position, match):
+    with pytest.raises(ValueError, match=match) as info:
+        CompiledSearch(AMERICAN8, SMALL_PLAIN).search(position, depth=1)
+    assert "\n" not in str(info.value)

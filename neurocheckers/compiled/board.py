@@ -114,9 +114,13 @@ class Position:
     """A position at the start of a turn: bitboards (bit ``i`` = square ``i + 1``) and the mover."""
 
     black_men: int
+    """Bitboard of Black's men."""
     black_kings: int
+    """Bitboard of Black's kings."""
     white_men: int
+    """Bitboard of White's men."""
     white_kings: int
+    """Bitboard of White's kings."""
     color: int
     """0: Black to move, 1: White."""
 

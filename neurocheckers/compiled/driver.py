@@ -13,6 +13,7 @@ import numpy as np
 from neurocheckers.compiled import search as s
 from neurocheckers.compiled.board import Position, SearchRules, geometry, move_actions
 from neurocheckers.compiled.movegen import M_CAPTURED, M_FROM, M_PATH, M_TO, generate, move_buffer
+from neurocheckers.rules.fen import check_position
 from neurocheckers.rules.presets import Rules
 
 MAX_DEPTH = 100
@@ -80,7 +81,9 @@ class SearchResult:
     depth: int
     """The deepest completed iteration (whole moves); 0 for an only move."""
     nodes: int
+    """Nodes searched (positions entered, leaves included)."""
     seconds: float
+    """Wall time of the search."""
     seldepth: int
     """The longest path searched (whole moves, capture extensions included)."""
 
@@ -134,6 +137,7 @@ class CompiledSearch:
         if seconds is not None and seconds <= 0:
             raise ValueError(f"seconds must be > 0, got {seconds!r}")
         start = time.monotonic_ns()
+        self._check(position)
         legal = self.legal_moves(position)
         if len(legal) == 0 or (len(legal) == 1 and depth is None):
             actions, move = (self._actions(legal[0]), tuple(map(int, legal[0]))) if len(legal) else ((), ())
@@ -156,6 +160,13 @@ class CompiledSearch:
         nodes, seldepth = int(self.aux[s.A_NODES]), int(self.aux[s.A_SELDEPTH])
         move = tuple(map(int, best))
         return SearchResult(self._actions(best), move, best_score / s.UNIT, done, nodes, elapsed, seldepth)
+
+    def _check(self, position: Position) -> None:
+        """``ValueError`` (one line) for a position that cannot occur on this board."""
+        if position.color not in (0, 1):
+            raise ValueError(f"color must be 0 (Black) or 1 (White), got {position.color!r}")
+        p, r = position, self.rules
+        check_position(r.board_size, r.men_per_side, p.black_men, p.black_kings, p.white_men, p.white_kings)
 
     def _prepare(self, position, start, seconds, nodes, history) -> None:
         aux = self.aux

@@ -35,7 +35,9 @@ class Game:
     """A game from ``position``: ``play`` a whole-turn move, read ``result`` (None while it goes on)."""
 
     search_rules: SearchRules
+    """The rules the game is played and judged by."""
     position: Position
+    """The position now, the mover's turn starting."""
     ply: int = 0
     """Actions played (each jump one, as ``State.ply``)."""
     quiet: int = 0
@@ -45,7 +47,9 @@ class Game:
     result: int | None = None
     """+1 Black won, -1 White won, 0 drawn; None while the game goes on."""
     reason: str = ""
+    """Why the game ended ("" while it goes on)."""
     seen: collections.Counter = dataclasses.field(default_factory=collections.Counter)
+    """How often each position occurred since the last capture or man's move (repetitions)."""
 
     def __post_init__(self) -> None:
         self.geo = geometry(self.search_rules)
