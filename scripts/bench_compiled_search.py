@@ -4,6 +4,8 @@ Usage:
   python scripts/bench_compiled_search.py [--positions 50] [--seconds 0.1] [--repeats 3] [--variants]
   python scripts/bench_compiled_search.py --perft 11          # perft on every preset, leaves/s
   python scripts/bench_compiled_search.py --check-moves 1000000  # move lists against the JAX rules
+  python scripts/bench_compiled_search.py --match 30 --seconds 0.02  # LMR against none
+  python scripts/bench_compiled_search.py --against-timed 10 --seconds 0.1  # against the JAX search
 
 The speed run searches ``--positions`` middlegame positions (random playouts of 10-30 whole moves
 from the start, seeded) for ``--seconds`` each with a fresh table, one game at a time on this
@@ -39,6 +41,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--fixed-depth", type=int, default=0, help="nodes to complete this depth, per variant")
     p.add_argument("--perft", type=int, default=0, help="perft from the start to this depth, every preset")
     p.add_argument("--match", type=int, default=0, help="openings of a match: LMR (default) against none")
+    p.add_argument(
+        "--against-timed",
+        type=int,
+        default=0,
+        help="openings of a match compiled:SECONDSs against timed:SECONDSs:material (JAX)",
+    )
     p.add_argument("--check-moves", type=int, default=0, help="random positions per preset to check")
     args = p.parse_args(argv)
     if args.positions < 1 or args.seconds <= 0 or args.repeats < 1 or args.fixed_depth < 0:
@@ -237,6 +245,39 @@ def match_main(args) -> None:
     )
 
 
+def against_timed_main(args) -> None:
+    """The compiled player against the JAX timed search, both with material leaves and the same time a
+    move, in the project's match loop (``engines.run_engine_match``), the preset's own draw rule."""
+    import numpy as np
+
+    from neurocheckers.arena import MatchOptions
+    from neurocheckers.compiled.driver import SearchOptions
+    from neurocheckers.compiled_player import parse_compiled
+    from neurocheckers.engines import MoveClock, run_engine_match
+    from neurocheckers.rules.openings import load_openings, opening_states
+    from neurocheckers.rules.presets import get_rules
+    from neurocheckers.runtime import configure_jax
+    from neurocheckers.timed_player import parse_timed
+
+    configure_jax()
+    rules, n, seconds = get_rules(args.rules), args.against_timed, args.seconds
+    a = parse_compiled(f"compiled:{seconds}s", rules, SearchOptions(table_bits=18))
+    b = parse_timed(f"timed:{seconds}s:material", rules)
+    openings = opening_states(rules, load_openings(rules, n))
+    clock = MoveClock()
+    records = run_engine_match(
+        rules, a, b, MatchOptions(games=2 * n, batch=2 * n, openings=openings), clock=clock
+    )
+    score = np.asarray(records.score)
+    w, d, lost = int((score == 1).sum()), int((score == 0.5).sum()), int((score == 0).sum())
+    print(
+        f"{a.name} against {b.name}, {2 * n} games ({rules.name}, its own draw rule): {w}/{d}/{lost},"
+        f" score {score.mean():.3f}"
+    )
+    for side, name in ((True, a.name), (False, b.name)):
+        print(f"  {name}: {clock.seconds[side] / max(clock.moves[side], 1):.3f} s a move")
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.perft:
@@ -245,7 +286,9 @@ def main(argv: list[str] | None = None) -> int:
         return check_main(args.check_moves, args.seed)
     if args.match:
         match_main(args)
-    if not (args.perft or args.check_moves or args.match):
+    if args.against_timed:
+        against_timed_main(args)
+    if not (args.perft or args.check_moves or args.match or args.against_timed):
         speed_main(args)
     return 0
 
