@@ -320,7 +320,15 @@ def negamax(geo, tt, moves, aux, om, ok, pm, pk, color, key, depth, alpha, beta,
         if options & OPT_TABLE and depth > 1:
             prefetch(tt, c_key & (tt.shape[0] - 1))
         c_color, c_ply, d1 = 1 - color, ply + 1, depth - 1
-        if k == 0 or horizon or not options & OPT_PVS:
+        leaf = NOT_TERMINAL
+        if d1 <= 0:  # settle a quiet leaf here: a call with this many arguments costs more than it
+            leaf = _settled(geo, aux, c_om, c_ok, c_pm, c_pk, c_color, c_key, True, c_ply, c_dist, c_gply,
+                            c_quiet, c_rev)  # fmt: skip
+            if leaf == NOT_TERMINAL:  # a capture to search on: the call below counts the node again
+                aux[A_NODES] -= 1
+        if leaf != NOT_TERMINAL:
+            score = -leaf
+        elif k == 0 or horizon or not options & OPT_PVS:
             score = -negamax(geo, tt, moves, aux, c_om, c_ok, c_pm, c_pk, c_color, c_key, d1, -beta, -alpha,
                              c_ply, c_dist, c_gply, c_quiet, c_rev)  # fmt: skip
         else:  # a null window first (one move shallower for a late quiet move), then the full one
