@@ -30,6 +30,9 @@ MAX_NODES = 1_000_000_000
 FIRST_MOVE_SECONDS = 0.05
 """The equal-time budget before the opponent has moved."""
 MIN_SECONDS = 0.001
+TABLE_BITS = 16
+"""Each game's table: 2**16 entries (1 MiB; with the move rows about 2.3 MiB a game), since a match
+plays its whole batch of games at once, each with its own table kept between its moves."""
 
 
 def is_compiled_spec(spec: str) -> bool:
@@ -55,6 +58,7 @@ def parse_compiled(spec: str, rules: Rules, options: SearchOptions | None = None
             f"bad player spec {spec!r}: the budget {text!r} must be seconds in (0, {MAX_SECONDS:g}]"
             f" like 0.1s, nodes in 1..{MAX_NODES} like 20000n, or equal"
         )
+    options = SearchOptions(table_bits=TABLE_BITS) if options is None else options
     return CompiledPlayer(spec.strip(), SearchRules(rules), seconds, nodes, text == "equal", options)
 
 

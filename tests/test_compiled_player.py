@@ -91,3 +91,20 @@ def test_player_plays_a_whole_game_of_legal_moves():
         state = _step(rules)(state, action)
     assert int(state.result) == 1  # material search beats random moves
     assert mover.infos and all(info.nodes <= 3000 + 1024 for info in mover.infos)
+
+
+def test_player_plays_a_double_jump_in_two_calls():
+    # Black man on 1 must jump 6 and 14 (8x8): 1x10x19, actions 1*32+0 then 1*32+9.
+    from neurocheckers.rules.engine import from_position
+
+    player = parse_compiled("compiled:500n", AMERICAN8)
+    mover = player.new_game(0)
+    state = from_position(AMERICAN8, 1 << 0, 0, (1 << 5) | (1 << 14) | (1 << 30), 0, 0)
+    first = mover(state)
+    assert first == 32 + 0
+    state = _step(AMERICAN8)(state, first)
+    assert int(state.continuing) != 0
+    second = mover(state)
+    assert second == 32 + 9
+    state = _step(AMERICAN8)(state, second)
+    assert int(state.color) == 1 and int(state.white_men) == 1 << 30
