@@ -121,6 +121,9 @@ def test_budgets_return_a_legal_move():
     assert counted == dataclass_without_time(again, counted.seconds)
     with pytest.raises(ValueError, match="budget"):
         search.search(start)
+    for bad, match in (({"nodes": 0}, "nodes must be >= 1, got 0"), ({"seconds": -1.0}, "got -1.0")):
+        with pytest.raises(ValueError, match=match):
+            search.search(start, **bad)
 
 
 def dataclass_without_time(result, seconds):

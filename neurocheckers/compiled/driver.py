@@ -136,6 +136,9 @@ class CompiledSearch:
             raise ValueError("give a budget: seconds, nodes or depth")
         if seconds is not None and seconds <= 0:
             raise ValueError(f"seconds must be > 0, got {seconds!r}")
+        for name, value in (("nodes", nodes), ("depth", depth)):
+            if value is not None and value < 1:
+                raise ValueError(f"{name} must be >= 1, got {value!r}")
         start = time.monotonic_ns()
         self._check(position)
         legal = self.legal_moves(position)
