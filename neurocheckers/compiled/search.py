@@ -150,8 +150,25 @@ def _from_table(score, dist):
 
 
 @njit(cache=True, inline="always")
+def _slot(tt, key):
+    """The row of ``key`` in its bucket of two (-1 when absent)."""
+    i = key & (tt.shape[0] - 2)
+    if tt[i, 0] == key:
+        return i
+    if tt[i + 1, 0] == key:
+        return i + 1
+    return np.int64(-1)
+
+
+@njit(cache=True, inline="always")
 def _store(tt, key, depth, score, flag, move, dist):
-    i = key & (tt.shape[0] - 1)
+    """Store a result: in its own row if the key is there, else in the bucket's first row when at
+    least as deep as what that row holds (depth-preferred), else in its second (always replaced)."""
+    i = _slot(tt, key)
+    if i < 0:
+        i = key & (tt.shape[0] - 2)
+        if (tt[i, 1] >> 32) & 0xFF > depth:
+            i += 1
     tt[i, 0] = key
     tt[i, 1] = (_to_table(score, dist) + (1 << 31)) | (depth << 32) | (flag << 40) | ((move + 1) << 42)
 
@@ -235,8 +252,8 @@ def _tick(aux):
 @njit(cache=True, inline="always")
 def _probe(tt, key, depth, alpha, beta, dist):
     """``(cut, score, move)``: whether the table settles the node, its score, and its best move (-1)."""
-    i = key & (tt.shape[0] - 1)
-    if tt[i, 0] != key:
+    i = _slot(tt, key)
+    if i < 0:
         return False, np.int64(0), np.int64(-1)
     data = tt[i, 1]
     move = ((data >> 42) & 0xFF) - 1
@@ -318,7 +335,7 @@ def negamax(geo, tt, moves, aux, om, ok, pm, pk, color, key, depth, alpha, beta,
             geo, om, ok, pm, pk, color, key, src, dst, cap, dist, gply, quiet, rev
         )
         if options & OPT_TABLE and depth > 1:
-            prefetch(tt, c_key & (tt.shape[0] - 1))
+            prefetch(tt, c_key & (tt.shape[0] - 2))
         c_color, c_ply, d1 = 1 - color, ply + 1, depth - 1
         leaf = NOT_TERMINAL
         if d1 <= 0:  # settle a quiet leaf here: a call with this many arguments costs more than it
