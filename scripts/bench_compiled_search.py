@@ -240,8 +240,8 @@ def match_main(args) -> None:
         print(f"after {k + 1} openings: LMR {wins} W / {draws} D / {losses} L", flush=True)
     games = wins + draws + losses
     print(
-        f"LMR against the default, {args.seconds} s a move, the game's draw rule: {wins}/{draws}/{losses},"
-        f" score {(wins + 0.5 * draws) / games:.3f} over {games} games"
+        f"LMR (the default) against none, {args.seconds} s a move, the game's draw rule:"
+        f" {wins}/{draws}/{losses}, score {(wins + 0.5 * draws) / games:.3f} over {games} games"
     )
 
 
@@ -282,15 +282,14 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.perft:
         perft_main(args.perft)
-    if args.check_moves:
-        return check_main(args.check_moves, args.seed)
+    status = check_main(args.check_moves, args.seed) if args.check_moves else 0
     if args.match:
         match_main(args)
     if args.against_timed:
         against_timed_main(args)
     if not (args.perft or args.check_moves or args.match or args.against_timed):
         speed_main(args)
-    return 0
+    return status
 
 
 if __name__ == "__main__":

@@ -1,0 +1,42 @@
+"""scripts/bench_compiled_search.py (quoted in docs/compiled.md) runs at tiny sizes and prints the
+figures it exists for; no timing is asserted."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def bench(*args: str) -> str:
+    env = {**os.environ, "NEUROCHECKERS_DEVICES": "1", "PYTHONUNBUFFERED": "1"}
+    done = subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "bench_compiled_search.py"), *args],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-4000:]
+    return done.stdout
+
+
+def test_speed_run_prints_nodes_per_second_depth_and_cache_state():
+    out = bench("--positions", "2", "--seconds", "0.01", "--variants", "--fixed-depth", "3")
+    assert "numba cache:" in out and "M nodes/s" in out and "nodes to depth 3" in out
+    assert out.count("depth median") == 4
+
+
+def test_perft_check_and_match_options():
+    out = bench("--perft", "3", "--check-moves", "20", "--match", "1", "--seconds", "0.005")
+    assert "american8 depth 3: 302 ok" in out
+    assert "american8: 20 positions" in out and "mismatches so far 0" in out
+    assert "LMR (the default) against none" in out and "over 2 games" in out
+
+
+def test_bad_sizes_exit_2_in_one_line():
+    done = subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "bench_compiled_search.py"), "--positions", "0"],
+        cwd=REPO, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert done.returncode == 2 and "--positions 0" in done.stderr and "Traceback" not in done.stderr
