@@ -152,3 +152,25 @@ def test_impossible_positions_are_refused_in_one_line(position, match):
     with pytest.raises(ValueError, match=match) as info:
         CompiledSearch(AMERICAN8, SMALL_PLAIN).search(position, depth=1)
     assert "\n" not in str(info.value)
+
+
+def test_incremental_keys_equal_keys_computed_afresh():
+    from neurocheckers.compiled.game import after
+    from neurocheckers.compiled.search import child_key, position_key
+
+    for rules in (AMERICAN8, PRESETS["american6"]):
+        geo = geometry(rules)
+        search = CompiledSearch(rules, SMALL_PLAIN)
+        rows = random_positions(geo, np.int64(200), np.int64(5), np.int64(rules.men_per_side), np.int64(30))
+        checked = 0
+        for row in rows:
+            pos = Position(*(int(x) for x in row))
+            om, ok, pm, pk = pos.relative()
+            c = np.int64(pos.color)
+            key = position_key(geo, om, ok, pm, pk, c)
+            for move in search.legal_moves(pos):
+                src, dst, cap = (np.int64(x) for x in move[:3])
+                child = after(geo, pos, move)
+                assert child_key(geo, key, om, ok, pk, c, src, dst, cap) == search.key(child)
+                checked += 1
+        assert checked > 500
