@@ -18,8 +18,10 @@ from neurocheckers.rules.presets import Rules
 
 MAX_DEPTH = 100
 """The deepest nominal depth (whole moves) iterative deepening tries."""
-NEXT_ITERATION_SHARE = 0.5
-"""No new iteration starts once this share of the move's time is spent (it would not finish)."""
+NEXT_ITERATION_SHARE = 0.7
+"""No new iteration starts once this share of the move's time is spent (it would seldom finish). At
+0.1 s a move (50 middlegame positions): 0.5 used 0.065 s and completed depth 14.9 on average, 0.7
+0.089 s and 15.5, 0.9 0.096 s and 15.3."""
 
 
 @dataclasses.dataclass(frozen=True)
