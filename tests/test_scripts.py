@@ -1,6 +1,7 @@
 """Every script of scripts/ that the README, docs/ or results/ quotes runs here at tiny sizes, so a
 change that breaks one fails the suite: a smoke test each (its output folder a temporary one),
-asserting it printed or wrote the figure it exists for; no timing is asserted.
+asserting it printed or wrote the figure it exists for; no timing is asserted. The benchmarks are in
+tests/test_bench_scripts*.py.
 
 The shell scripts that run hour-long studies are checked with ``bash -n`` and run against a stand-in
 ``neurocheckers`` (and ``python``) that records each command line, every one of which the real
@@ -17,23 +18,7 @@ import sys
 from pathlib import Path
 
 import pytest
-
-REPO = Path(__file__).resolve().parents[1]
-SCRIPTS = REPO / "scripts"
-
-
-def script(name: str, *args: str, cwd: Path = REPO, timeout: int = 600) -> str:
-    """Run ``scripts/NAME ARGS`` with this interpreter; its stdout (it must exit 0)."""
-    env = {**os.environ, "NEUROCHECKERS_DEVICES": "1", "PYTHONUNBUFFERED": "1"}
-    done = subprocess.run(
-        [sys.executable, str(SCRIPTS / name), *args], cwd=cwd, env=env, capture_output=True, text=True,
-        timeout=timeout,
-    )  # fmt: skip
-    assert done.returncode == 0, (
-        f"{name} {' '.join(args)} failed:\n{done.stdout[-2000:]}\n{done.stderr[-4000:]}"
-    )
-    return done.stdout
-
+from running_scripts import REPO, SCRIPTS, script
 
 # --- tables of committed results (no JAX work) ------------------------------------------------
 
@@ -112,95 +97,6 @@ def test_endgame_table_and_reference_check_read_a_built_database(small_db):
     assert "| 3 |" in table or "|3|" in table.replace(" ", "")
     check = script("endgame_reference_check.py", str(small_db), "--pieces", "2")
     assert "disagree" in check or "compared" in check
-
-
-@pytest.mark.slow
-def test_bench_endgame_prints_steps_successors_and_a_build():
-    out = script(
-        "bench_endgame.py", "--rules", "american6", "--pieces", "2", "--repeats", "1", "--largest", "8"
-    )
-    assert "steps/s" in out and "successors:" in out and "build up to 2 pieces" in out
-
-
-# --- benchmarks at tiny sizes -------------------------------------------------------------------
-
-
-@pytest.mark.slow
-def test_bench_learners_prints_self_play_updates_and_epochs():
-    out = script(
-        "bench_learners.py", "--games", "8", "--repeats", "1", "--layers", "1", "--width", "8",
-        "--batch-size", "16", "--updates", "2", "--max-plies", "20", "--devices", "1",
-    )  # fmt: skip
-    assert "self-play:" in out and "Adam steps/s" in out and "TD(lambda) epoch" in out and "playouts" in out
-
-
-@pytest.mark.slow
-def test_bench_evolve_quick_prints_seconds_per_epoch():
-    out = script("bench_evolve.py", "--quick", "--no-scaling", "--repeats", "5")
-    assert "epoch" in out and "peak" in out.lower()
-
-
-@pytest.mark.slow
-def test_bench_gauntlet_times_a_gauntlet():
-    out = script("bench_gauntlet.py", "--repeats", "2", "--openings", "1", "--devices", "1")
-    assert "repeat 2:" in out and "median of the 1 later repeats" in out
-
-
-@pytest.mark.slow
-def test_bench_baselines_prints_throughput_and_results():
-    out = script("bench_baselines.py", "--scale", "1000", "--greedy-chunk", "50", "--ab-chunk", "10")
-    assert "greedy(material) vs random" in out and "alphabeta:3 vs random" in out
-
-
-@pytest.mark.slow
-def test_bench_rules_quick_prints_playouts_and_perft(tmp_path):
-    figures = tmp_path / "rules.json"
-    out = script(
-        "bench_rules.py", "--quick", "--presets", "simple6", "--batch-sizes", "8", "--repeats", "2",
-        "--min-time", "0.01", "--no-per-core", "--json", str(figures),
-    )  # fmt: skip
-    assert "perft" in out and json.loads(figures.read_text())
-
-
-@pytest.mark.slow
-def test_bench_search_prints_simulations_per_second():
-    out = script(
-        "bench_search.py", "--batch", "8", "--sims", "2", "--layers", "1", "--widths", "4", "--repeats", "1",
-        "--devices", "1",
-    )  # fmt: skip
-    assert "sims" in out
-
-
-@pytest.mark.slow
-def test_bench_search_alphabeta_compares_with_the_python_engines():
-    out = script(
-        "bench_search.py", "--alphabeta", "--positions", "1", "--midgame", "0", "--seconds", "0.05",
-        "--repeats", "1", "--mcts-sims", "10", "--openspiel-depth", "1", "--pydraughts-depth-cap", "1",
-    )  # fmt: skip
-    assert "py-draughts" in out or "pydraughts" in out
-
-
-@pytest.mark.slow
-def test_handcrafted_ceiling_prints_a_row_per_depth():
-    out = script("handcrafted_ceiling.py", "--openings", "1", "--depths", "1")
-    assert (
-        "hand-written evaluator vs material at equal depth, 2 games a row" in out
-        and "score (95% interval)" in out
-    )
-
-
-@pytest.mark.slow
-def test_play_openspiel_writes_the_match_and_its_games(tmp_path):
-    script("play_openspiel.py", "random", "openspiel:mcts:2", "--openings", "1", "--out", str(tmp_path))
-    summary = json.loads((tmp_path / "match.json").read_text())
-    assert 0 <= summary["score"] <= 1 and "[Event" in (tmp_path / "games.pdn").read_text()
-
-
-@pytest.mark.slow
-@pytest.mark.browser
-def test_web_screenshots_writes_the_pages(tmp_path):
-    script("web_screenshots.py", "--out", str(tmp_path))
-    assert {p.name for p in tmp_path.glob("*.png")} >= {"web_play.png", "web_games.png", "web_runs.png"}
 
 
 # --- the study shell scripts: they parse, and every command line they run is accepted -----------

@@ -1,0 +1,44 @@
+"""Benchmark scripts of scripts/ at tiny sizes: training, evolution, gauntlets, endgames and baselines.
+Each prints or writes the figure it exists for; no timing is asserted. The other quoted scripts are in
+tests/test_scripts.py; the benchmarks are split over two files so that the suite's two workers (whole
+files each) share them."""
+
+from __future__ import annotations
+
+import pytest
+from running_scripts import script
+
+
+@pytest.mark.slow
+def test_bench_endgame_prints_steps_successors_and_a_build():
+    out = script(
+        "bench_endgame.py", "--rules", "american6", "--pieces", "2", "--repeats", "1", "--largest", "8"
+    )
+    assert "steps/s" in out and "successors:" in out and "build up to 2 pieces" in out
+
+
+@pytest.mark.slow
+def test_bench_learners_prints_self_play_updates_and_epochs():
+    out = script(
+        "bench_learners.py", "--games", "8", "--repeats", "1", "--layers", "1", "--width", "8",
+        "--batch-size", "16", "--updates", "2", "--max-plies", "20", "--devices", "1",
+    )  # fmt: skip
+    assert "self-play:" in out and "Adam steps/s" in out and "TD(lambda) epoch" in out and "playouts" in out
+
+
+@pytest.mark.slow
+def test_bench_evolve_quick_prints_seconds_per_epoch():
+    out = script("bench_evolve.py", "--quick", "--no-scaling", "--repeats", "5")
+    assert "epoch" in out and "peak" in out.lower()
+
+
+@pytest.mark.slow
+def test_bench_gauntlet_times_a_gauntlet():
+    out = script("bench_gauntlet.py", "--repeats", "2", "--openings", "1", "--devices", "1")
+    assert "repeat 2:" in out and "median of the 1 later repeats" in out
+
+
+@pytest.mark.slow
+def test_bench_baselines_prints_throughput_and_results():
+    out = script("bench_baselines.py", "--scale", "1000", "--greedy-chunk", "50", "--ab-chunk", "10")
+    assert "greedy(material) vs random" in out and "alphabeta:3 vs random" in out
