@@ -77,7 +77,7 @@ def test_one_seed_range_for_configs_and_the_library():
 
 
 def test_a_run_whose_metrics_are_not_text_is_named_in_words(tmp_path, capsys):
-    from neurocheckers.experiment.folder import run_status
+    from neurocheckers.experiment.folder import RunError, run_status
     from neurocheckers.experiment.run import create_run
     from neurocheckers.web.folder import run_row
 
@@ -85,7 +85,7 @@ def test_a_run_whose_metrics_are_not_text_is_named_in_words(tmp_path, capsys):
     (run_dir / "metrics.csv").write_bytes(bytes(range(128, 256)) * 4)
     assert main(["evolve", "--resume", str(run_dir)]) == 2
     _error_line(capsys, "metrics.csv is not UTF-8 text")
-    with pytest.raises(ValueError, match="metrics.csv is not UTF-8 text"):
+    with pytest.raises(RunError, match="metrics.csv is not UTF-8 text"):
         run_status(run_dir)
     reason = run_row(tmp_path, run_dir)["stop_reason"]
     assert "metrics.csv is not UTF-8 text" in reason and not reason.endswith("utf-8"), reason

@@ -168,7 +168,7 @@ def training_seconds(run_dir: str | Path) -> float:
     """The training wall time of the epochs in ``metrics.csv`` (the sum of ``wall_seconds``; the
     strength probes are measurement, not training, and are left out), plus the seconds of epochs
     the budget stopped part-way (``DISCARDED_FILE``)."""
-    rows = read_metrics(run_dir)
+    rows = run_metrics(run_dir)
     return float(sum(float(r.get("wall_seconds") or 0.0) for r in rows)) + discarded_seconds(run_dir)
 
 
@@ -195,7 +195,7 @@ class Budget:
 
 def run_budget(run_dir: str | Path, budget_minutes: float) -> Budget:
     """The budget of a run folder: its training seconds so far, its latest epoch's wall time."""
-    rows = read_metrics(run_dir)
+    rows = run_metrics(run_dir)
     latest = float(rows[-1].get("wall_seconds") or 0.0) if rows else 0.0
     return Budget(budget_minutes * 60.0, training_seconds(run_dir), latest)
 
