@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from neurocheckers.compiled import network as nw
 from neurocheckers.compiled import search as s
 from neurocheckers.compiled.board import Position, SearchRules, geometry, move_actions
 from neurocheckers.compiled.movegen import M_CAPTURED, M_FROM, M_PATH, M_TO, generate, move_buffer
@@ -93,9 +94,21 @@ class SearchResult:
 class CompiledSearch:
     """The compiled search of one game at a time (its table kept between moves; ``new_game`` clears)."""
 
-    def __init__(self, rules: SearchRules | Rules, options: SearchOptions | None = None):
+    def __init__(
+        self,
+        rules: SearchRules | Rules,
+        options: SearchOptions | None = None,
+        leaves: nw.LeafNetwork | None = None,
+    ):
         self.search_rules = rules if isinstance(rules, SearchRules) else SearchRules(rules)
         self.options = SearchOptions() if options is None else options
+        self.leaves = nw.MATERIAL if leaves is None else leaves
+        n = self.search_rules.rules.num_squares
+        if self.leaves.num_squares not in (0, n):
+            raise ValueError(
+                f"the network {self.leaves.name!r} reads {self.leaves.num_squares} squares, the board has {n}"
+            )
+        self.net = self.leaves.fresh(s.MAX_PLY + 1)
         self.geo = geometry(self.search_rules)
         self.tt = np.zeros((1 << self.options.table_bits, 2), np.int64)
         self.moves = move_buffer(s.MAX_PLY)
@@ -179,6 +192,7 @@ class CompiledSearch:
         aux[s.A_DEADLINE] = start + int(seconds * 1e9) if seconds else 2**62
         aux[s.A_NODE_LIMIT] = nodes if nodes else 2**62
         aux[s.A_OPTIONS] = self.options.flags
+        aux[s.A_NET : s.A_NET + nw.N_SIZE] = self.leaves.header
         aux[s.A_KILLERS : s.A_HISTORY] = -1
         aux[s.A_HISTORY : s.A_PATH] //= 2  # old history counts half
         history = list(history)[-s.MAX_HISTORY :]
@@ -190,6 +204,8 @@ class CompiledSearch:
         om, ok, pm, pk = position.relative()
         color = np.int64(position.color)
         key = s.position_key(self.geo, om, ok, pm, pk, color)
+        if self.leaves.kind != nw.KIND_MATERIAL:
+            nw.refresh(self.geo, self.net, self.aux[s.A_NET :], om, ok, pm, pk, color, np.int64(0))
         return om, ok, pm, pk, color, key, np.int64(ply), np.int64(quiet), np.int64(rev)
 
     def _iteration(self, args, depth: int, previous: int | None) -> tuple[int, bool]:
@@ -216,7 +232,7 @@ class CompiledSearch:
     def _negamax(self, args, depth: int, alpha: int, beta: int) -> int:
         om, ok, pm, pk, color, key, ply, quiet, rev = args
         i64 = np.int64
-        return s.negamax(self.geo, self.tt, self.moves, self.aux, om, ok, pm, pk, color, key, i64(depth),
+        return s.negamax(self.geo, self.tt, self.moves, self.aux, self.net, om, ok, pm, pk, color, key, i64(depth),
                          i64(alpha), i64(beta), i64(0), i64(0), ply, quiet, rev)  # fmt: skip
 
     def _actions(self, row) -> tuple[int, ...]:

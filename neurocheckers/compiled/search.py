@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from neurocheckers.compiled import network
 from neurocheckers.compiled.bitops import lowest_index, monotonic_ns, popcount, prefetch
 from neurocheckers.compiled.board import (
     G_CROWN,
@@ -66,7 +67,9 @@ A_BEST_FROM, A_BEST_TO, A_BEST_CAPTURED, A_BEST_PATH, A_BEST_SCORE, A_BEST_SET =
 A_KILLERS = 16
 A_HISTORY = A_KILLERS + 2 * MAX_PLY
 A_PATH = A_HISTORY + 2 * 32 * 32
-AUX_SIZE = A_PATH + MAX_HISTORY + MAX_PLY + 1
+A_NET = A_PATH + MAX_HISTORY + MAX_PLY + 1
+"""The leaf network's layout (``network.N_*``; kind 0: material leaves)."""
+AUX_SIZE = A_NET + network.N_SIZE
 
 EXACT, LOWER, UPPER = 0, 1, 2
 TT_MOVE_ORDER = 1 << 50
@@ -76,7 +79,7 @@ CHECK_EVERY = 1023
 """The clock and the node limit are read when ``nodes & CHECK_EVERY == 0``."""
 
 SIGNATURE = (
-    "int64(int64[::1], int64[:, ::1], int64[:, ::1], int64[::1], int64, int64, int64, int64, int64, int64,"
+    "int64(int64[::1], int64[:, ::1], int64[:, ::1], int64[::1], float32[::1], int64, int64, int64, int64, int64, int64,"
     " int64, int64, int64, int64, int64, int64, int64, int64)"
 )
 
@@ -85,6 +88,14 @@ SIGNATURE = (
 def evaluate(om, ok, pm, pk):
     """Material from the mover's view."""
     return UNIT * (popcount(om) - popcount(pm)) + KING * (popcount(ok) - popcount(pk))
+
+
+@njit(cache=True, inline="always")
+def leaf_score(geo, net, aux, om, ok, pm, pk, color, ply):
+    """A quiet leaf's score: material, or the network's ``2 v - 1`` men (``network``)."""
+    if aux[A_NET + network.N_KIND] == network.KIND_MATERIAL:
+        return evaluate(om, ok, pm, pk)
+    return network.leaf_score(geo, net, aux[A_NET:], om, ok, pm, pk, color, ply, UNIT)
 
 
 @njit(cache=True, inline="always")
@@ -266,7 +277,7 @@ def _probe(tt, key, depth, alpha, beta, dist):
 
 
 @njit(cache=True, inline="always")
-def _settled(geo, aux, om, ok, pm, pk, color, key, horizon, ply, dist, gply, quiet, rev):
+def _settled(geo, aux, net, om, ok, pm, pk, color, key, horizon, ply, dist, gply, quiet, rev):
     """The score of a node settled before its moves are searched (the search stopped, a repetition,
     a finished game or a quiet leaf at the horizon), else NOT_TERMINAL. Counts the node."""
     if _tick(aux):
@@ -281,7 +292,7 @@ def _settled(geo, aux, om, ok, pm, pk, color, key, horizon, ply, dist, gply, qui
         if term != NOT_TERMINAL:
             return term
         if mob != MOBILITY_CAPTURE or not aux[A_OPTIONS] & OPT_QUIESCENCE or ply >= MAX_PLY - 1:
-            return evaluate(om, ok, pm, pk)
+            return leaf_score(geo, net, aux, om, ok, pm, pk, color, ply)
     return NOT_TERMINAL
 
 
@@ -298,10 +309,10 @@ def _child(geo, om, ok, pm, pk, color, key, src, dst, cap, dist, gply, quiet, re
 
 
 @njit(SIGNATURE, cache=True)
-def negamax(geo, tt, moves, aux, om, ok, pm, pk, color, key, depth, alpha, beta, ply, dist, gply, quiet, rev):
+def negamax(geo, tt, moves, aux, net, om, ok, pm, pk, color, key, depth, alpha, beta, ply, dist, gply, quiet, rev):
     """The score of the position from the mover's view (fail-soft; see the module docstring)."""
     horizon = depth <= 0 or ply >= MAX_PLY - 1
-    settled = _settled(geo, aux, om, ok, pm, pk, color, key, horizon, ply, dist, gply, quiet, rev)
+    settled = _settled(geo, aux, net, om, ok, pm, pk, color, key, horizon, ply, dist, gply, quiet, rev)
     if settled != NOT_TERMINAL:
         return settled
     options = aux[A_OPTIONS]
@@ -320,7 +331,7 @@ def negamax(geo, tt, moves, aux, om, ok, pm, pk, color, key, depth, alpha, beta,
         if term != NOT_TERMINAL:
             return term
     elif not geo[G_FORCED]:  # captures are optional: the mover may stand pat
-        best = evaluate(om, ok, pm, pk)
+        best = leaf_score(geo, net, aux, om, ok, pm, pk, color, ply)
         if best >= beta:
             return best
         alpha = max(alpha, best)
@@ -334,26 +345,28 @@ def negamax(geo, tt, moves, aux, om, ok, pm, pk, color, key, depth, alpha, beta,
         c_om, c_ok, c_pm, c_pk, c_key, c_dist, c_gply, c_quiet, c_rev = _child(
             geo, om, ok, pm, pk, color, key, src, dst, cap, dist, gply, quiet, rev
         )
+        if aux[A_NET + network.N_KIND] != network.KIND_MATERIAL:
+            network.update(geo, net, aux[A_NET:], ok, pk, color, src, dst, cap, ply)
         if options & OPT_TABLE and depth > 1:
             prefetch(tt, c_key & (tt.shape[0] - 2))
         c_color, c_ply, d1 = 1 - color, ply + 1, depth - 1
         leaf = NOT_TERMINAL
         if d1 <= 0:  # settle a quiet leaf here: a call with this many arguments costs more than it
-            leaf = _settled(geo, aux, c_om, c_ok, c_pm, c_pk, c_color, c_key, True, c_ply, c_dist, c_gply,
+            leaf = _settled(geo, aux, net, c_om, c_ok, c_pm, c_pk, c_color, c_key, True, c_ply, c_dist, c_gply,
                             c_quiet, c_rev)  # fmt: skip
             if leaf == NOT_TERMINAL:  # a capture to search on: the call below counts the node again
                 aux[A_NODES] -= 1
         if leaf != NOT_TERMINAL:
             score = -leaf
         elif k == 0 or horizon or not options & OPT_PVS:
-            score = -negamax(geo, tt, moves, aux, c_om, c_ok, c_pm, c_pk, c_color, c_key, d1, -beta, -alpha,
+            score = -negamax(geo, tt, moves, aux, net, c_om, c_ok, c_pm, c_pk, c_color, c_key, d1, -beta, -alpha,
                              c_ply, c_dist, c_gply, c_quiet, c_rev)  # fmt: skip
         else:  # a null window first (one move shallower for a late quiet move), then the full one
             r = 1 if options & OPT_LMR and depth >= 3 and k >= 3 and order < KILLER_ORDER else 0
-            score = -negamax(geo, tt, moves, aux, c_om, c_ok, c_pm, c_pk, c_color, c_key, d1 - r, -alpha - 1,
+            score = -negamax(geo, tt, moves, aux, net, c_om, c_ok, c_pm, c_pk, c_color, c_key, d1 - r, -alpha - 1,
                              -alpha, c_ply, c_dist, c_gply, c_quiet, c_rev)  # fmt: skip
             if score > alpha and (r or score < beta):
-                score = -negamax(geo, tt, moves, aux, c_om, c_ok, c_pm, c_pk, c_color, c_key, d1, -beta,
+                score = -negamax(geo, tt, moves, aux, net, c_om, c_ok, c_pm, c_pk, c_color, c_key, d1, -beta,
                                  -alpha, c_ply, c_dist, c_gply, c_quiet, c_rev)  # fmt: skip
         if aux[A_STOP]:
             return 0
