@@ -232,8 +232,8 @@ class CompiledSearch:
     def _negamax(self, args, depth: int, alpha: int, beta: int) -> int:
         om, ok, pm, pk, color, key, ply, quiet, rev = args
         i64 = np.int64
-        return s.negamax(self.geo, self.tt, self.moves, self.aux, self.net, om, ok, pm, pk, color, key, i64(depth),
-                         i64(alpha), i64(beta), i64(0), i64(0), ply, quiet, rev)  # fmt: skip
+        return s.negamax(self.geo, self.tt, self.moves, self.aux, self.net, om, ok, pm, pk, color, key,
+                         i64(depth), i64(alpha), i64(beta), i64(0), i64(0), ply, quiet, rev)  # fmt: skip
 
     def _actions(self, row) -> tuple[int, ...]:
         return move_actions(self.rules, int(row[0]), int(row[2]), int(row[3]))

@@ -79,8 +79,8 @@ CHECK_EVERY = 1023
 """The clock and the node limit are read when ``nodes & CHECK_EVERY == 0``."""
 
 SIGNATURE = (
-    "int64(int64[::1], int64[:, ::1], int64[:, ::1], int64[::1], float32[::1], int64, int64, int64, int64, int64, int64,"
-    " int64, int64, int64, int64, int64, int64, int64, int64)"
+    "int64(int64[::1], int64[:, ::1], int64[:, ::1], int64[::1], float32[::1], int64, int64, int64, int64,"
+    " int64, int64, int64, int64, int64, int64, int64, int64, int64, int64)"
 )
 
 
@@ -309,7 +309,9 @@ def _child(geo, om, ok, pm, pk, color, key, src, dst, cap, dist, gply, quiet, re
 
 
 @njit(SIGNATURE, cache=True)
-def negamax(geo, tt, moves, aux, net, om, ok, pm, pk, color, key, depth, alpha, beta, ply, dist, gply, quiet, rev):
+def negamax(
+    geo, tt, moves, aux, net, om, ok, pm, pk, color, key, depth, alpha, beta, ply, dist, gply, quiet, rev
+):
     """The score of the position from the mover's view (fail-soft; see the module docstring)."""
     horizon = depth <= 0 or ply >= MAX_PLY - 1
     settled = _settled(geo, aux, net, om, ok, pm, pk, color, key, horizon, ply, dist, gply, quiet, rev)
@@ -352,19 +354,19 @@ def negamax(geo, tt, moves, aux, net, om, ok, pm, pk, color, key, depth, alpha, 
         c_color, c_ply, d1 = 1 - color, ply + 1, depth - 1
         leaf = NOT_TERMINAL
         if d1 <= 0:  # settle a quiet leaf here: a call with this many arguments costs more than it
-            leaf = _settled(geo, aux, net, c_om, c_ok, c_pm, c_pk, c_color, c_key, True, c_ply, c_dist, c_gply,
-                            c_quiet, c_rev)  # fmt: skip
+            leaf = _settled(geo, aux, net, c_om, c_ok, c_pm, c_pk, c_color, c_key, True, c_ply, c_dist,
+                            c_gply, c_quiet, c_rev)  # fmt: skip
             if leaf == NOT_TERMINAL:  # a capture to search on: the call below counts the node again
                 aux[A_NODES] -= 1
         if leaf != NOT_TERMINAL:
             score = -leaf
         elif k == 0 or horizon or not options & OPT_PVS:
-            score = -negamax(geo, tt, moves, aux, net, c_om, c_ok, c_pm, c_pk, c_color, c_key, d1, -beta, -alpha,
-                             c_ply, c_dist, c_gply, c_quiet, c_rev)  # fmt: skip
+            score = -negamax(geo, tt, moves, aux, net, c_om, c_ok, c_pm, c_pk, c_color, c_key, d1, -beta,
+                             -alpha, c_ply, c_dist, c_gply, c_quiet, c_rev)  # fmt: skip
         else:  # a null window first (one move shallower for a late quiet move), then the full one
             r = 1 if options & OPT_LMR and depth >= 3 and k >= 3 and order < KILLER_ORDER else 0
-            score = -negamax(geo, tt, moves, aux, net, c_om, c_ok, c_pm, c_pk, c_color, c_key, d1 - r, -alpha - 1,
-                             -alpha, c_ply, c_dist, c_gply, c_quiet, c_rev)  # fmt: skip
+            score = -negamax(geo, tt, moves, aux, net, c_om, c_ok, c_pm, c_pk, c_color, c_key, d1 - r,
+                             -alpha - 1, -alpha, c_ply, c_dist, c_gply, c_quiet, c_rev)  # fmt: skip
             if score > alpha and (r or score < beta):
                 score = -negamax(geo, tt, moves, aux, net, c_om, c_ok, c_pm, c_pk, c_color, c_key, d1, -beta,
                                  -alpha, c_ply, c_dist, c_gply, c_quiet, c_rev)  # fmt: skip
