@@ -51,24 +51,21 @@ from neurocheckers.arena import (
     paired_opening_starts,
     run_match,
 )
-from neurocheckers.players import parse_player
+from neurocheckers.player_kinds import SearchReport, kind_of, parse_spec
 from neurocheckers.policies import Player
-from neurocheckers.pydraughts_engine import PyDraughtsBot, is_pydraughts_spec, parse_pydraughts
+from neurocheckers.pydraughts_engine import PyDraughtsBot
 from neurocheckers.rules.engine import init_batch, material_balance, piece_counts, random_action, step
 from neurocheckers.rules.openspiel_actions import legal_moves_of, openspiel_action_to_ours, position_of
 from neurocheckers.rules.outcome import KING_VALUE, points_for
 from neurocheckers.rules.presets import Rules
 from neurocheckers.rules.state import BLACK, State
-from neurocheckers.timed_player import EQUAL_TIME_SHARE, TimedPlayer, is_timed_spec, parse_timed
+from neurocheckers.search.limits import MAX_OPENSPIEL_DEPTH, MAX_OPENSPIEL_SIMULATIONS
+from neurocheckers.timed_player import EQUAL_TIME_SHARE, TimedPlayer
 
 PREFIX = "openspiel:"
-ENGINE_SPECS = "openspiel:mcts:N | openspiel:alphabeta:D"
-"""The external-engine player specs (``american8`` only)."""
 INSTALL_HINT = 'pip install -e ".[engines]"'
 UCT_C = 2.0
 """UCT exploration constant of ``openspiel:mcts`` (OpenSpiel's own examples use 2)."""
-MAX_SIMULATIONS = 100_000
-MAX_DEPTH = 12
 _MATERIAL_SCALE = 1.0 / (12 * KING_VALUE + 1.0)  # material below a win's value (1) in alpha-beta
 
 
@@ -84,8 +81,10 @@ class EngineBot:
     """Simulations a move (``mcts``) or depth in actions (``alphabeta``)."""
 
 
-HostPlayer = EngineBot | PyDraughtsBot | TimedPlayer
-"""A player that moves on the host, one game at a time (``play_engine_games``)."""
+HostPlayer = EngineBot | PyDraughtsBot | TimedPlayer | Any
+"""A player that moves on the host, one game at a time (``play_engine_games``): OpenSpiel's bots, or
+any player with ``new_game(seed)`` (``player_kinds``' protocol: the timed and compiled searches,
+py-draughts, external engines)."""
 AnyPlayer = Player | HostPlayer
 
 
@@ -109,9 +108,12 @@ def parse_engine(spec: str, rules: Rules) -> EngineBot:
     """The bot of an ``openspiel:...`` spec; ``ValueError`` (one line) for a bad spec, rules other than
     ``american8``, or OpenSpiel not installed."""
     parts = spec.strip().split(":")
-    limits = {"mcts": ("simulation count", MAX_SIMULATIONS), "alphabeta": ("depth", MAX_DEPTH)}
+    limits = {
+        "mcts": ("simulation count", MAX_OPENSPIEL_SIMULATIONS),
+        "alphabeta": ("depth", MAX_OPENSPIEL_DEPTH),
+    }
     if len(parts) != 3 or parts[1] not in limits:
-        raise ValueError(f"bad player spec {spec!r}; expected one of: {ENGINE_SPECS}")
+        raise ValueError(f"bad player spec {spec!r}; expected one of: {kind_of(PREFIX).forms}")
     what, maximum = limits[parts[1]]
     if not (parts[2].isdigit() and 1 <= int(parts[2]) <= maximum):
         raise ValueError(f"bad player spec {spec!r}: the {what} must be an integer in 1..{maximum}")
@@ -122,15 +124,9 @@ def parse_engine(spec: str, rules: Rules) -> EngineBot:
 
 
 def parse_any_player(spec: str, rules: Rules) -> AnyPlayer:
-    """An OpenSpiel bot for an ``openspiel:`` spec, py-draughts' engine for a ``pydraughts:`` one, the
-    timed search for a ``timed:`` one, else our player (``players.parse_player``)."""
-    if is_engine_spec(spec):
-        return parse_engine(spec, rules)
-    if is_pydraughts_spec(spec):
-        return parse_pydraughts(spec, rules)
-    if is_timed_spec(spec):
-        return parse_timed(spec, rules)
-    return parse_player(spec, rules)
+    """The player of any registered spec (``player_kinds.parse_spec``): our ``Player`` or a host player;
+    ``ValueError`` (one line) naming what is wrong."""
+    return parse_spec(spec, rules)
 
 
 def material_for(player: int) -> Callable[[Any], float]:
@@ -279,10 +275,25 @@ class MoveClock:
 
     seconds: dict[bool, float] = dataclasses.field(default_factory=lambda: {True: 0.0, False: 0.0})
     moves: dict[bool, int] = dataclasses.field(default_factory=lambda: {True: 0, False: 0})
+    depths: dict[bool, float] = dataclasses.field(default_factory=lambda: {True: 0.0, False: 0.0})
+    """The sum of the depths of each side's searches (host players' ``SearchReport``)."""
+    searches: dict[bool, int] = dataclasses.field(default_factory=lambda: {True: 0, False: 0})
+    """How many searches reported a depth, by side."""
 
     def add(self, side: bool, seconds: float, moves: int) -> None:
         self.seconds[side] += seconds
         self.moves[side] += moves
+
+    def add_searches(self, side: bool, reports: list[SearchReport]) -> None:
+        """Count the depths of ``side``'s searches (moves with a single legal move are not searched)."""
+        for report in reports:
+            if report.depth > 0:
+                self.depths[side] += report.depth
+                self.searches[side] += 1
+
+    def depth_per_move(self, side: bool) -> float | None:
+        """Mean depth of ``side``'s searches (None when it reported none)."""
+        return self.depths[side] / self.searches[side] if self.searches[side] else None
 
     def per_move(self, side: bool) -> float | None:
         """Mean seconds per move of ``side`` (None before its first move)."""
@@ -325,6 +336,24 @@ def _single(policy: Callable) -> Callable:
     return jax.jit(policy)
 
 
+class HostMover:
+    """One game of a host player with ``new_game(seed)`` (``player_kinds``' protocol): its mover, and
+    the search reports of the moves it played since last asked."""
+
+    def __init__(self, game: Callable) -> None:
+        self.game = game
+        self._seen = 0
+
+    def __call__(self, state: State, os_state: Any, seconds: float | None) -> int:
+        return int(self.game(state, seconds))
+
+    def new_reports(self) -> list[SearchReport]:
+        """The reports of the searches since the last call (none from a player keeping no ``infos``)."""
+        infos = getattr(self.game, "infos", ())
+        fresh, self._seen = infos[self._seen :], len(infos)
+        return [SearchReport.of(info) for info in fresh]
+
+
 def _mover(player: AnyPlayer, game: Any, seed: list[int], key: jax.Array) -> Mover:
     """One game's mover of a host player (``seed``: the match seed, the game, the side), or of one
     of our players moving one game at a time (its key folded with the ply)."""
@@ -336,22 +365,27 @@ def _mover(player: AnyPlayer, game: Any, seed: list[int], key: jax.Array) -> Mov
     if isinstance(player, EngineBot):
         bot = make_bot(player, game, seed)
         return lambda state, os_state, seconds: openspiel_action_to_ours(bot(os_state))
-    if isinstance(player, PyDraughtsBot):
-        engine_game = player.new_game()
-        return lambda state, os_state, seconds: engine_game(state)
-    timed_game = player.new_game(int(np.random.SeedSequence(seed).generate_state(1)[0]))
-    return lambda state, os_state, seconds: timed_game(state, seconds)
+    return HostMover(player.new_game(int(np.random.SeedSequence(seed).generate_state(1)[0])))
 
 
 def _warm_up(players: dict[bool, AnyPlayer], one_at_a_time: dict[bool, bool], state: State) -> None:
-    """Compile the timed searches and our one-game-at-a-time policies before any move is timed (a
-    compile would otherwise count as thinking time, and hand an equal-time opponent seconds)."""
+    """Compile the timed searches, the host players' (``warm_up()``) and our one-game-at-a-time
+    policies before any move is timed (a compile would otherwise count as thinking time, and hand an
+    equal-time opponent seconds)."""
     key = jax.random.key(0)
     for side, player in players.items():
         if isinstance(player, TimedPlayer):
             player.deepening.search(state, key, nodes=64)
-        elif isinstance(player, Player) and one_at_a_time[side]:
-            jax.block_until_ready(_single(player.policy)(player.params, state, key))
+        elif isinstance(player, Player):
+            if one_at_a_time[side]:
+                jax.block_until_ready(_single(player.policy)(player.params, state, key))
+        elif callable(getattr(player, "warm_up", None)):
+            player.warm_up()
+
+
+def equal_time(player: AnyPlayer) -> bool:
+    """Whether ``player`` plays in the equal-time mode (a host player's ``equal_time``)."""
+    return not isinstance(player, Player) and bool(getattr(player, "equal_time", False))
 
 
 def _host_moves(
@@ -366,6 +400,8 @@ def _host_moves(
         os_state = None if os_states is None else os_states[i]
         actions[i] = movers[i](state, os_state, clock.allowance(side))
         clock.add(side, time.perf_counter() - start, int(host.continuing[i] == 0))
+        if isinstance(movers[i], HostMover):
+            clock.add_searches(side, movers[i].new_reports())
 
 
 def play_engine_games(
@@ -399,9 +435,7 @@ def play_engine_games(
     players = {True: a, False: b}
     # Facing an equal-time player, our batched players move one game at a time, so that their time
     # per move (which the equal-time player is given) is not a batch's share.
-    one_at_a_time = {
-        side: isinstance(players[not side], TimedPlayer) and players[not side].equal_time for side in players
-    }
+    one_at_a_time = {side: equal_time(players[not side]) for side in players}
     keys0 = game_keys(jax.random.key(seed), ids)
     movers = {
         side: [

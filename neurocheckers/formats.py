@@ -3,7 +3,7 @@
 A run folder holds ``metrics.csv`` (one row per epoch, ``METRIC_COLUMNS``) and the boss lineage:
 ``lineage.csv`` (``LINEAGE_COLUMNS``) naming one agent file per boss in ``lineage/``. Agent files
 reserve some metadata keys for their own header. Player specs are the command line's names of
-players (``random``, ``mcts:FILE:SIMS``, ...).
+players (``random``, ``mcts:FILE:SIMS``, ...; their registry is ``player_kinds``).
 """
 
 from __future__ import annotations
@@ -123,12 +123,6 @@ RESERVED_AGENT_KEYS = (
 )
 """Agent-file metadata keys written by ``save_agent`` itself; extra metadata may not use them."""
 
-PLAYER_SPECS = (
-    "random | greedy:FILE | greedy-material | alphabeta:D | alphabeta:D:FILE | alphabeta:D:FILE:DB"
-    " | alphabeta:D:heuristic"
-    " | mcts:FILE:SIMS | mcts-rollout:SIMS"
-)
-"""The player specs ``players.parse_player`` reads; FILE is an agent file."""
 FIXED_OPPONENTS = "random | greedy-material | alphabeta:D"
 """The knowledge-light player specs an evolution run can play as a fixed benchmark opponent."""
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from neurocheckers.agent_file import Agent, load_agent
 from neurocheckers.evaluator import value_fn
-from neurocheckers.formats import PLAYER_SPECS
+from neurocheckers.player_kinds import policy_forms
 from neurocheckers.policies import (
     Player,
     alphabeta_player_policy,
@@ -106,4 +106,4 @@ def parse_player(spec: str, rules: Rules) -> Player:
         agent = _agent(rules, args[0], spec)
         sims = _positive_int(args[1], "the simulation count", spec, MAX_SIMULATIONS)
         return mcts_player(rules, agent.spec, agent.params, sims, spec)
-    raise ValueError(f"bad player spec {spec!r}; expected one of: {PLAYER_SPECS}")
+    raise ValueError(f"bad player spec {spec!r}; expected one of: {policy_forms()}")

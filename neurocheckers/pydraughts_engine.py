@@ -50,14 +50,15 @@ from neurocheckers.rules.notation import to_fen
 from neurocheckers.rules.presets import AMERICAN8, Rules
 from neurocheckers.rules.state import BLACK, State
 from neurocheckers.rules.tables import tables
+from neurocheckers.search.limits import MAX_MOVE_SECONDS, MAX_PYDRAUGHTS_DEPTH
 
 PREFIX = "pydraughts:"
 SPECS = "pydraughts:D | pydraughts:Ns"
-"""The py-draughts player specs (``american8`` only): depth ``D`` in 1..20, or ``N`` seconds a
-move (``0.5s``; at most 60)."""
+"""The py-draughts player specs (``american8`` only): depth ``D`` in 1..``MAX_DEPTH``, or ``N``
+seconds a move (``0.5s``; at most ``MAX_SECONDS``)."""
 INSTALL_HINT = 'pip install -e ".[engines]"'
-MAX_DEPTH = 20
-MAX_SECONDS = 60.0
+MAX_DEPTH = MAX_PYDRAUGHTS_DEPTH
+MAX_SECONDS = MAX_MOVE_SECONDS
 TIMED_DEPTH_CAP = 30
 """The depth limit of a timed spec: iterative deepening stops at the clock long before it."""
 NUM_SQUARES = 32
@@ -204,8 +205,8 @@ class PyDraughtsBot:
     seconds: float | None
     """The engine's ``time_limit`` in seconds a move; None for a depth spec."""
 
-    def new_game(self) -> PyDraughtsGame:
-        """The engine of one new game (a fresh ``SimpleEngine``)."""
+    def new_game(self, seed: int = 0) -> PyDraughtsGame:
+        """The engine of one new game (a fresh ``SimpleEngine``); ``seed`` is unused."""
         return PyDraughtsGame(self)
 
 
@@ -224,7 +225,7 @@ class PyDraughtsGame:
     def _new_engine(self) -> Any:
         return draughts_module().SimpleEngine(depth_limit=self.bot.depth, time_limit=self.bot.seconds)
 
-    def __call__(self, state: State) -> int:
+    def __call__(self, state: State, seconds: float | None = None) -> int:
         """Our action in ``state`` (one game's host ``State``, the bot's side to move); 0 once the game
         is over, as our policies answer. The next jump of a multi-jump chosen earlier comes without a
         search; otherwise the engine searches the position and its whole move is checked in our

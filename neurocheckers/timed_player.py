@@ -29,6 +29,7 @@ from neurocheckers.rules.presets import Rules
 from neurocheckers.rules.state import State
 from neurocheckers.search.alphabeta import NETWORK_ROOT_MARGIN, ROOT_MARGIN, value_heuristic
 from neurocheckers.search.heuristic import heuristic_score
+from neurocheckers.search.limits import MAX_MOVE_SECONDS, MAX_TIMED_NODES
 from neurocheckers.search.timed import TABLE_BITS, Deepening, SearchInfo, iteration_kernel
 from neurocheckers.search.types import ValueFn
 
@@ -37,9 +38,9 @@ SPECS = (
     "timed:SECONDSs:EVAL | timed:NODESn:EVAL | timed:equal:EVAL (EVAL: FILE, FILE:DB, heuristic or material;"
     " DB an endgame database folder)"
 )
-MAX_SECONDS = 60.0
+MAX_SECONDS = MAX_MOVE_SECONDS
 """The longest think time a move may be given (the web app's cap too)."""
-MAX_NODES = 100_000_000
+MAX_NODES = MAX_TIMED_NODES
 EQUAL_TIME_SHARE = 0.95
 """In the equal-time mode the player may spend this share of the opponent's mean time per move, as
 a time bank over the match, spread over the moves (``engines.MoveClock.allowance``)."""

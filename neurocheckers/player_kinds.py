@@ -1,0 +1,226 @@
+"""Players as plug-ins: the registry of player kinds, and the one search-result type of players.
+
+A player spec (``alphabeta:3``, ``compiled:0.1s``, ...) names its kind by its first field. Each kind
+is a ``PlayerKind``: the spec's forms, a one-line help text with its limits (``search.limits``), the
+parse function as ``"module:function"`` (imported on first use, so that this module and the command
+line's ``--help`` import no JAX), whether it is one of our JAX policies (batched by the arena) or a
+host player (one game at a time), and the rules presets it plays. ``parse_spec`` parses every spec
+(``engines.parse_any_player``), and ``--help``'s lists of players come from ``spec_help``.
+
+A new engine is one module and one line in ``BUILTIN_KINDS`` (or a ``register`` call): its parse
+function ``(spec, rules) -> player`` returns a host player, an object with a ``name`` (the spec) and
+``new_game(seed) -> game``, where ``game(state, seconds=None) -> action`` plays one game's turns
+(``seconds``: the equal-time allowance, None otherwise) and ``game.infos`` lists a ``SearchReport``
+a searched move (or anything with the same fields); an optional ``warm_up()`` compiles or starts
+what it needs before any move is timed. The match loop (``engines.play_engine_games``) plays it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from neurocheckers.search.limits import (
+    MAX_ALPHABETA_DEPTH,
+    MAX_COMPILED_NODES,
+    MAX_MOVE_SECONDS,
+    MAX_OPENSPIEL_DEPTH,
+    MAX_OPENSPIEL_SIMULATIONS,
+    MAX_PYDRAUGHTS_DEPTH,
+    MAX_SIMULATIONS,
+    MAX_TIMED_NODES,
+)
+
+ALL_RULES: tuple[str, ...] = ()
+"""``PlayerKind.rules`` of a kind that plays every preset."""
+
+
+@dataclasses.dataclass(frozen=True)
+class PlayerKind:
+    """One kind of player: the specs whose first field is ``prefix``."""
+
+    prefix: str
+    """The spec's first field, e.g. ``alphabeta`` (``alphabeta:3``)."""
+    forms: str
+    """The spec's forms, e.g. ``alphabeta:D | alphabeta:D:FILE``."""
+    help: str
+    """One line: what it plays and its limits."""
+    parser: str | Callable[[str, Any], Any]
+    """``"module:function"`` (imported on first use) or the function ``(spec, rules) -> player``."""
+    host: bool = False
+    """True for a host player (one game at a time), False for a JAX policy (``policies.Player``)."""
+    rules: tuple[str, ...] = ALL_RULES
+    """The presets it plays (empty: all)."""
+
+    def parse(self, spec: str, rules: Any) -> Any:
+        """The player of ``spec`` under ``rules`` (a ``Rules``); ``ValueError`` (one line) naming a bad
+        spec or rules this kind does not play."""
+        if self.rules and rules.name not in self.rules:
+            only = ", ".join(self.rules)
+            raise ValueError(f"{spec.strip()!r} plays {only} only; got --rules {rules.name}")
+        parse = self.parser
+        if isinstance(parse, str):
+            module, _, function = parse.partition(":")
+            parse = getattr(importlib.import_module(module), function)
+        return parse(spec, rules)
+
+    def line(self) -> str:
+        """``forms: help`` (and the presets it plays when not all)."""
+        where = f" ({', '.join(self.rules)} only)" if self.rules else ""
+        return f"{self.forms}: {self.help}{where}"
+
+
+EVALS = "EVAL: FILE, FILE:DB, heuristic or material; FILE an agent file, DB an endgame database folder"
+BUDGET = f"seconds in (0, {MAX_MOVE_SECONDS:g}] like 0.1s"
+
+BUILTIN_KINDS: tuple[PlayerKind, ...] = (
+    PlayerKind("random", "random", "uniformly random legal moves", "neurocheckers.players:parse_player"),
+    PlayerKind(
+        "greedy-material",
+        "greedy-material",
+        "the move that wins the most material now",
+        "neurocheckers.players:parse_player",
+    ),  # fmt: skip
+    PlayerKind(
+        "greedy",
+        "greedy:FILE",
+        "the move the agent's network rates best, no search",
+        "neurocheckers.players:parse_player",
+    ),  # fmt: skip
+    PlayerKind(
+        "alphabeta",
+        "alphabeta:D | alphabeta:D:FILE | alphabeta:D:FILE:DB | alphabeta:D:heuristic",
+        f"depth-D alpha-beta (D in 1..{MAX_ALPHABETA_DEPTH}), leaves by material, the agent's network"
+        " (with an endgame database DB) or the hand-written evaluation",
+        "neurocheckers.players:parse_player",
+    ),
+    PlayerKind(
+        "mcts",
+        "mcts:FILE:SIMS",
+        f"MCTS with the agent's network, SIMS in 1..{MAX_SIMULATIONS}",
+        "neurocheckers.players:parse_player",
+    ),  # fmt: skip
+    PlayerKind(
+        "mcts-rollout",
+        "mcts-rollout:SIMS",
+        f"MCTS with random playouts, SIMS in 1..{MAX_SIMULATIONS}",
+        "neurocheckers.players:parse_player",
+    ),  # fmt: skip
+    PlayerKind(
+        "timed",
+        "timed:SECONDSs:EVAL | timed:NODESn:EVAL | timed:equal:EVAL",
+        f"the JAX iterative-deepening search, {BUDGET}, nodes in 1..{MAX_TIMED_NODES:,} like 20000n,"
+        f" or equal (the opponent's time a move); {EVALS}",
+        "neurocheckers.timed_player:parse_timed",
+        host=True,
+    ),
+    PlayerKind(
+        "compiled",
+        "compiled:SECONDSs | compiled:NODESn | compiled:equal",
+        f"the compiled (numba) search, {BUDGET}, nodes in 1..{MAX_COMPILED_NODES:,} or equal",
+        "neurocheckers.compiled_player:parse_compiled",
+        host=True,
+    ),
+    PlayerKind(
+        "pydraughts",
+        "pydraughts:D | pydraughts:Ns",
+        f"py-draughts' engine, depth D in 1..{MAX_PYDRAUGHTS_DEPTH} or N {BUDGET}"
+        " (pip install -e '.[engines]')",
+        "neurocheckers.pydraughts_engine:parse_pydraughts",
+        host=True,
+        rules=("american8",),
+    ),
+    PlayerKind(
+        "openspiel",
+        "openspiel:mcts:N | openspiel:alphabeta:D",
+        f"OpenSpiel's bots, N in 1..{MAX_OPENSPIEL_SIMULATIONS:,} simulations, D in 1..{MAX_OPENSPIEL_DEPTH}"
+        " actions, under OpenSpiel's end rule (--rules american8-openspiel; pip install -e '.[engines]')",
+        "neurocheckers.engines:parse_engine",
+        host=True,
+    ),
+)
+"""The player kinds the project ships; a new engine adds its line here."""
+
+_REGISTRY: dict[str, PlayerKind] = {kind.prefix: kind for kind in BUILTIN_KINDS}
+
+
+def register(kind: PlayerKind) -> PlayerKind:
+    """Add ``kind`` to the registry (replacing a kind with the same prefix); returns it."""
+    _REGISTRY[kind.prefix] = kind
+    return kind
+
+
+def unregister(prefix: str) -> None:
+    """Remove the kind named ``prefix`` (a test's fake kind); no error when there is none."""
+    _REGISTRY.pop(prefix, None)
+
+
+def player_kinds() -> tuple[PlayerKind, ...]:
+    """Every registered kind, the built-in ones first."""
+    return tuple(_REGISTRY.values())
+
+
+def kind_of(spec: str) -> PlayerKind | None:
+    """The kind of ``spec`` (by its first field), None when no kind has that prefix."""
+    return _REGISTRY.get(spec.strip().partition(":")[0])
+
+
+def spec_forms(kinds: Iterable[PlayerKind] | None = None) -> str:
+    """The forms of ``kinds`` (default: all), joined by `` | ``."""
+    return " | ".join(kind.forms for kind in (player_kinds() if kinds is None else kinds))
+
+
+def policy_forms() -> str:
+    """The forms of our JAX policies (``players.parse_player``)."""
+    return spec_forms(kind for kind in player_kinds() if not kind.host)
+
+
+def parse_spec(spec: str, rules: Any) -> Any:
+    """The player of ``spec`` under ``rules``: our JAX ``policies.Player`` or a host player;
+    ``ValueError`` (one line) naming what is wrong."""
+    kind = kind_of(spec)
+    if kind is None:
+        raise ValueError(f"bad player spec {spec!r}; expected one of: {spec_forms()}")
+    return kind.parse(spec.strip(), rules)
+
+
+def spec_help(preset: str | None = None) -> str:
+    """``--help``'s list of player kinds: one ``forms: help`` clause a kind (only those playing
+    ``preset`` when given)."""
+    kinds = [k for k in player_kinds() if preset is None or not k.rules or preset in k.rules]
+    return "; ".join(kind.line() for kind in kinds)
+
+
+@dataclasses.dataclass(frozen=True)
+class SearchReport:
+    """What one move's search did: the one search-result type of host players (timed, compiled,
+    external engines), read by the match clock and shown by ``match``, ``gauntlet``, ``play`` and the
+    web."""
+
+    move: tuple[int, ...]
+    """The move's actions (our action encoding; a multi-jump is several), or its first action alone."""
+    score: float
+    """The move's score from the mover's view, in the search's own units (None-free: 0 if unknown)."""
+    depth: float
+    """The depth the move was chosen at (moves or plies, as the search counts; 0: not searched)."""
+    nodes: int
+    """Nodes searched."""
+    seconds: float
+    """Wall time of the search."""
+
+    @classmethod
+    def of(cls, info: Any) -> SearchReport:
+        """The report of any search result with ``depth``, ``nodes``, ``seconds``, ``score`` and
+        ``actions`` (or ``move``, or ``action``): the compiled search's ``SearchResult``, the timed
+        search's ``SearchInfo``, a report itself."""
+        if isinstance(info, SearchReport):
+            return info
+        move = getattr(info, "actions", None)
+        if move is None:
+            move = getattr(info, "move", None)
+        if move is None:
+            move = (getattr(info, "action", -1),)
+        return cls(tuple(int(a) for a in move), float(info.score or 0.0), float(info.depth),
+                   int(info.nodes), float(info.seconds))  # fmt: skip

@@ -1,0 +1,78 @@
+"""The player registry (``player_kinds``): every spec parsed through it, a new engine registered by
+one line and played in a match, limits and ``--help`` from one place, the search reports."""
+
+from __future__ import annotations
+
+import pytest
+from fake_engine import FAKE_KIND, FakeEngine
+
+from neurocheckers import player_kinds
+from neurocheckers.player_kinds import PlayerKind, SearchReport, parse_spec, spec_forms
+from neurocheckers.rules import AMERICAN8, SIMPLE6
+from neurocheckers.search import limits
+
+
+@pytest.fixture
+def fake_kind():
+    player_kinds.register(FAKE_KIND)
+    yield FAKE_KIND
+    player_kinds.unregister("fake")
+
+
+def test_a_registered_engine_plays_a_match_and_reports_its_depth(fake_kind):
+    from neurocheckers.arena import MatchOptions
+    from neurocheckers.engines import MoveClock, parse_any_player, play_any_match
+
+    fake = parse_any_player("fake:2", SIMPLE6)
+    assert isinstance(fake, FakeEngine) and fake.index == 2
+    assert "fake:N" in spec_forms()
+    clock = MoveClock()
+    records = play_any_match(
+        SIMPLE6, fake, parse_any_player("random", SIMPLE6), MatchOptions(2, batch=2), clock=clock
+    )
+    assert records.score.shape == (2,) and records.finished.all()
+    assert fake.warmed  # warm_up() was called before any move was timed
+    assert clock.depth_per_move(True) == 2.0 and clock.depth_per_move(False) is None
+    with pytest.raises(ValueError, match="N must be in 1..9, got 'x'"):
+        parse_spec("fake:x", SIMPLE6)
+
+
+def test_unknown_kinds_and_rules_a_kind_does_not_play():
+    with pytest.raises(
+        ValueError, match="bad player spec 'nope:3'; expected one of: random .*compiled:SECONDSs"
+    ):
+        parse_spec("nope:3", SIMPLE6)
+    player_kinds.register(PlayerKind("only8", "only8", "x", lambda spec, rules: spec, rules=("american8",)))
+    try:
+        assert parse_spec("only8", AMERICAN8) == "only8"
+        with pytest.raises(ValueError, match="'only8' plays american8 only; got --rules simple6"):
+            parse_spec("only8", SIMPLE6)
+    finally:
+        player_kinds.unregister("only8")
+
+
+def test_limits_come_from_one_constant_each():
+    with pytest.raises(
+        ValueError, match=f"in 1..{limits.MAX_ALPHABETA_DEPTH}, got {limits.MAX_ALPHABETA_DEPTH + 1}"
+    ):
+        parse_spec(f"alphabeta:{limits.MAX_ALPHABETA_DEPTH + 1}", SIMPLE6)
+    parse_spec(f"alphabeta:{limits.MAX_ALPHABETA_DEPTH}", SIMPLE6)
+    help_text = player_kinds.spec_help()
+    for kind in player_kinds.BUILTIN_KINDS:
+        assert kind.forms in help_text
+    assert f"D in 1..{limits.MAX_ALPHABETA_DEPTH})" in help_text
+    assert f"depth D in 1..{limits.MAX_PYDRAUGHTS_DEPTH}" in help_text
+    assert f"D in 1..{limits.MAX_OPENSPIEL_DEPTH} actions" in help_text
+
+
+def test_search_reports_from_any_search_result():
+    from types import SimpleNamespace
+
+    timed = SimpleNamespace(action=7, depth=5, nodes=900, seconds=0.1, score=0.25)
+    assert SearchReport.of(timed) == SearchReport((7,), 0.25, 5.0, 900, 0.1)
+    compiled = SimpleNamespace(
+        actions=(3, 9), move=(1, 2, 3), depth=12, nodes=10**6, seconds=0.09, score=-10000
+    )
+    assert SearchReport.of(compiled).move == (3, 9)
+    report = SearchReport((1,), 0.0, 1, 1, 0.0)
+    assert SearchReport.of(report) is report
