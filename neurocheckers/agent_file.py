@@ -107,9 +107,11 @@ def save_agent(
 def load_agent(path: str | os.PathLike, rules: Rules | str | None = None) -> Agent:
     """Read an agent written by ``save_agent``.
 
-    When ``rules`` is given, the file must have been written for that preset. Raises ``ValueError``
-    naming the problem for a file that is not an agent file, has another format or encoding version,
-    names an unknown preset, or holds weights whose names or shapes do not fit its metadata.
+    When ``rules`` is given, the file must have been written for a preset with its moves (its end
+    rules may differ: an ``american8`` agent plays under ``american8-openspiel``), and the agent gets
+    ``rules``. Raises ``ValueError`` naming the problem for a file that is not an agent file, has
+    another format or encoding version, names an unknown preset, or holds weights whose names or
+    shapes do not fit its metadata.
     """
     where = os.fspath(path)
     checked = read_agent_file(path)  # the format, shape and weight checks, shared with NumPy users
@@ -118,8 +120,9 @@ def load_agent(path: str | os.PathLike, rules: Rules | str | None = None) -> Age
     if preset not in PRESETS:
         raise ValueError(f"{where}: unknown rules preset {preset!r}; known: {', '.join(PRESETS)}")
     file_rules = PRESETS[preset]
-    if rules is not None and get_rules(rules) != file_rules:
+    if rules is not None and not get_rules(rules).same_moves(file_rules):
         raise ValueError(f"{where}: agent plays {preset!r}, but {get_rules(rules).name!r} was asked for")
+    file_rules = file_rules if rules is None else get_rules(rules)  # e.g. american8-openspiel's end rule
     if checked.board_size != file_rules.board_size:
         raise ValueError(f"{where}: board_size {checked.board_size} does not fit rules preset {preset!r}")
     spec = checked.spec

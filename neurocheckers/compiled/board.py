@@ -61,12 +61,16 @@ class SearchRules:
     quiet_limit: int | None = None
     """Plies in a row without a capture (or a man's move, with ``man_moves_reset``) that draw; None:
     the preset's ``max_plies_without_capture``."""
-    man_moves_reset: bool = False
-    """Whether a man's move resets the quiet counter (the game's own rule: 80 plies, 40 moves each)."""
+    man_moves_reset: bool | None = None
+    """Whether a man's move resets the quiet counter (the game's own rule: 80 plies, 40 moves each);
+    None: the preset's ``man_moves_reset_quiet_count``."""
     repetition: bool = False
-    """Whether a repeated position is a draw (inside the search: at its first repetition)."""
+    """Whether a repeated position is a draw (inside the search: at its first repetition). Off unless
+    asked, as in the JAX engine; ``game_rule`` turns it on."""
 
     def __post_init__(self) -> None:
+        if self.man_moves_reset is None:
+            object.__setattr__(self, "man_moves_reset", self.rules.man_moves_reset_quiet_count)
         if self.quiet_limit is not None and self.quiet_limit < 0:
             raise ValueError(f"quiet_limit must be >= 0 (0: no limit), got {self.quiet_limit!r}")
 

@@ -11,9 +11,7 @@ import numpy as np
 
 from neurocheckers.compiled.board import Position, SearchRules, geometry
 from neurocheckers.compiled.movegen import CAPACITY, MOVE_FIELDS, generate, make
-
-REPETITIONS = 3
-"""Occurrences of one position (same mover) that draw the game."""
+from neurocheckers.rules.repetition import REPETITIONS
 
 
 def legal_rows(geo: np.ndarray, position: Position) -> np.ndarray:

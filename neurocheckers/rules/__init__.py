@@ -22,8 +22,10 @@ _HOMES = {
     "step_unchecked": "engine",
     "AMERICAN6": "presets",
     "AMERICAN8": "presets",
+    "AMERICAN8_OPENSPIEL": "presets",
     "PRESETS": "presets",
     "SIMPLE6": "presets",
+    "VARIANTS": "presets",
     "Rules": "presets",
     "get_rules": "presets",
     "BLACK": "state",
@@ -34,9 +36,11 @@ _HOMES = {
 __all__ = [
     "AMERICAN6",
     "AMERICAN8",
+    "AMERICAN8_OPENSPIEL",
     "BLACK",
     "PRESETS",
     "SIMPLE6",
+    "VARIANTS",
     "WHITE",
     "Rules",
     "State",
@@ -64,7 +68,16 @@ if TYPE_CHECKING:
         step,
         step_unchecked,
     )
-    from neurocheckers.rules.presets import AMERICAN6, AMERICAN8, PRESETS, SIMPLE6, Rules, get_rules
+    from neurocheckers.rules.presets import (
+        AMERICAN6,
+        AMERICAN8,
+        AMERICAN8_OPENSPIEL,
+        PRESETS,
+        SIMPLE6,
+        VARIANTS,
+        Rules,
+        get_rules,
+    )
     from neurocheckers.rules.state import BLACK, WHITE, State
 
 

@@ -77,7 +77,7 @@ def _conclude(rules: Rules, state: State) -> State:
     )
     loses = no_move if rules.stuck_loses else no_move & (own == 0)
     if rules.max_plies_without_capture:
-        # The no-capture limit draws even a side left without a move (OpenSpiel's order); a capture
+        # The quiet limit draws even a side left without a move (OpenSpiel's order); a capture
         # resets the count, so this never turns a capture of the last piece into a draw.
         quiet_draw = state.plies_without_capture >= rules.max_plies_without_capture
         loses = loses & ~quiet_draw
@@ -227,6 +227,8 @@ def _successor(rules: Rules, state: State, action: jax.Array) -> State:
         continuing = is_jump & ~crowned & jnp.any(own_jumps != 0)
         legal_bits = jnp.where(continuing, own_jumps, legal_bits)
 
+    # A capture resets the quiet counter, and a man's move too under the game's own 40-move rule.
+    resets_quiet = (is_jump | ~was_king) if rules.man_moves_reset_quiet_count else is_jump
     new_black_side = (own_men, own_kings)
     new_white_side = (opp_men, opp_kings)
     bm, bk = (jnp.where(black, a, b) for a, b in zip(new_black_side, new_white_side, strict=True))
@@ -239,7 +241,7 @@ def _successor(rules: Rules, state: State, action: jax.Array) -> State:
         color=jnp.where(continuing, state.color, other).astype(jnp.int32),
         continuing=jnp.where(continuing, target, _ZERO),
         ply=state.ply + 1,
-        plies_without_capture=jnp.where(is_jump, 0, state.plies_without_capture + 1),
+        plies_without_capture=jnp.where(resets_quiet, 0, state.plies_without_capture + 1),
         legal_bits=legal_bits,
     )
     return _conclude(rules, new_state)

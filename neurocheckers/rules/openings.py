@@ -77,7 +77,7 @@ def read_openings(rules: Rules, text: str) -> list[tuple[str, int, int]]:
 def load_openings(rules: Rules, count: int | None = None) -> list[tuple[str, int, int]]:
     """The first ``count`` (default all) committed openings of ``rules``; ``ValueError`` if the set
     has fewer."""
-    name = f"openings_{rules.name}.txt"
+    name = f"openings_{rules.base_name}.txt"
     try:
         text = resources.files("neurocheckers.data").joinpath(name).read_text()
     except FileNotFoundError:

@@ -25,7 +25,14 @@ class Rules:
     max_plies: int
     """The game is drawn once this many plies have been played in total (0: no limit)."""
     max_plies_without_capture: int
-    """The game is drawn after this many plies in a row without a capture (0: no limit)."""
+    """The game is drawn after this many plies in a row without a reset of the quiet counter (0: no
+    limit); a capture resets it, and a man's move too with ``man_moves_reset_quiet_count``."""
+    man_moves_reset_quiet_count: bool = False
+    """Whether an uncrowned man's move resets the quiet counter as a capture does (the game's own
+    40-move rule: with a limit of 80 plies, neither side advanced a man nor captured in 40 moves)."""
+    threefold_repetition: bool = False
+    """Whether the third occurrence of a position (same pieces, same mover) draws. Only games played
+    one at a time see it (``rules.repetition.RepetitionWatch``); the batched JAX step does not."""
 
     def __post_init__(self) -> None:
         if self.board_size not in (6, 8):
@@ -34,6 +41,28 @@ class Rules:
             raise ValueError(f"men_rows must be in 1..{self.board_size // 2 - 1}, got {self.men_rows!r}")
         if self.max_plies < 0 or self.max_plies_without_capture < 0:
             raise ValueError("draw limits must be >= 0 (0 means no limit)")
+
+    @property
+    def base_name(self) -> str:
+        """The preset whose moves these are: ``american8`` for ``american8-openspiel`` (a ``BASE-VARIANT``
+        name plays BASE's moves under other end rules). Openings and agents are shared by base name."""
+        return self.name.split("-", 1)[0]
+
+    def same_moves(self, other: Rules) -> bool:
+        """Whether ``other`` has this board and these moves (its end rules may differ), so that an agent
+        of one plays under the other."""
+        keep = ("board_size", "men_rows", "forced_capture", "multi_jump", "stuck_loses")
+        return all(getattr(self, f) == getattr(other, f) for f in keep)
+
+    @property
+    def quiet_rule(self) -> str:
+        """The quiet-counter draw in words (empty without one)."""
+        n = self.max_plies_without_capture
+        if not n:
+            return ""
+        if self.man_moves_reset_quiet_count:
+            return f"{n} plies ({n // 2} moves each) without a capture or a man's move"
+        return f"{n} plies in a row without a capture"
 
     @property
     def num_squares(self) -> int:
@@ -89,11 +118,29 @@ AMERICAN8 = Rules(
     multi_jump=True,
     stuck_loses=True,
     max_plies=0,
-    max_plies_without_capture=40,
+    max_plies_without_capture=80,
+    man_moves_reset_quiet_count=True,
+    threefold_repetition=True,
 )
-"""English draughts; draw after 40 plies in a row without a capture (OpenSpiel's convention)."""
+"""English draughts (WCDF/ACF) with its own draw rule: a draw when neither player has advanced a man
+or captured during their own last 40 moves (80 plies), and on a threefold repetition of position
+(seen only where games are played one at a time; batched JAX games use the 80-ply rule alone)."""
+
+AMERICAN8_OPENSPIEL = dataclasses.replace(
+    AMERICAN8,
+    name="american8-openspiel",
+    max_plies_without_capture=40,
+    man_moves_reset_quiet_count=False,
+    threefold_repetition=False,
+)
+"""English draughts under OpenSpiel's end rule: a draw after 40 plies in a row without a capture,
+man moves not resetting it, no repetition rule. For matches against OpenSpiel's bots."""
 
 PRESETS: dict[str, Rules] = {r.name: r for r in (SIMPLE6, AMERICAN6, AMERICAN8)}
+"""The games: what agents, configs and the web board are made for."""
+
+VARIANTS: dict[str, Rules] = {r.name: r for r in (AMERICAN8_OPENSPIEL,)}
+"""Presets that play a game's moves under other end rules (``Rules.base_name`` names the game)."""
 
 
 def get_rules(name: str | Rules) -> Rules:
@@ -101,6 +148,7 @@ def get_rules(name: str | Rules) -> Rules:
     if isinstance(name, Rules):
         return name
     try:
-        return PRESETS[name]
+        return PRESETS[name] if name in PRESETS else VARIANTS[name]
     except KeyError:
-        raise ValueError(f"unknown rules preset {name!r}; choose one of {', '.join(PRESETS)}") from None
+        known = ", ".join([*PRESETS, *VARIANTS])
+        raise ValueError(f"unknown rules preset {name!r}; choose one of {known}") from None

@@ -25,7 +25,8 @@ class State:
       continuing: [] uint32, the bit of the piece that must go on jumping (0 when none): a multi-jump
         is a sequence of actions by the same player.
       ply: [] int32, actions played since the start (each jump of a multi-jump is one ply).
-      plies_without_capture: [] int32, actions in a row without a capture.
+      plies_without_capture: [] int32, the quiet counter: actions in a row without a capture (nor a
+        man's move, under ``Rules.man_moves_reset_quiet_count``).
       legal_bits: [4] uint32, per direction, the bitboard of squares whose piece may move that way;
         all 0 once the game is over (whatever ended it), so "no legal action" and "terminated" agree.
       terminated: [] bool, whether the game is over.
