@@ -140,6 +140,21 @@ BUILTIN_KINDS: tuple[PlayerKind, ...] = (
         "neurocheckers.engines:parse_engine",
         host=True,
     ),
+    PlayerKind(
+        "engine",
+        "engine:PATH:SECONDS | engine:PATH:equal",
+        "an external engine program speaking the line protocol of docs/engines.md",
+        "neurocheckers.external_engine:parse_external",
+        host=True,
+    ),
+    PlayerKind(
+        "darkhorse",
+        "darkhorse:SECONDS | darkhorse:equal",
+        "DarkHorse through its driver (scripts/build_darkhorse.sh; docs/engines.md)",
+        "neurocheckers.external_engine:parse_external",
+        host=True,
+        rules=("american8",),
+    ),
 )
 """The player kinds the project ships; a new engine adds its line here."""
 
