@@ -76,3 +76,25 @@ def test_search_reports_from_any_search_result():
     assert SearchReport.of(compiled).move == (3, 9)
     report = SearchReport((1,), 0.0, 1, 1, 0.0)
     assert SearchReport.of(report) is report
+
+
+def test_match_help_lists_every_kind_from_the_registry():
+    from typer.testing import CliRunner
+
+    from neurocheckers.cli.main import app
+
+    text = " ".join(CliRunner().invoke(app, ["match", "--help"], terminal_width=200).output.split())
+    for kind in player_kinds.BUILTIN_KINDS:
+        assert " ".join(kind.forms.split()) in text, kind.forms
+
+
+def test_match_of_the_compiled_search_shows_each_sides_time_and_depth(capsys):
+    from neurocheckers.cli.main import main
+
+    args = ["match", "compiled:300n", "timed:300n:material", "--rules", "american8", "--games", "2"]
+    assert main([*args, "--max-plies", "16", "--seed", "1"]) == 0
+    out = capsys.readouterr().out
+    line = next(line for line in out.splitlines() if line.startswith("seconds per move"))
+    depths = line.split("depth per move: ")[1]
+    a, b = (part.split()[1] for part in depths.split(", "))
+    assert float(a) >= 1 and float(b) >= 1

@@ -21,6 +21,7 @@ from neurocheckers.cli.common import (
     example,
     match_progress,
 )
+from neurocheckers.player_kinds import spec_forms
 
 
 @app.command(
@@ -180,7 +181,7 @@ def gauntlet(
             metavar="PLAYER",
             help="The player to rate: an agent file (played with the search it was trained with:"
             " mcts:FILE:SIMS or alphabeta:D:FILE) or any player spec, e.g. mcts:FILE:64, alphabeta:3:FILE,"
-            " openspiel:mcts:100 (american8).",
+            f" compiled:0.1s (american8); the specs: {spec_forms()}.",
         ),
     ],
     rules: Preset = "simple6",

@@ -19,6 +19,7 @@ from neurocheckers.cli.common import (
     app,
     example,
 )
+from neurocheckers.player_kinds import spec_help
 
 
 @app.command(epilog=example("neurocheckers perft --rules american8 --depth 6"))
@@ -59,9 +60,7 @@ def match(
         str,
         typer.Argument(
             metavar="A",
-            help="Player A: random | greedy:FILE | greedy-material | alphabeta:D | alphabeta:D:FILE"
-            " | mcts:FILE:SIMS | mcts-rollout:SIMS (D at most 14, SIMS at most 65536); on american8 also"
-            " OpenSpiel's bots openspiel:mcts:N | openspiel:alphabeta:D (pip install -e '.[engines]').",
+            help=f"Player A, one of: {spec_help()}.",
         ),
     ],
     player_b: Annotated[str, typer.Argument(metavar="B", help="Player B, same forms as A.")],
@@ -216,6 +215,9 @@ def _report_match(rules, a, b, records, seed: int, as_json: bool, plot, save_gam
     summary.update(player_a=a.name, player_b=b.name, rules=rules.name, seed=seed)
     if clock is not None:
         summary.update(seconds_per_move_a=clock.per_move(True), seconds_per_move_b=clock.per_move(False))
+        summary.update(
+            depth_per_move_a=clock.depth_per_move(True), depth_per_move_b=clock.depth_per_move(False)
+        )
     if save_games is not None:
         summary["games_file"] = _save_match_games(rules, a, b, records, save_games, openings)
     if as_json:
@@ -223,9 +225,7 @@ def _report_match(rules, a, b, records, seed: int, as_json: bool, plot, save_gam
     else:
         print(format_table(a.name, b.name, rules.name, summary))
         if clock is not None:
-            print(
-                f"seconds per move: A {_seconds(clock.per_move(True))}, B {_seconds(clock.per_move(False))}"
-            )
+            print(clock_text(clock))
         if save_games is not None:
             print(f"games: {summary['games_file']} ({len(records.actions)} games)")
     if plot:
@@ -243,6 +243,18 @@ def _report_match(rules, a, b, records, seed: int, as_json: bool, plot, save_gam
 
 def _seconds(value: float | None) -> str:
     return "-" if value is None else f"{value:.4f}"
+
+
+def _depth(value: float | None) -> str:
+    return "-" if value is None else f"{value:.1f}"
+
+
+def clock_text(clock) -> str:
+    """Both sides' mean seconds and search depth a move, e.g. ``seconds per move: A 0.0950, B 0.1000;
+    depth per move: A 14.2, B -`` (``-``: not timed, or no search reported a depth)."""
+    seconds = f"seconds per move: A {_seconds(clock.per_move(True))}, B {_seconds(clock.per_move(False))}"
+    depth = f"depth per move: A {_depth(clock.depth_per_move(True))}, B {_depth(clock.depth_per_move(False))}"
+    return f"{seconds}; {depth}"
 
 
 def _save_match_games(rules, a, b, records, path: str, openings=None) -> str:
