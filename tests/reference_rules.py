@@ -39,6 +39,7 @@ class RefRules:
     stuck_loses: bool
     max_plies: int  # 0 = no limit
     max_plies_without_capture: int  # 0 = no limit
+    man_moves_reset: bool = False  # a man's move resets the quiet counter too (the game's 40-move rule)
 
 
 REF_PRESETS: dict[str, RefRules] = {
@@ -64,6 +65,17 @@ REF_PRESETS: dict[str, RefRules] = {
     ),
     "american8": RefRules(
         name="american8",
+        size=8,
+        men_rows=3,
+        forced_capture=True,
+        multi_jump=True,
+        stuck_loses=True,
+        max_plies=0,
+        max_plies_without_capture=80,
+        man_moves_reset=True,
+    ),
+    "american8-openspiel": RefRules(
+        name="american8-openspiel",
         size=8,
         men_rows=3,
         forced_capture=True,
@@ -464,8 +476,10 @@ def play(rules: RefRules, game: RefGame, move: RefMove) -> RefGame:
         raise ValueError("the game is already over")
     if move not in legal_moves(rules, game.position):
         raise ValueError(f"illegal move {move.notation()}")
+    men = game.position.black_men if game.position.black_to_move else game.position.white_men
+    resets = bool(move.captures) or (rules.man_moves_reset and move.path[0] in men)
     pos = apply_move(rules, game.position, move)
-    without = 0 if move.captures else game.plies_without_capture + 1
+    without = 0 if resets else game.plies_without_capture + 1
     return _judge(rules, pos, game.ply + 1, without)
 
 

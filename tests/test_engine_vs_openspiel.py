@@ -1,5 +1,6 @@
-"""The JAX engine against OpenSpiel's ``checkers`` (English draughts), action by action over seeded
-random games: legal action sets, positions, the continuing piece, the no-capture counter and results."""
+"""The JAX engine under the ``american8-openspiel`` preset against OpenSpiel's ``checkers`` (English
+draughts, a draw after 40 plies without a capture), action by action over seeded random games: legal
+action sets, positions, the continuing piece, the no-capture counter and results."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import jax
 import numpy as np
 import pytest
 
-from neurocheckers.rules import AMERICAN8, init, step
+from neurocheckers.rules import AMERICAN8_OPENSPIEL, init, step
 
 pyspiel = pytest.importorskip("pyspiel")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -25,12 +26,12 @@ def _squares(bits) -> set[int]:
 
 def test_random_games_agree_with_openspiel():
     game = osa.openspiel_game()
-    play = jax.jit(functools.partial(step, AMERICAN8))
+    play = jax.jit(functools.partial(step, AMERICAN8_OPENSPIEL))
     outcomes = {}
     actions_checked = 0
     for seed in range(120):
         rng = random.Random(seed)
-        theirs, ours = game.new_initial_state(), jax.device_get(init(AMERICAN8))
+        theirs, ours = game.new_initial_state(), jax.device_get(init(AMERICAN8_OPENSPIEL))
         while True:
             where = f"seed {seed} after {theirs.history()}"
             pos = osa.position_of(theirs)

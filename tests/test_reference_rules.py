@@ -49,10 +49,13 @@ def _move(rules: R.RefRules, pos: R.RefPosition, notation: str) -> R.RefMove:
 
 
 def test_presets():
-    assert set(R.REF_PRESETS) == {"simple6", "american6", "american8"}
+    assert set(R.REF_PRESETS) == {"simple6", "american6", "american8", "american8-openspiel"}
     assert R.REF_PRESETS["simple6"] == R.RefRules("simple6", 6, 2, False, False, False, 60, 0)
     assert R.REF_PRESETS["american6"] == R.RefRules("american6", 6, 2, True, True, True, 0, 50)
-    assert R.REF_PRESETS["american8"] == R.RefRules("american8", 8, 3, True, True, True, 0, 40)
+    assert R.REF_PRESETS["american8"] == R.RefRules("american8", 8, 3, True, True, True, 0, 80, True)
+    assert R.REF_PRESETS["american8-openspiel"] == R.RefRules(
+        "american8-openspiel", 8, 3, True, True, True, 0, 40
+    )
 
 
 def test_square_numbering():
@@ -303,7 +306,8 @@ def _shuffle(rules, fen, black_squares, white_squares, plies):
     "rules, fen, black_squares, white_squares, limit",
     [
         (AMERICAN6, "B:WK18:BK1", (1, 4), (18, 15), 50),
-        (AMERICAN8, "B:WK32:BK1", (1, 5), (32, 28), 40),
+        (AMERICAN8, "B:WK32:BK1", (1, 5), (32, 28), 80),
+        (R.REF_PRESETS["american8-openspiel"], "B:WK32:BK1", (1, 5), (32, 28), 40),
         (SIMPLE6, "B:WK18:BK1", (1, 4), (18, 15), 60),
     ],
 )
@@ -316,6 +320,15 @@ def test_draw_limits_by_king_shuffles(rules, fen, black_squares, white_squares, 
         assert game.result == 0
     with pytest.raises(ValueError):
         R.play(rules, games[-1], R.legal_moves(rules, games[-1].position)[0])
+
+
+def test_a_mans_move_resets_the_quiet_count_in_american8_only():
+    pos = R.position_from_fen("B:WK32:BK1,9")
+    for name, expected in (("american8", 0), ("american8-openspiel", 31)):
+        rules = R.REF_PRESETS[name]
+        game = R.RefGame(pos, ply=40, plies_without_capture=30, terminated=False, result=0)
+        assert R.play(rules, game, _move(rules, pos, "9-13")).plies_without_capture == expected
+        assert R.play(rules, game, _move(rules, pos, "1-6")).plies_without_capture == 31
 
 
 def test_simple6_ignores_capture_free_streaks_and_american_resets_on_capture():
@@ -360,7 +373,7 @@ def _count(pos: R.RefPosition) -> int:
     return len(pos.black_men) + len(pos.black_kings) + len(pos.white_men) + len(pos.white_kings)
 
 
-@pytest.mark.parametrize("name", ["simple6", "american6", "american8"])
+@pytest.mark.parametrize("name", ["simple6", "american6", "american8", "american8-openspiel"])
 @pytest.mark.parametrize("seed", [0, 1, 2, 3])
 def test_random_game_is_consistent(name, seed):
     rules = R.REF_PRESETS[name]
@@ -380,7 +393,9 @@ def test_random_game_is_consistent(name, seed):
         assert next_game.ply == game.ply + 1
         assert next_game.position.black_to_move != game.position.black_to_move
         assert _count(next_game.position) == _count(game.position) - len(move.captures)
-        expected = 0 if move.captures else game.plies_without_capture + 1
+        men = game.position.black_men if game.position.black_to_move else game.position.white_men
+        resets = move.captures or (rules.man_moves_reset and move.path[0] in men)
+        expected = 0 if resets else game.plies_without_capture + 1
         assert next_game.plies_without_capture == expected
     final, final_moves, last = history[-1]
     assert last is None

@@ -16,6 +16,7 @@ import pytest
 from neurocheckers.rules import (
     AMERICAN6,
     AMERICAN8,
+    AMERICAN8_OPENSPIEL,
     PRESETS,
     SIMPLE6,
     bits,
@@ -118,7 +119,7 @@ def test_simple6_draws_after_60_plies_in_total():
     assert bool(last.terminated) and int(last.result) == 0 and int(last.ply) == 60
 
 
-@pytest.mark.parametrize("rules", [AMERICAN6, AMERICAN8], ids=lambda r: r.name)
+@pytest.mark.parametrize("rules", [AMERICAN6, AMERICAN8, AMERICAN8_OPENSPIEL], ids=lambda r: r.name)
 def test_american_draw_after_plies_without_capture(rules):
     limit = rules.max_plies_without_capture
     quiet = "B:WK18:BK1" if rules.board_size == 6 else "B:WK32:BK1"
