@@ -152,3 +152,12 @@ def get_rules(name: str | Rules) -> Rules:
     except KeyError:
         known = ", ".join([*PRESETS, *VARIANTS])
         raise ValueError(f"unknown rules preset {name!r}; choose one of {known}") from None
+
+
+def openspiel_rules(rules: Rules | str) -> Rules:
+    """The preset a game against OpenSpiel's bots is played under: ``american8-openspiel``, OpenSpiel's
+    own end rule, for any preset with English draughts' moves; ``ValueError`` for other boards."""
+    rules = get_rules(rules)
+    if not rules.same_moves(AMERICAN8_OPENSPIEL):
+        raise ValueError(f"OpenSpiel's checkers is american8 only; got --rules {rules.name}")
+    return AMERICAN8_OPENSPIEL
