@@ -346,6 +346,13 @@ def darkhorse_path() -> str:
     return os.environ.get(DARKHORSE_ENV) or DARKHORSE_DEFAULT
 
 
+def darkhorse_built() -> bool:
+    """Whether the DarkHorse driver is there to play (``darkhorse_path`` is an executable): the ladders
+    add it when it is."""
+    path = darkhorse_path()
+    return Path(path).is_file() and os.access(path, os.X_OK)
+
+
 def parse_external(spec: str, rules: Rules) -> ExternalEnginePlayer:
     """The player of an ``engine:PATH:SECONDS`` or ``darkhorse:SECONDS`` spec; ``ValueError`` (one line
     naming the bad value) for a bad time, a program that is not there, or DarkHorse off ``american8``."""

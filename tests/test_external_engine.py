@@ -113,9 +113,11 @@ def test_specs(tmp_path, monkeypatch):
             parse_external(bad, AMERICAN8)
         assert "\n" not in str(info.value)
     monkeypatch.setenv(external_engine.DARKHORSE_ENV, str(wrapper))
+    assert external_engine.darkhorse_built()
     assert parse_external("darkhorse:0.1", AMERICAN8).command == (str(wrapper),)
     with pytest.raises(ValueError, match="american8 only"):
         parse_spec("darkhorse:0.1", AMERICAN6)
     monkeypatch.setenv(external_engine.DARKHORSE_ENV, str(tmp_path / "none"))
+    assert not external_engine.darkhorse_built()
     with pytest.raises(ValueError, match="build it with scripts/build_darkhorse.sh"):
         parse_external("darkhorse:0.1", AMERICAN8)
