@@ -48,7 +48,7 @@ def end_reason(rules: Rules, state: State) -> str | None:
         return f"{winner} wins: {mover} {why}"
     quiet = rules.max_plies_without_capture
     if quiet and int(state.plies_without_capture) >= quiet:
-        return f"draw: {quiet} plies in a row without a capture"
+        return f"draw: {rules.quiet_rule}"
     if rules.max_plies and int(state.ply) >= rules.max_plies:
         return f"draw: the {rules.max_plies}-ply limit of {rules.name} was reached"
     return f"draw: {mover} has no legal move (a stuck side draws in {rules.name})"
