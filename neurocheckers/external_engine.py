@@ -210,7 +210,10 @@ class EngineProcess:
         return line.decode(errors="replace").strip()
 
     def _died(self, what: str) -> None:
-        code = self.process.wait(QUIT_WAIT) if self.process.poll() is None else self.process.returncode
+        try:
+            code = self.process.wait(QUIT_WAIT)
+        except subprocess.TimeoutExpired:  # it closed its output but runs on
+            code = "none yet"
         self._stderr.seek(0)
         last = (self._stderr.read().decode(errors="replace").strip().splitlines() or [""])[-1]
         said = f"; its last words: {last[:120]!r}" if last else ""
