@@ -19,6 +19,13 @@ squares, +1 own / -1 opponent, seen from the side to move) and end in a sigmoid:
   ``transformer_width`` units; a final LayerNorm, then a linear head averaged over the squares
   (the TD(lambda) study's shape, smaller); parameters ``embed_piece``, ``embed_square``,
   ``block_0`` .., ``norm_final``, ``output``.
+- ``nnue``: a network built for search (NNUE-style): a wide first layer ``accumulator`` of
+  ``nnue_width`` units over 4 x N piece-square inputs (own men, own kings, the other side's men, its
+  kings), read from two perspectives, the mover's and the other side's (the board turned 180
+  degrees and the sides swapped), with the same weights; both clipped to [0, 1] and joined, the
+  mover's first, then ``hidden_0`` and ``hidden_1`` of ``nnue_hidden`` units (clipped ReLU), then
+  ``output``. The compiled search keeps the first layer's sums as moves are made
+  (``compiled.network``).
 
 With ``material_input`` the output layer of every architecture also holds ``material_weight`` [1]:
 the input's material balance times that weight is added to the output logit.
@@ -31,7 +38,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-ARCHITECTURES = ("mlp", "cnn", "transformer")
+ARCHITECTURES = ("mlp", "cnn", "transformer", "nnue")
 """The evaluator networks, by the name the config (``evaluator``) and agent files use."""
 CONV_KERNEL = 3
 """Side of the CNN's square convolution kernels."""
@@ -39,6 +46,8 @@ CNN_PLANES = 5
 """Input planes of the CNN: own men, own kings, opponent men, opponent kings, side to move."""
 PIECE_KINDS = 5
 """Token kinds of the transformer: empty, own man, opponent man, own king, opponent king."""
+NNUE_PLANES = 4
+"""Piece-square input planes of the NNUE network: own men, own kings, the other side's men, its kings."""
 TRANSFORMER_MLP_RATIO = 4
 """Hidden units of a transformer block's MLP, per unit of width."""
 LAYER_NORM_EPSILON = 1e-6
@@ -47,6 +56,7 @@ METADATA_KEYS = {
     "mlp": (),
     "cnn": ("cnn_channels", "cnn_dense"),
     "transformer": ("transformer_layers", "transformer_heads", "transformer_width"),
+    "nnue": ("nnue_width", "nnue_hidden"),
 }
 """Agent-file metadata of each architecture besides ``architecture`` itself (MLP files have none)."""
 
@@ -83,6 +93,10 @@ class EvaluatorSpec:
     """Attention heads per block (they divide transformer_width)."""
     transformer_width: int = 32
     """Width of the transformer's tokens."""
+    nnue_width: int = 128
+    """Units of the NNUE network's first layer, per perspective (two are joined)."""
+    nnue_hidden: int = 32
+    """Units of each of the NNUE network's two small layers."""
 
     def __post_init__(self) -> None:
         if isinstance(self.cnn_channels, list):  # a list from JSON or a caller: stored as a tuple
@@ -131,6 +145,9 @@ class EvaluatorSpec:
                 f"transformer of {self.transformer_layers} blocks x {self.transformer_heads} heads x "
                 f"width {self.transformer_width} {board}"
             )
+        elif self.architecture == "nnue":
+            hidden = self.nnue_hidden
+            text = f"NNUE network of 2 x {self.nnue_width} -> {hidden} -> {hidden} {board}"
         else:
             text = f"MLP of {self.layers} hidden layers x width {self.width} {board}"
         return text + (" with material input" if self.material_input else "")
@@ -156,7 +173,7 @@ def _is_int(value: Any) -> bool:
 
 def _spec_error(spec: EvaluatorSpec) -> str:
     """``"field must ..., got ..."`` for the first bad field of ``spec``, or ``""``."""
-    counts = ("layers", "width", "cnn_dense", *METADATA_KEYS["transformer"])
+    counts = ("layers", "width", "cnn_dense", *METADATA_KEYS["transformer"], *METADATA_KEYS["nnue"])
     for name in ("board_size", *counts):
         if not _is_int(getattr(spec, name)):
             return f"{name} must be an int, got {getattr(spec, name)!r}"
@@ -208,6 +225,7 @@ def spec_of_settings(settings: Any, board_size: int) -> EvaluatorSpec:
         transformer_layers=settings.transformer_layers,
         transformer_heads=settings.transformer_heads,
         transformer_width=settings.transformer_width,
+        **{key: getattr(settings, key) for key in METADATA_KEYS["nnue"] if hasattr(settings, key)},
     )
 
 
@@ -272,12 +290,27 @@ def _transformer_shapes(spec: EvaluatorSpec) -> Shapes:
     return shapes
 
 
+def _nnue_shapes(spec: EvaluatorSpec) -> Shapes:
+    width, hidden = spec.nnue_width, spec.nnue_hidden
+    return {
+        "accumulator": _dense(NNUE_PLANES * spec.num_squares, width),
+        "hidden_0": _dense(2 * width, hidden),
+        "hidden_1": _dense(hidden, hidden),
+        "output": _output(spec, hidden),
+    }
+
+
 def param_shapes(spec: EvaluatorSpec) -> Shapes:
     """The shape of every parameter of one member, as a nested dict in the layout of the flax
     parameters; its top-level keys are the layers, hidden layers first and the output layer last.
     The MLP's: ``{layer: {"kernel": (in, out), "bias": (out,)}}``, and ``"material_weight": (1,)`` in
     the output layer with ``material_input``."""
-    builders = {"mlp": _mlp_shapes, "cnn": _cnn_shapes, "transformer": _transformer_shapes}
+    builders = {
+        "mlp": _mlp_shapes,
+        "cnn": _cnn_shapes,
+        "transformer": _transformer_shapes,
+        "nnue": _nnue_shapes,
+    }
     # Fresh dicts each call: callers may fill them in.
     return _copy(builders[spec.architecture](spec))
 

@@ -1,7 +1,9 @@
-"""The compiled search as a player for matches: ``compiled:BUDGET``, material leaves.
+"""The compiled search as a player for matches: ``compiled:BUDGET[:FILE]``.
 
 - ``BUDGET``: ``0.1s`` (seconds of wall time a move), ``20000n`` (nodes a move: deterministic) or
   ``equal`` (the match clock's allowance each move, as ``timed:equal``).
+- ``FILE``: an agent file (an MLP or NNUE network) whose network scores the search's leaves
+  (``compiled.network``); without it, material.
 
 Like the ``timed:`` players it runs on the host, one game at a time: ``new_game(seed)`` returns the
 game's mover, called with the game's ``State`` at each of its turns (each action of a multi-jump
@@ -17,13 +19,17 @@ import dataclasses
 
 import numpy as np
 
+from neurocheckers.compiled import network
 from neurocheckers.compiled.board import Position, SearchRules
 from neurocheckers.compiled.driver import CompiledSearch, SearchOptions, SearchResult
 from neurocheckers.rules.presets import Rules
 from neurocheckers.rules.state import State
 
 PREFIX = "compiled:"
-SPECS = "compiled:SECONDSs | compiled:NODESn | compiled:equal (the numba search, material leaves)"
+SPECS = (
+    "compiled:SECONDSs[:FILE] | compiled:NODESn[:FILE] | compiled:equal[:FILE] (the numba search; "
+    "leaves by the agent FILE's network, else material)"
+)
 MAX_SECONDS = 60.0
 """The longest think time a move may be given."""
 MAX_NODES = 1_000_000_000
@@ -41,8 +47,8 @@ def is_compiled_spec(spec: str) -> bool:
 
 def parse_compiled(spec: str, rules: Rules, options: SearchOptions | None = None) -> CompiledPlayer:
     """The player of a ``compiled:BUDGET`` spec; ``ValueError`` (one line) naming what is wrong."""
-    parts = spec.strip().split(":")
-    if len(parts) != 2 or parts[0] != "compiled":
+    parts = spec.strip().split(":", 2)
+    if len(parts) < 2 or parts[0] != "compiled" or (len(parts) == 3 and not parts[2]):
         raise ValueError(f"bad player spec {spec!r}; expected {SPECS}")
     text = parts[1]
     seconds = nodes = None
@@ -59,7 +65,10 @@ def parse_compiled(spec: str, rules: Rules, options: SearchOptions | None = None
             f" like 0.1s, nodes in 1..{MAX_NODES} like 20000n, or equal"
         )
     options = SearchOptions(table_bits=TABLE_BITS) if options is None else options
-    return CompiledPlayer(spec.strip(), SearchRules(rules), seconds, nodes, text == "equal", options)
+    leaves = network.load(parts[2]) if len(parts) == 3 else network.MATERIAL
+    if leaves.num_squares not in (0, rules.num_squares):
+        raise ValueError(f"bad player spec {spec!r}: the agent file is for another board than {rules.name}")
+    return CompiledPlayer(spec.strip(), SearchRules(rules), seconds, nodes, text == "equal", options, leaves)
 
 
 @dataclasses.dataclass
@@ -78,6 +87,8 @@ class CompiledPlayer:
     """Whether each move gets the match clock's equal-time allowance."""
     options: SearchOptions | None = None
     """The search's switches (None: the defaults)."""
+    leaves: network.LeafNetwork = network.MATERIAL
+    """What scores the leaves: an agent's network, or material."""
 
     def new_game(self, seed: int = 0) -> CompiledGame:
         """The mover of one new game (a fresh table); ``seed`` is unused (the search is deterministic
@@ -89,7 +100,7 @@ class CompiledPlayer:
         rules = self.search_rules.rules
         n, men = rules.num_squares, rules.men_per_side
         start = Position((1 << men) - 1, 0, ((1 << men) - 1) << (n - men), 0, 0)
-        CompiledSearch(self.search_rules, SearchOptions(table_bits=8)).search(start, depth=2)
+        CompiledSearch(self.search_rules, SearchOptions(table_bits=8), self.leaves).search(start, depth=2)
 
 
 class CompiledGame:
@@ -97,7 +108,7 @@ class CompiledGame:
 
     def __init__(self, player: CompiledPlayer) -> None:
         self.player = player
-        self.search = CompiledSearch(player.search_rules, player.options)
+        self.search = CompiledSearch(player.search_rules, player.options, player.leaves)
         self.infos: list[SearchResult] = []
         self._pending: list[int] = []
         self._history: list[Position] = []

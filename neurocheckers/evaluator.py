@@ -7,9 +7,10 @@ degrees (square ``i`` becomes square ``N - 1 - i``), so the side to move always 
 board" like Black. One network then serves both colours, and a position and its colour-swapped
 mirror image get the same value.
 
-The network is an MLP by default, or a CNN or a transformer (``EvaluatorSpec.architecture``; their
-shapes are described in ``architectures``, which holds ``EvaluatorSpec`` without JAX). All read the
-same encoded input and return a sigmoid, so the search, the arena and the learners take any of them.
+The network is an MLP by default, or a CNN, a transformer or an NNUE-style network built for the
+compiled search (``EvaluatorSpec.architecture``; their shapes are described in ``architectures``,
+which holds ``EvaluatorSpec`` without JAX). All read the same encoded input and return a sigmoid, so
+the search, the arena and the learners take any of them.
 
 An MLP's parameters are a flax pytree ``{"layer_0": {"kernel", "bias"}, ..., "layer_L": {...}}`` (the
 ``params`` collection, without the ``{"params": ...}`` wrapper); hidden layers are ``layer_0`` ..
@@ -187,8 +188,46 @@ class Transformer(nn.Module):
         return jax.nn.sigmoid(_output_logit(x.mean(axis=-2), obs, self.material_input, "output"))
 
 
+def nnue_features(obs: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """([..., 4N], [..., 4N]) piece-square inputs of encoded positions ``obs`` [..., 2N] from the
+    mover's perspective and from the other side's (the board turned 180 degrees, the sides swapped):
+    own men, own kings, the other side's men, its kings."""
+    men, kings = jnp.split(obs, 2, axis=-1)
+    relu = jax.nn.relu
+    own_men, own_kings, opp_men, opp_kings = relu(men), relu(kings), relu(-men), relu(-kings)
+    mover = jnp.concatenate([own_men, own_kings, opp_men, opp_kings], axis=-1)
+    other = jnp.concatenate(
+        [opp_men[..., ::-1], opp_kings[..., ::-1], own_men[..., ::-1], own_kings[..., ::-1]], axis=-1
+    )
+    return mover, other
+
+
+def clipped_relu(x: jax.Array) -> jax.Array:
+    return jnp.clip(x, 0.0, 1.0)
+
+
+class NNUE(nn.Module):
+    """The NNUE-style network (``architectures``): one wide first layer over piece-square inputs from
+    both perspectives (shared weights), clipped to [0, 1] and joined (the mover's first), two small
+    clipped-ReLU layers, then the output unit and a sigmoid."""
+
+    width: int
+    hidden: int
+    material_input: bool = False
+
+    @nn.compact
+    def __call__(self, obs: jax.Array) -> jax.Array:
+        """obs: [..., 2N] encoded positions -> [...] win probabilities in (0, 1)."""
+        mover, other = nnue_features(obs)
+        first = nn.Dense(self.width, name="accumulator")
+        x = jnp.concatenate([clipped_relu(first(mover)), clipped_relu(first(other))], axis=-1)
+        x = clipped_relu(nn.Dense(self.hidden, name="hidden_0")(x))
+        x = clipped_relu(nn.Dense(self.hidden, name="hidden_1")(x))
+        return jax.nn.sigmoid(_output_logit(x, obs, self.material_input, "output"))
+
+
 def network(spec: EvaluatorSpec) -> nn.Module:
-    """The flax module of ``spec`` (an MLP, a CNN or a transformer):
+    """The flax module of ``spec`` (an MLP, a CNN, a transformer or the NNUE network):
     ``network(spec).apply({"params": params}, obs [..., 2N]) -> [...]`` win probabilities."""
     if spec.architecture == "cnn":
         return CNN(spec.board_size, spec.cnn_channels, spec.cnn_dense, spec.material_input)
@@ -200,6 +239,8 @@ def network(spec: EvaluatorSpec) -> nn.Module:
             spec.transformer_width,
             spec.material_input,
         )
+    if spec.architecture == "nnue":
+        return NNUE(spec.nnue_width, spec.nnue_hidden, spec.material_input)
     return MLP(layers=spec.layers, width=spec.width, material_input=spec.material_input)
 
 

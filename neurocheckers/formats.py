@@ -120,6 +120,8 @@ RESERVED_AGENT_KEYS = (
     "transformer_layers",
     "transformer_heads",
     "transformer_width",
+    "nnue_width",
+    "nnue_hidden",
 )
 """Agent-file metadata keys written by ``save_agent`` itself; extra metadata may not use them."""
 

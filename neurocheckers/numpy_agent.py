@@ -8,9 +8,9 @@ men then kings over the dark squares, +1 own / -1 opponent, rotated 180 degrees 
 An agent written with ``material_input`` (metadata ``material_input = "true"``) adds
 ``material_weight`` x the input's material balance (men 1, kings 1.5, side to move minus opponent)
 to the output logit, as ``evaluator.MLP`` does.
-A CNN or transformer agent (metadata ``architecture``; see ``architectures``) runs through the same
-layers written out in NumPy: 3x3 'SAME' convolutions over the board planes, and pre-LayerNorm
-multi-head self-attention blocks, as flax computes them.
+A CNN, transformer or NNUE agent (metadata ``architecture``; see ``architectures``) runs through
+the same layers written out in NumPy: 3x3 'SAME' convolutions over the board planes, pre-LayerNorm
+multi-head self-attention blocks, and the NNUE network's two perspectives, as flax computes them.
 This module deliberately imports nothing from JAX, so it runs wherever NumPy does.
 """
 
@@ -319,5 +319,27 @@ def _transformer_features(spec: EvaluatorSpec, weights: Mapping, obs: np.ndarray
     return _layer_norm(x, weights["norm_final"]).mean(axis=-2)
 
 
-_FEATURES = {"cnn": _cnn_features, "transformer": _transformer_features}
+def _nnue_features(spec: EvaluatorSpec, weights: Mapping, obs: np.ndarray) -> np.ndarray:
+    """The NNUE network's last hidden layer (``evaluator.NNUE``): both perspectives' piece-square
+    inputs through the shared first layer, clipped and joined, then two clipped dense layers."""
+    men, kings = np.split(obs, 2, axis=-1)
+    own_men, own_kings, opp_men, opp_kings = _relu(men), _relu(kings), _relu(-men), _relu(-kings)
+    mover = np.concatenate([own_men, own_kings, opp_men, opp_kings], axis=-1)
+    other = np.concatenate([opp_men, opp_kings, own_men, own_kings], axis=-1)
+    other = np.concatenate([part[..., ::-1] for part in np.split(other, 4, axis=-1)], axis=-1)
+    first = weights["accumulator"]
+
+    def clip(x: np.ndarray) -> np.ndarray:
+        return np.clip(x, np.float32(0.0), np.float32(1.0))
+
+    x = np.concatenate(
+        [clip(mover @ first["kernel"] + first["bias"]), clip(other @ first["kernel"] + first["bias"])],
+        axis=-1,
+    )
+    for name in ("hidden_0", "hidden_1"):
+        x = clip(x @ weights[name]["kernel"] + weights[name]["bias"])
+    return x
+
+
+_FEATURES = {"cnn": _cnn_features, "transformer": _transformer_features, "nnue": _nnue_features}
 """The features each non-MLP architecture hands its output unit, [..., F] from encoded positions."""

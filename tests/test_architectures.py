@@ -1,5 +1,5 @@
-"""The evaluator's architectures (``evaluator = "mlp" | "cnn" | "transformer"``): each network's
-shapes match its flax parameters, its JAX and NumPy forward passes agree on random positions (kings
+"""The evaluator's architectures (``evaluator = "mlp" | "cnn" | "transformer" | "nnue"``): each
+network's shapes match its flax parameters, its JAX and NumPy forward passes agree on random positions (kings
 and both colours to move included), a position and its colour-flipped mirror get the same value,
 agent files keep the architecture, the genetic operators act on whole layers of any of them, and the
 config threads the settings through to the evolution's spec with one-line errors for bad ones."""
@@ -22,8 +22,15 @@ from neurocheckers.numpy_agent import NumpyAgent, encode_fen
 from neurocheckers.rules import AMERICAN8, BLACK, SIMPLE6, WHITE, from_position
 from neurocheckers.rules.notation import to_fen
 
-TINY = {"cnn_channels": (3, 4), "cnn_dense": 5, "transformer_layers": 2, "transformer_heads": 2}
-ARCHITECTURES = ("mlp", "cnn", "transformer")
+TINY = {
+    "cnn_channels": (3, 4),
+    "cnn_dense": 5,
+    "transformer_layers": 2,
+    "transformer_heads": 2,
+    "nnue_width": 8,
+    "nnue_hidden": 4,
+}
+ARCHITECTURES = ("mlp", "cnn", "transformer", "nnue")
 # Jitted once per spec (and batch shape): compiling whole functions is much cheaper than running
 # the networks op by op.
 INIT = jax.jit(evaluator.init_params, static_argnums=1)
@@ -193,7 +200,7 @@ def test_agent_files_record_the_architecture_and_refuse_bad_entries(tmp_path):
         tensors = {k: f.get_tensor(k) for k in f.keys()}  # noqa: SIM118
         good = dict(f.metadata())
     for edit, message in (
-        ({"architecture": "rnn"}, "metadata 'architecture' must be one of mlp, cnn, transformer, got 'rnn'"),
+        ({"architecture": "rnn"}, "metadata 'architecture' must be one of mlp, cnn, transformer, nnue, got 'rnn'"),
         ({"transformer_heads": "3"}, "transformer_heads must divide transformer_width"),
         ({"transformer_layers": "x"}, "metadata 'transformer_layers' must be a positive integer"),
         ({"transformer_layers": "3"}, r"missing \['block_2/"),
@@ -245,7 +252,7 @@ def test_config_threads_the_architecture_to_the_evolution_spec():
 @pytest.mark.parametrize(
     "override, message",
     [
-        (["evaluator=rnn"], "evaluator must be one of mlp, cnn, transformer, got 'rnn'"),
+        (["evaluator=rnn"], "evaluator must be one of mlp, cnn, transformer, nnue, got 'rnn'"),
         (["cnn_channels=8,x"], "cnn_channels must be comma-separated positive integers, got '8,x'"),
         (["cnn_channels=0"], "cnn_channels must be comma-separated positive integers, got '0'"),
         (["cnn_dense=0"], "cnn_dense must be >= 1, got 0"),

@@ -69,7 +69,10 @@ A_HISTORY = A_KILLERS + 2 * MAX_PLY
 A_PATH = A_HISTORY + 2 * 32 * 32
 A_NET = A_PATH + MAX_HISTORY + MAX_PLY + 1
 """The leaf network's layout (``network.N_*``; kind 0: material leaves)."""
-AUX_SIZE = A_NET + network.N_SIZE
+EVAL_CACHE_BITS = 14
+"""Network leaf scores kept by key: 2**14 entries (key, score)."""
+A_EVAL_CACHE = A_NET + network.N_SIZE
+AUX_SIZE = A_EVAL_CACHE + 2 * (1 << EVAL_CACHE_BITS)
 
 EXACT, LOWER, UPPER = 0, 1, 2
 TT_MOVE_ORDER = 1 << 50
@@ -91,11 +94,17 @@ def evaluate(om, ok, pm, pk):
 
 
 @njit(cache=True, inline="always")
-def leaf_score(geo, net, aux, om, ok, pm, pk, color, ply):
-    """A quiet leaf's score: material, or the network's ``2 v - 1`` men (``network``)."""
+def leaf_score(geo, net, aux, om, ok, pm, pk, color, ply, key):
+    """A quiet leaf's score: material, or the network's ``2 v - 1`` men (``network``), kept in a
+    cache by the position's key (leaves recur across iterations and re-searches)."""
     if aux[A_NET + network.N_KIND] == network.KIND_MATERIAL:
         return evaluate(om, ok, pm, pk)
-    return network.leaf_score(geo, net, aux[A_NET:], om, ok, pm, pk, color, ply, UNIT)
+    i = A_EVAL_CACHE + 2 * (key & ((1 << EVAL_CACHE_BITS) - 1))
+    if aux[i] == key and key != 0:
+        return aux[i + 1]
+    score = network.leaf_score(geo, net, aux[A_NET:], om, ok, pm, pk, color, ply, UNIT)
+    aux[i], aux[i + 1] = key, score
+    return score
 
 
 @njit(cache=True, inline="always")
@@ -292,7 +301,7 @@ def _settled(geo, aux, net, om, ok, pm, pk, color, key, horizon, ply, dist, gply
         if term != NOT_TERMINAL:
             return term
         if mob != MOBILITY_CAPTURE or not aux[A_OPTIONS] & OPT_QUIESCENCE or ply >= MAX_PLY - 1:
-            return leaf_score(geo, net, aux, om, ok, pm, pk, color, ply)
+            return leaf_score(geo, net, aux, om, ok, pm, pk, color, ply, key)
     return NOT_TERMINAL
 
 
@@ -333,7 +342,7 @@ def negamax(
         if term != NOT_TERMINAL:
             return term
     elif not geo[G_FORCED]:  # captures are optional: the mover may stand pat
-        best = leaf_score(geo, net, aux, om, ok, pm, pk, color, ply)
+        best = leaf_score(geo, net, aux, om, ok, pm, pk, color, ply, key)
         if best >= beta:
             return best
         alpha = max(alpha, best)

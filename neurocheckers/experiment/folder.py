@@ -236,6 +236,8 @@ def network_summary(config: ExperimentConfig) -> str:
             f"transformer {config.transformer_layers} blocks x {config.transformer_heads} heads x "
             f"width {config.transformer_width}"
         )
+    if config.evaluator == "nnue":
+        return f"NNUE {getattr(config, 'nnue_width', 128)} x 2 -> {getattr(config, 'nnue_hidden', 32)} x 2"
     return f"{config.layers}x{config.width} MLP"
 
 
