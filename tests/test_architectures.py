@@ -200,7 +200,7 @@ def test_agent_files_record_the_architecture_and_refuse_bad_entries(tmp_path):
         tensors = {k: f.get_tensor(k) for k in f.keys()}  # noqa: SIM118
         good = dict(f.metadata())
     for edit, message in (
-        ({"architecture": "rnn"}, "metadata 'architecture' must be one of mlp, cnn, transformer, nnue, got 'rnn'"),
+        ({"architecture": "rnn"}, "'architecture' must be one of mlp, cnn, transformer, nnue, got 'rnn'"),
         ({"transformer_heads": "3"}, "transformer_heads must divide transformer_width"),
         ({"transformer_layers": "x"}, "metadata 'transformer_layers' must be a positive integer"),
         ({"transformer_layers": "3"}, r"missing \['block_2/"),
