@@ -146,3 +146,15 @@ def test_default_cap_counts_mans_moves():
     assert default_max_plies(AMERICAN8_OPENSPIEL) == 25 * 40
     # 24 captures and 2 x 4 x (7 + 6 + 5) men's moves reset the count: 169 stretches of 80 plies.
     assert default_max_plies(AMERICAN8) == 169 * 80
+
+
+def test_match_summary_counts_decisive_games_and_lopsided_draws():
+    from neurocheckers.analysis.match_report import format_table, summarize
+
+    score = np.array([1.0, 0.5, 0.5, 0.0, 0.5, 0.5])
+    material = np.array([2.0, 1.5, -3.0, -1.0, 0.0, 1.0])
+    summary = summarize(score, np.full(6, 10), material, np.array([1, 1, 1, 1, 0, 1], bool))
+    assert (summary["decisive"], summary["draws_a_ahead"], summary["draws_b_ahead"]) == (2, 1, 1)
+    assert "decisive        2  (draws with A a king or more ahead: 1, with B: 1)" in format_table(
+        "a", "b", "american8", summary
+    )

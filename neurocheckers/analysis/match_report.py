@@ -9,6 +9,8 @@ from typing import Any
 
 import numpy as np
 
+from neurocheckers.rules.outcome import KING_VALUE
+
 
 def summarize(
     score: np.ndarray, length: np.ndarray, material_diff: np.ndarray, finished: np.ndarray
@@ -17,11 +19,15 @@ def summarize(
     [0, 1] (a score cannot leave it; NaN for fewer than two games).
 
     Wins, draws and losses count the games that ended by the rules; games cut by the ply cap are
-    counted apart as ``unfinished`` (they score half a point in ``score``).
+    counted apart as ``unfinished`` (they score half a point in ``score``). ``decisive`` counts the
+    won and lost games, and ``draws_a_ahead`` / ``draws_b_ahead`` the draws that ended with a side a
+    king's worth of material (``KING_VALUE``) or more ahead: a draw rule that ends games early
+    hides those behind the score.
     """
     score = np.asarray(score, dtype=np.float64)
     finished = np.asarray(finished, dtype=bool)
     material_diff = np.asarray(material_diff, dtype=np.float64) + 0.0  # -0.0 -> 0.0
+    drawn = finished & (score == 0.5)
     n = len(score)
     mean = float(score.mean()) if n else float("nan")
     half = 1.96 * float(score.std(ddof=1)) / math.sqrt(n) if n > 1 else float("nan")
@@ -31,6 +37,9 @@ def summarize(
         "draws": int((finished & (score == 0.5)).sum()),
         "losses": int((finished & (score == 0.0)).sum()),
         "unfinished": int((~finished).sum()),
+        "decisive": int((finished & (score != 0.5)).sum()),
+        "draws_a_ahead": int((drawn & (material_diff >= KING_VALUE)).sum()),
+        "draws_b_ahead": int((drawn & (material_diff <= -KING_VALUE)).sum()),
         "score": mean,
         "score_ci95": [float(np.clip(mean - half, 0.0, 1.0)), float(np.clip(mean + half, 0.0, 1.0))],
         "mean_length": float(np.mean(length)) if n else float("nan"),
@@ -50,6 +59,8 @@ def format_table(name_a: str, name_b: str, rules: str, summary: dict[str, Any]) 
         f"  draws    {s['draws']:>8}  ({s['draws'] / s['games']:.1%})",
         f"  A losses {s['losses']:>8}  ({s['losses'] / s['games']:.1%})",
         f"  unfinished {s['unfinished']:>6}  ({s['unfinished'] / s['games']:.1%}, cut by the ply cap)",
+        f"  decisive {s['decisive']:>8}  (draws with A a king or more ahead: {s['draws_a_ahead']},"
+        f" with B: {s['draws_b_ahead']})",
         f"  A score  {s['score']:.4f}  (95% CI {lo:.4f} .. {hi:.4f}; an unfinished game counts 1/2)",
         f"  mean game length {s['mean_length']:.1f} plies",
         "  final material difference (A - B): count",
