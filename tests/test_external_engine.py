@@ -121,3 +121,15 @@ def test_specs(tmp_path, monkeypatch):
     assert not external_engine.darkhorse_built()
     with pytest.raises(ValueError, match="build it with scripts/build_darkhorse.sh"):
         parse_external("darkhorse:0.1", AMERICAN8)
+
+
+def test_the_match_command_says_one_line(tmp_path, capsys):
+    from neurocheckers.cli.main import main
+
+    wrapper = tmp_path / "crash.sh"
+    wrapper.write_text(f'#!/bin/sh\nexec {sys.executable} {FAKE} --fail crash "$@"\n')
+    wrapper.chmod(0o755)
+    spec = f"engine:{wrapper}:0.1"
+    assert main(["match", spec, "random", "--rules", "american8", "--games", "1", "--json"]) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"neurocheckers: error: engine {spec}: exited (code 1)")

@@ -168,6 +168,7 @@ def _play_match(rules, a, b, options, quiet: bool, clock=None):
     from rich.progress import Progress
 
     from neurocheckers.engines import play_any_match
+    from neurocheckers.external_engine import EngineError
     from neurocheckers.sharding import MemoryLimitError
 
     with Progress(transient=True, disable=quiet) as progress:
@@ -186,6 +187,8 @@ def _play_match(rules, a, b, options, quiet: bool, clock=None):
         except MemoryLimitError as e:
             hint = f"lower --batch (now {min(options.batch, options.games)}) or the players' search sizes"
             raise UserError(f"{e}; {hint}") from None
+        except EngineError as e:  # an external engine crashed, hung or broke the protocol
+            raise UserError(str(e)) from None
 
 
 def _plot_path(text: str):
