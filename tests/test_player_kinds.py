@@ -98,3 +98,24 @@ def test_match_of_the_compiled_search_shows_each_sides_time_and_depth(capsys):
     depths = line.split("depth per move: ")[1]
     a, b = (part.split()[1] for part in depths.split(", "))
     assert float(a) >= 1 and float(b) >= 1
+
+
+def test_the_compiled_search_on_the_american8_ladder_and_its_depth_in_gauntlet_rows():
+    from neurocheckers.analysis.gauntlet import (
+        GauntletConfig,
+        equal_time_player,
+        pairings,
+        play_row,
+        seconds_text,
+    )
+    from neurocheckers.rules.openings import load_openings, opening_states
+
+    config = GauntletConfig(openings=1, batch=2, max_plies=12, ladder="american8", equal_time=True)
+    opponents = [row[2] for row in pairings("timed:0.1s:agent.safetensors", config) if row[0] == "ladder"]
+    assert "compiled:100000n" in opponents
+    # the compiled search takes no network yet: the equal-time ladder player stays the timed search
+    assert equal_time_player("agent.safetensors", "american8") == "timed:equal:agent.safetensors"
+    starts = opening_states(AMERICAN8, load_openings(AMERICAN8, 1))
+    row = play_row(AMERICAN8, "ladder", "compiled:300n", "alphabeta:1", starts, config)
+    assert row.games == 2 and row.player_depth >= 1 and row.opponent_depth is None
+    assert seconds_text(row).split(" d ")[1].endswith(" -")

@@ -16,9 +16,10 @@ The ``american8`` ladder (``ladder = "american8"``) adds the real rulers: materi
 depth 6, the hand-written evaluation (``alphabeta:D:heuristic``) at depths 2-6, OpenSpiel's MCTS
 with 1,000 simulations and py-draughts' engine at depths 4, 6 and 8, and a second equal-depth test
 against the heuristic. With ``equal_time`` the player's ladder rows are played by the timed search
-with its network (``timed:equal:FILE``), which gets at each move the opponent's mean thinking time
-per move so far; every row then reports both sides' seconds per move, each game's moves timed one
-game at a time (``engines.MoveClock``).
+with its network (``timed:equal:FILE``; on the american8 ladder the compiled search,
+``compiled:equal:FILE``, once its registry forms take a FILE), which gets at each move the
+opponent's mean thinking time per move so far; every row then reports both sides' seconds and
+search depth per move, each game's moves timed one game at a time (``engines.MoveClock``).
 
 A score's 95% interval treats each opening's pair of games as one observation (the games of a pair
 are correlated), as engine testers do with paired openings.
@@ -36,24 +37,25 @@ from typing import Any
 import jax
 import numpy as np
 
+from neurocheckers.analysis.gauntlet_rows import ANCHOR, Rating, Row, islands, rate
 from neurocheckers.arena import MatchOptions
 from neurocheckers.engines import MoveClock, parse_any_player, play_any_match
 from neurocheckers.formats import display_name
+from neurocheckers.player_kinds import kind_of
 from neurocheckers.players import trained_player_spec
 from neurocheckers.policies import Player
 from neurocheckers.rules.openings import load_openings, opening_states
 from neurocheckers.rules.presets import Rules
-from neurocheckers.stats import check_seed, elo_standard_errors, fit_elo, linked_groups, paired_interval
+from neurocheckers.stats import check_seed, paired_interval
 
-ANCHOR = "random"
-"""The player whose rating is fixed at 0."""
 AMERICAN8_LADDER = (
     ("random",)
     + tuple(f"alphabeta:{d}" for d in range(1, 7))
     + tuple(f"alphabeta:{d}:heuristic" for d in range(2, 7))
-    + ("openspiel:mcts:1000", "pydraughts:4", "pydraughts:6", "pydraughts:8")
+    + ("openspiel:mcts:1000", "pydraughts:4", "pydraughts:6", "pydraughts:8", "compiled:100000n")
 )
-"""The opponents of the ``american8`` ladder, weakest first within each family."""
+"""The opponents of the ``american8`` ladder, weakest first within each family; the compiled search
+(material leaves, 100,000 nodes a move: deterministic) last."""
 SLOW_ENGINES = ("openspiel:mcts:1000", "pydraughts:8")
 """Opponents slow enough (about a second a move, in Python) to get ``engine_openings``."""
 
@@ -119,52 +121,6 @@ class GauntletConfig:
 
 
 @dataclasses.dataclass(frozen=True)
-class Row:
-    """One match of the gauntlet, from the first player's side."""
-
-    kind: str
-    """``ladder``, ``equal-depth`` or ``calibration``."""
-    player: str
-    opponent: str
-    games: int
-    wins: int
-    draws: int
-    losses: int
-    unfinished: int
-    """Games still going on at the ply cap (counted as draws)."""
-    score: float
-    """Points per game (win 1, draw 1/2)."""
-    low: float
-    """Lower end of the 95% interval of ``score``."""
-    high: float
-    """Upper end of the 95% interval of ``score``."""
-    player_seconds: float | None = None
-    """The player's mean thinking time per move (timed rows only; a multi-jump is one move)."""
-    opponent_seconds: float | None = None
-    """The opponent's mean thinking time per move (timed rows only)."""
-    pair_points: tuple[float, ...] = ()
-    """Each opening's mean score over its two games, in order (what the interval is computed from,
-    kept so that parts of one row played apart can be pooled; not in ``gauntlet.csv``)."""
-    player_db_positions: int | None = None
-    """Positions of the endgame database the player moved from (with ``GauntletConfig.endgame``)."""
-    player_blunders: int | None = None
-    """Of those, the moves that dropped the position's value (win to draw or loss, draw to loss)."""
-    opponent_db_positions: int | None = None
-    """The same for the opponent."""
-    opponent_blunders: int | None = None
-    """The opponent's blunders."""
-
-
-@dataclasses.dataclass(frozen=True)
-class Rating:
-    player: str
-    elo: float
-    """Elo on the gauntlet's scale (its anchor = 0: ``random`` when it played, ``islands``)."""
-    low: float
-    high: float
-
-
-@dataclasses.dataclass(frozen=True)
 class GauntletResult:
     rules: str
     player: str
@@ -186,7 +142,7 @@ def agent_file_of(spec: str) -> str | None:
     parts = spec.split(":")
     if len(parts) == 1 and spec.endswith(".safetensors"):
         return spec
-    places = {("mcts", 3): 1, ("greedy", 2): 1, ("alphabeta", 3): 2, ("timed", 3): 2}
+    places = {("mcts", 3): 1, ("greedy", 2): 1, ("alphabeta", 3): 2, ("timed", 3): 2, ("compiled", 3): 2}
     index = places.get((parts[0], len(parts)))
     if index is None or parts[index] in BUILT_IN_EVALUATIONS:
         return None
@@ -217,7 +173,9 @@ def pairings(player: str, config: GauntletConfig) -> list[tuple[str, str, str]]:
     else:
         ladder = [ANCHOR, "greedy-material"] + [f"alphabeta:{d}" for d in range(1, config.depth + 1)]
         material_depths = list(range(1, config.depth + 1))
-    ladder_player = f"timed:equal:{agent}" if config.equal_time and agent is not None else player
+    ladder_player = (
+        equal_time_player(agent, config.ladder) if config.equal_time and agent is not None else player
+    )
     rows = [("ladder", ladder_player, opponent) for opponent in ladder if opponent != player]
     if agent is not None:
         rows += [("equal-depth", f"alphabeta:{d}:{agent}", f"alphabeta:{d}") for d in config.equal_depths]
@@ -237,6 +195,14 @@ def pairings(player: str, config: GauntletConfig) -> list[tuple[str, str, str]]:
     if config.kinds:
         rows = [row for row in rows if row[0] in config.kinds]
     return rows
+
+
+def equal_time_player(agent: str, ladder: str) -> str:
+    """The equal-time spec of ``agent``'s ladder rows: ``compiled:equal:FILE`` on the american8 ladder
+    when the compiled search takes a network (its registry forms name a FILE), else ``timed:equal:FILE``."""
+    compiled = kind_of("compiled")
+    network = compiled is not None and ":FILE" in compiled.forms
+    return f"compiled:equal:{agent}" if ladder == "american8" and network else f"timed:equal:{agent}"
 
 
 def play_row(rules: Rules, kind: str, a_spec: str, b_spec: str, starts, config: GauntletConfig) -> Row:
@@ -275,6 +241,8 @@ def play_row(rules: Rules, kind: str, a_spec: str, b_spec: str, starts, config: 
         high=high,
         player_seconds=None if clock is None else clock.per_move(True),
         opponent_seconds=None if clock is None else clock.per_move(False),
+        player_depth=None if clock is None else clock.depth_per_move(True),
+        opponent_depth=None if clock is None else clock.depth_per_move(False),
         pair_points=tuple(float(p) for p in score.reshape(-1, 2).mean(axis=1)),
         **accuracy,
     )
@@ -307,43 +275,6 @@ def blunder_text(positions: int | None, blunders: int | None) -> str:
     if rate is None:
         return "-"
     return f"{rate[0]:.1f} ({rate[1]:.1f}..{rate[2]:.1f}) of {positions}"
-
-
-def islands(rows: Sequence[Row]) -> tuple[str | None, list[list[str]]]:
-    """``(anchor, islands)``: the players of ``rows`` in islands joined by games (``stats.linked_groups``),
-    the rated one first (``random``'s, else the largest), and its player rated 0: ``random`` when it
-    played, else the first opponent of its rows. The other islands cannot be put on its Elo scale
-    (equal-depth rows played alone: each pair is an island)."""
-    found = linked_groups([(r.player, r.opponent) for r in rows], ANCHOR)
-    if not found:
-        return None, []
-    return ANCHOR if ANCHOR in found[0] else next(r.opponent for r in rows if r.opponent in found[0]), found
-
-
-def rate(rows: Sequence[Row]) -> tuple[Rating, ...]:
-    """The Elo of every player of the rated island (``islands``) from all its games (one Bradley-Terry
-    fit, draws as half a win), its anchor at 0, with 95% intervals; other islands get no rating."""
-    anchor, found = islands(rows)
-    if anchor is None:
-        return ()
-    rows = [r for r in rows if r.player in found[0]]
-    players = [anchor, *(p for p in found[0] if p != anchor)]
-    index = {p: i for i, p in enumerate(players)}
-    k = len(players)
-    points, games = np.zeros((k, k)), np.zeros((k, k))
-    for r in rows:
-        i, j = index[r.player], index[r.opponent]
-        points[i, j] += r.score * r.games
-        points[j, i] += (1.0 - r.score) * r.games
-        games[i, j] += r.games
-        games[j, i] += r.games
-    scores = np.divide(points, games, out=np.full((k, k), 0.5), where=games > 0)
-    elo = fit_elo(scores, games)
-    se = elo_standard_errors(scores, games, elo)
-    return tuple(
-        Rating(p, float(elo[i]), float(elo[i] - 1.96 * se[i]), float(elo[i] + 1.96 * se[i]))
-        for p, i in index.items()
-    )
 
 
 def gauntlet_openings(rules: Rules, config: GauntletConfig) -> list[tuple[str, int, int]]:
@@ -384,10 +315,15 @@ def run_gauntlet(
 
 
 def seconds_text(row: Row) -> str:
-    """Both sides' mean seconds per move, or ``-`` for an untimed row."""
+    """Both sides' mean seconds per move, or ``-`` for an untimed row, and their mean search depths
+    where reported (``d 14.1 -``)."""
     if row.player_seconds is None or row.opponent_seconds is None:
         return "-"
-    return f"{row.player_seconds:.4f} {row.opponent_seconds:.4f}"
+    depths = [d for d in (row.player_depth, row.opponent_depth)]
+    shown = (
+        "" if depths == [None, None] else " d " + " ".join("-" if d is None else f"{d:.1f}" for d in depths)
+    )
+    return f"{row.player_seconds:.4f} {row.opponent_seconds:.4f}{shown}"
 
 
 def format_gauntlet(result: GauntletResult) -> str:
@@ -399,7 +335,7 @@ def format_gauntlet(result: GauntletResult) -> str:
         f"gauntlet of {display_name(result.player)} on {result.rules}: {result.config.openings} openings"
         f" x 2 colours per match (seed {result.config.seed})",
         f"{'kind':<12} {'player':<{width}} {'opponent':<{opponent_width}} {'games':>5} {'W':>4} {'D':>4}"
-        f" {'L':>4} {'score':>6}  95% CI        s/move (player, opponent)",
+        f" {'L':>4} {'score':>6}  95% CI        s/move (player, opponent), d: depth",
     ]
     for name, r in zip(names, result.rows, strict=True):
         lines.append(

@@ -38,7 +38,8 @@ def pooled_row(parts: Sequence[Row]) -> Row:
         first, games=games, wins=sum(p.wins for p in parts), draws=sum(p.draws for p in parts),
         losses=sum(p.losses for p in parts), unfinished=sum(p.unfinished for p in parts),
         score=mean, low=low, high=high, player_seconds=seconds("player_seconds"),
-        opponent_seconds=seconds("opponent_seconds"), pair_points=tuple(float(p) for p in pairs),
+        opponent_seconds=seconds("opponent_seconds"), player_depth=seconds("player_depth"),
+        opponent_depth=seconds("opponent_depth"), pair_points=tuple(float(p) for p in pairs),
     )  # fmt: skip
 
 
