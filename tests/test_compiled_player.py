@@ -12,7 +12,7 @@ from neurocheckers.compiled.board import Position, SearchRules, game_rule
 from neurocheckers.compiled.game import Game
 from neurocheckers.compiled_player import parse_compiled
 from neurocheckers.rules.engine import init, step
-from neurocheckers.rules.presets import AMERICAN6, AMERICAN8
+from neurocheckers.rules.presets import AMERICAN6, AMERICAN8, AMERICAN8_OPENSPIEL
 from neurocheckers.rules.tables import tables
 
 
@@ -54,7 +54,7 @@ def test_quiet_limits():
     a1, b1, man = 9, 26, 28
     a2, b2 = int(t.neighbor[1, a1]), int(t.neighbor[2, b1])
     shuffle = [(a1, a2), (b1, b2), (a2, a1), (b2, b1)]
-    preset = Game(SearchRules(AMERICAN8), Position(0, 1 << a1, 1 << man, 1 << b1, 0))
+    preset = Game(SearchRules(AMERICAN8_OPENSPIEL), Position(0, 1 << a1, 1 << man, 1 << b1, 0))
     for k in range(40):
         preset.play(_row(preset, *shuffle[k % 4]))
     assert preset.result == 0 and "40 plies" in preset.reason
