@@ -24,15 +24,16 @@ from neurocheckers.compiled.board import Position, SearchRules
 from neurocheckers.compiled.driver import CompiledSearch, SearchOptions, SearchResult
 from neurocheckers.rules.presets import Rules
 from neurocheckers.rules.state import State
+from neurocheckers.search.limits import MAX_COMPILED_NODES, MAX_MOVE_SECONDS
 
 PREFIX = "compiled:"
 SPECS = (
     "compiled:SECONDSs[:FILE] | compiled:NODESn[:FILE] | compiled:equal[:FILE] (the numba search; "
     "leaves by the agent FILE's network, else material)"
 )
-MAX_SECONDS = 60.0
+MAX_SECONDS = MAX_MOVE_SECONDS
 """The longest think time a move may be given."""
-MAX_NODES = 1_000_000_000
+MAX_NODES = MAX_COMPILED_NODES
 FIRST_MOVE_SECONDS = 0.05
 """The equal-time budget before the opponent has moved."""
 MIN_SECONDS = 0.001

@@ -118,8 +118,9 @@ BUILTIN_KINDS: tuple[PlayerKind, ...] = (
     ),
     PlayerKind(
         "compiled",
-        "compiled:SECONDSs | compiled:NODESn | compiled:equal",
-        f"the compiled (numba) search, {BUDGET}, nodes in 1..{MAX_COMPILED_NODES:,} or equal",
+        "compiled:SECONDSs[:FILE] | compiled:NODESn[:FILE] | compiled:equal[:FILE]",
+        f"the compiled (numba) search, {BUDGET}, nodes in 1..{MAX_COMPILED_NODES:,} or equal;"
+        " leaves by the agent FILE's network (an MLP or NNUE agent), else material",
         "neurocheckers.compiled_player:parse_compiled",
         host=True,
     ),

@@ -113,8 +113,9 @@ def test_the_compiled_search_on_the_american8_ladder_and_its_depth_in_gauntlet_r
     config = GauntletConfig(openings=1, batch=2, max_plies=12, ladder="american8", equal_time=True)
     opponents = [row[2] for row in pairings("timed:0.1s:agent.safetensors", config) if row[0] == "ladder"]
     assert "compiled:100000n" in opponents
-    # the compiled search takes no network yet: the equal-time ladder player stays the timed search
-    assert equal_time_player("agent.safetensors", "american8") == "timed:equal:agent.safetensors"
+    # the compiled search takes a network: the equal-time player of the american8 ladder
+    assert equal_time_player("agent.safetensors", "american8") == "compiled:equal:agent.safetensors"
+    assert equal_time_player("agent.safetensors", "material") == "timed:equal:agent.safetensors"
     starts = opening_states(AMERICAN8, load_openings(AMERICAN8, 1))
     row = play_row(AMERICAN8, "ladder", "compiled:300n", "alphabeta:1", starts, config)
     assert row.games == 2 and row.player_depth >= 1 and row.opponent_depth is None
