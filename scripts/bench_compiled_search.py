@@ -6,14 +6,19 @@ Usage:
   python scripts/bench_compiled_search.py --check-moves 1000000  # move lists against the JAX rules
   python scripts/bench_compiled_search.py --match 30 --seconds 0.02  # LMR against none
   python scripts/bench_compiled_search.py --against-timed 10 --seconds 0.1  # against the JAX search
+  python scripts/bench_compiled_search.py --agent results/best_american8.safetensors --agent NNUE.safetensors
 
 The speed run searches ``--positions`` middlegame positions (random playouts of 10-30 whole moves
 from the start, seeded) for ``--seconds`` each with a fresh table, one game at a time on this
 process's core, and prints the median nodes per second and the median depth reached (whole moves),
 with the state of numba's cache at the start (cold: every function compiled in this process).
 ``--variants`` also times late-move reductions and aspiration windows, and ``--fixed-depth D`` the
-nodes each variant needs to complete depth D. Pin it to one core (``taskset -c 1``) and say the
-machine's load: other processes on the core change the figures.
+nodes each variant needs to complete depth D. Each ``--agent FILE`` (an MLP or NNUE agent) is
+timed too, its network at the leaves (material first); ``--against-timed`` then plays with the
+first agent's network on both sides. Besides nodes per second of wall time it prints nodes per
+second of the thread's CPU time (what a core of its own would give when others share it). Pin it
+to one core (``taskset -c 1``) and say the machine's load: other processes on the core change the
+figures.
 """
 
 from __future__ import annotations
@@ -48,6 +53,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="openings of a match compiled:SECONDSs against timed:SECONDSs:material (JAX)",
     )
     p.add_argument("--check-moves", type=int, default=0, help="random positions per preset to check")
+    p.add_argument("--agent", action="append", default=[], help="an agent file whose network scores leaves")
     args = p.parse_args(argv)
     if args.positions < 1 or args.seconds <= 0 or args.repeats < 1 or args.fixed_depth < 0:
         p.error(
@@ -90,21 +96,32 @@ def middlegame_positions(rules, count: int, seed: int) -> list:
     return out
 
 
-def speed(rules, positions, seconds: float, options, repeats: int) -> dict:
+def speed(rules, positions, seconds: float, options, repeats: int, leaves=None) -> dict:
     from neurocheckers.compiled.driver import CompiledSearch
 
-    search = CompiledSearch(rules, options)
+    search = CompiledSearch(rules, options, leaves)
+    search.search(positions[0], depth=2)  # compiled (or loaded) before the clock runs
     runs = []
     for _ in range(repeats):
-        rates, depths = [], []
+        rates, cpu_rates, depths = [], [], []
         for pos in positions:
             search.new_game()
+            cpu = time.thread_time()
             r = search.search(pos, seconds=seconds)
+            cpu = time.thread_time() - cpu
             rates.append(r.nodes / r.seconds)
+            cpu_rates.append(r.nodes / max(cpu, 1e-6))
             depths.append(r.depth)
-        runs.append((statistics.median(rates), statistics.median(depths), statistics.mean(depths)))
-    rate, depth, mean_depth = sorted(runs)[len(runs) // 2]
-    return {"nodes_per_s": rate, "median_depth": depth, "mean_depth": mean_depth}
+        runs.append(
+            (
+                statistics.median(rates),
+                statistics.median(cpu_rates),
+                statistics.median(depths),
+                statistics.mean(depths),
+            )
+        )
+    rate, cpu_rate, depth, mean_depth = sorted(runs)[len(runs) // 2]
+    return {"nodes_per_s": rate, "cpu_nodes_per_s": cpu_rate, "median_depth": depth, "mean_depth": mean_depth}
 
 
 def fixed_depth_nodes(rules, positions, depth: int, options) -> float:
@@ -123,6 +140,7 @@ def speed_main(args) -> None:
     t0 = time.perf_counter()
     import dataclasses
 
+    from neurocheckers.compiled import network
     from neurocheckers.compiled.driver import CompiledSearch, SearchOptions
     from neurocheckers.rules.presets import get_rules
 
@@ -143,10 +161,16 @@ def speed_main(args) -> None:
             "aspiration 0.5": dataclasses.replace(base, aspiration=0.5),
             "no lmr, aspiration": dataclasses.replace(base, lmr=False, aspiration=0.5),
         }
-    for name, options in variants.items():
-        s = speed(rules, positions, args.seconds, options, args.repeats)
-        line = f"  {name:18s} {s['nodes_per_s'] / 1e6:5.2f} M nodes/s, depth median {s['median_depth']}"
-        line += f" (mean {s['mean_depth']:.1f})"
+    runs = [(name, options, None) for name, options in variants.items()]
+    for path in args.agent:
+        leaves = network.load(path)
+        runs.append((f"{Path(path).name} ({('mlp', 'mlp', 'nnue')[leaves.kind]})", base, leaves))
+    for name, options, leaves in runs:
+        s = speed(rules, positions, args.seconds, options, args.repeats, leaves)
+        line = (
+            f"  {name:18s} {s['nodes_per_s'] / 1e6:5.2f} M nodes/s ({s['cpu_nodes_per_s'] / 1e6:.2f} M a CPU"
+        )
+        line += f" second), depth median {s['median_depth']} (mean {s['mean_depth']:.1f})"
         if args.fixed_depth:
             nodes = fixed_depth_nodes(rules, positions, args.fixed_depth, options)
             line += f", nodes to depth {args.fixed_depth}: {nodes:,.0f}"
@@ -246,8 +270,9 @@ def match_main(args) -> None:
 
 
 def against_timed_main(args) -> None:
-    """The compiled player against the JAX timed search, both with material leaves and the same time a
-    move, in the project's match loop (``engines.run_engine_match``), the preset's own draw rule."""
+    """The compiled player against the JAX timed search, both with material leaves (or the first
+    ``--agent``'s network) and the same time a move, in the project's match loop
+    (``engines.run_engine_match``), the preset's own draw rule."""
     import numpy as np
 
     from neurocheckers.arena import MatchOptions
@@ -261,8 +286,9 @@ def against_timed_main(args) -> None:
 
     configure_jax()
     rules, n, seconds = get_rules(args.rules), args.against_timed, args.seconds
-    a = parse_compiled(f"compiled:{seconds}s", rules, SearchOptions(table_bits=18))
-    b = parse_timed(f"timed:{seconds}s:material", rules)
+    leaves = f":{args.agent[0]}" if args.agent else ""
+    a = parse_compiled(f"compiled:{seconds}s{leaves}", rules, SearchOptions(table_bits=18))
+    b = parse_timed(f"timed:{seconds}s{leaves or ':material'}", rules)
     openings = opening_states(rules, load_openings(rules, n))
     clock = MoveClock()
     records = run_engine_match(
