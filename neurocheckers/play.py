@@ -7,7 +7,10 @@ scripted input. The agent thinks until a wall-clock limit a move, with one of tw
   iterative-deepening alpha-beta with capture extensions, the network scoring the leaves), compiled
   before the first move by a tiny search (``prepare_timed``); ``timed_turn`` plays a whole turn;
 - ``mcts``: ``anytime_search``, whose search sizes are compiled before the first move
-  (``prepare_agent``); ``agent_turn`` plays a whole turn.
+  (``prepare_agent``); ``agent_turn`` plays a whole turn;
+- ``compiled``, the default on 8x8 (``default_search``): the compiled (numba) search with the
+  agent's network at the leaves (``compiled:SECONDSs:FILE``, MLP and NNUE agents), loaded before
+  the first move; ``host_turn`` plays a whole turn. Each move line says the depth it reached.
 
 Either way thinking time is spent thinking, not compiling.
 """
@@ -23,7 +26,10 @@ import jax
 
 from neurocheckers.agent_file import Agent
 from neurocheckers.analysis.games import result_text
+from neurocheckers.compiled.driver import SearchOptions
+from neurocheckers.compiled_player import CompiledPlayer, parse_compiled
 from neurocheckers.evaluator import value_fn
+from neurocheckers.player_kinds import SearchReport
 from neurocheckers.rules.engine import init
 from neurocheckers.rules.notation import (
     Move,
@@ -47,8 +53,9 @@ COLORS = {"black": BLACK, "white": WHITE}
 """``--human`` values and the colour each stands for."""
 DEFAULT_SEARCH = MCTSConfig()
 """The MCTS agent's search settings; ``anytime_search`` grows the simulation count from 16."""
-SEARCHES = ("alphabeta", "mcts")
-"""``--search`` values: the timed alpha-beta search (the default) or the anytime MCTS."""
+SEARCHES = ("compiled", "alphabeta", "mcts")
+"""``--search`` values: the compiled search (the 8x8 default), the timed alpha-beta search (the
+default elsewhere) or the anytime MCTS."""
 PROVEN_SCORE = WIN_SCORE - MAX_DEPTH - EXTENSION
 """A timed search's score at least this large (in absolute value) is a proven win (or loss)."""
 WARM_UP_NODES = 64
@@ -133,26 +140,76 @@ def agent_turn(
     evaluate = value_fn(agent.spec)
     started = time.perf_counter()
     deadline = started + seconds
+    searched: list[Any] = []
+
+    def choose(current: State, done: int) -> int:
+        legal = legal_actions(current)
+        if len(legal) == 1:
+            return legal[0]
+        left = max(deadline - time.perf_counter(), 0.0)
+        searched.append(anytime_search(rules, config, evaluate, agent.params, current,
+                                       jax.random.fold_in(key, done), left, max_simulations))  # fmt: skip
+        return int(searched[-1].action)
+
+    move = _whole_turn(rules, state, choose)
+    simulations = sum(int(found.visit_counts.sum()) for found in searched)
+    win_chance = float(searched[0].root_value) if searched else None
+    return AgentMove(move, simulations, time.perf_counter() - started, win_chance)
+
+
+@dataclasses.dataclass(frozen=True)
+class SearchedMove:
+    """A search's whole turn: the move, the first search that chose among several actions (None when
+    every action was forced), the nodes of all its searches, the seconds spent, and the search's name."""
+
+    move: Move
+    info: SearchInfo | SearchReport | None
+    nodes: int
+    seconds: float
+    search: str = "alpha-beta"
+    """How ``search_text`` names the search."""
+
+
+def default_search(rules: Rules, agent_path: str | None, seconds: float) -> str:
+    """``compiled`` on 8x8 when the compiled search evaluates the agent file's network (an MLP or an
+    NNUE agent), else ``alphabeta``."""
+    if rules.board_size != 8 or agent_path is None:
+        return "alphabeta"
+    try:
+        compiled_agent_player(agent_path, rules, seconds)
+    except ValueError:
+        return "alphabeta"
+    return "compiled"
+
+
+def compiled_agent_player(agent_path: str, rules: Rules, seconds: float) -> CompiledPlayer:
+    """``compiled:SECONDSs:FILE`` with a table of the search's default size (a game at a time);
+    ``ValueError`` (one line) for a network it does not evaluate."""
+    return parse_compiled(f"compiled:{seconds:g}s:{agent_path}", rules, SearchOptions())
+
+
+def host_turn(
+    mover: Callable[[State], int], rules: Rules, state: State, search: str = "compiled search"
+) -> SearchedMove:
+    """A host player's whole turn in ``state``: ``mover(state) -> action`` (a game's mover of the
+    ``player_kinds`` protocol, its ``infos`` read for the search reports) called for each action."""
+    started = time.perf_counter()
+    infos = getattr(mover, "infos", [])
+    seen = len(infos)
+    move = _whole_turn(rules, state, lambda current, done: int(mover(current)))
+    reports = [SearchReport.of(info) for info in infos[seen:]]
+    first = next((r for r in reports if r.depth > 0), None)
+    return SearchedMove(move, first, sum(r.nodes for r in reports), time.perf_counter() - started, search)
+
+
+def _whole_turn(rules: Rules, state: State, choose: Callable[[State, int], int]) -> Move:
+    """The whole turn of ``choose(position, actions so far) -> action`` from ``state``."""
     actions: list[int] = []
     path: list[int] = []
     capture = False
-    simulations = 0
-    win_chance = None
     current = state
     while True:
-        legal = legal_actions(current)
-        if len(legal) == 1:
-            action = legal[0]
-        else:
-            left = max(deadline - time.perf_counter(), 0.0)
-            found = anytime_search(
-                rules, config, evaluate, agent.params, current, jax.random.fold_in(key, len(actions)),
-                left, max_simulations,
-            )  # fmt: skip
-            action = int(found.action)
-            simulations += int(found.visit_counts.sum())
-            if win_chance is None:
-                win_chance = float(found.root_value)
+        action = choose(current, len(actions))
         src, dst, is_capture = action_squares(rules, current, action)
         path = path or [src]
         path.append(dst)
@@ -160,20 +217,7 @@ def agent_turn(
         actions.append(action)
         current = apply_move(rules, current, Move((action,), (src, dst), is_capture))
         if not int(current.continuing) or bool(current.terminated):
-            break
-    move = Move(tuple(actions), tuple(path), capture)
-    return AgentMove(move, simulations, time.perf_counter() - started, win_chance)
-
-
-@dataclasses.dataclass(frozen=True)
-class SearchedMove:
-    """The timed search's whole turn: the move, the first search that chose among several actions
-    (None when every action was forced), the nodes of all its searches, and the seconds spent."""
-
-    move: Move
-    info: SearchInfo | None
-    nodes: int
-    seconds: float
+            return Move(tuple(actions), tuple(path), capture)
 
 
 def prepare_timed(player: TimedPlayer, rules: Rules) -> None:
@@ -196,30 +240,20 @@ def timed_turn(
     if player.nodes is None and budget is None:
         raise ValueError(f"{player.name!r} needs a think time (seconds)")
     started = time.perf_counter()
-    actions: list[int] = []
-    path: list[int] = []
-    capture = False
-    first: SearchInfo | None = None
-    nodes = 0
-    current = state
-    while True:
-        subkey = jax.random.fold_in(key, len(actions))
+    infos: list[SearchInfo] = []
+
+    def choose(current: State, done: int) -> int:
+        subkey = jax.random.fold_in(key, done)
         if player.nodes is not None:
-            info = player.deepening.search(current, subkey, nodes=player.nodes)
+            infos.append(player.deepening.search(current, subkey, nodes=player.nodes))
         else:
             left = max(budget - (time.perf_counter() - started), MIN_TURN_SECONDS)
-            info = player.deepening.search(current, subkey, seconds=left)
-        nodes += info.nodes
-        first = info if first is None and info.depth > 0 else first
-        src, dst, is_capture = action_squares(rules, current, info.action)
-        path = path or [src]
-        path.append(dst)
-        capture = capture or is_capture
-        actions.append(info.action)
-        current = apply_move(rules, current, Move((info.action,), (src, dst), is_capture))
-        if not int(current.continuing) or bool(current.terminated):
-            break
-    move = Move(tuple(actions), tuple(path), capture)
+            infos.append(player.deepening.search(current, subkey, seconds=left))
+        return infos[-1].action
+
+    move = _whole_turn(rules, state, choose)
+    first = next((info for info in infos if info.depth > 0), None)
+    nodes = sum(info.nodes for info in infos)
     return SearchedMove(move, first, nodes, time.perf_counter() - started)
 
 
@@ -237,10 +271,10 @@ def timed_win_chance(info: SearchInfo, network: bool = True) -> float | None:
 
 
 def search_text(turn: SearchedMove) -> str:
-    """What the timed search did, e.g. ``alpha-beta to depth 9 (41,230 nodes in 0.98 s)``."""
+    """What the search did, e.g. ``alpha-beta to depth 9 (41,230 nodes in 0.98 s)``."""
     if turn.info is None:
         return "forced"
-    return f"alpha-beta to depth {turn.info.depth} ({turn.nodes:,} nodes in {turn.seconds:.2f} s)"
+    return f"{turn.search} to depth {turn.info.depth:g} ({turn.nodes:,} nodes in {turn.seconds:.2f} s)"
 
 
 def chance_text(info: SearchInfo, network: bool = True) -> str:
@@ -276,11 +310,15 @@ class _Game:
     state: State
     history: list[_Turn]
     show_board: bool = True
+    mover: Any = None
+    """The compiled search's mover of this game (its table and the game's positions), None before
+    its first move and after an undo."""
 
 
 @dataclasses.dataclass(frozen=True)
 class _Thinker:
-    """The agent and how it searches: ``timed`` (the alpha-beta search) when set, else MCTS."""
+    """The agent and how it searches: ``compiled`` or ``timed`` (the alpha-beta search) when set,
+    else MCTS."""
 
     agent: Agent
     rules: Rules
@@ -288,10 +326,14 @@ class _Thinker:
     config: MCTSConfig
     max_simulations: int
     timed: TimedPlayer | None
+    compiled: CompiledPlayer | None = None
 
 
 def _prepare(thinker: _Thinker) -> str:
     """Compile the agent's search before the first move; says what was compiled."""
+    if thinker.compiled is not None:
+        thinker.compiled.warm_up()
+        return "compiled search loaded"
     if thinker.timed is not None:
         prepare_timed(thinker.timed, thinker.rules)
         return "alpha-beta search compiled"
@@ -304,8 +346,12 @@ def _agent_plays(game: _Game, thinker: _Thinker, key: jax.Array, write: Callable
     """The agent's turn: search, announce the move and play it."""
     state, rules = game.state, thinker.rules
     key = jax.random.fold_in(key, int(state.ply))
-    if thinker.timed is not None:
-        searched = timed_turn(thinker.timed, rules, state, key)
+    if thinker.compiled is not None or thinker.timed is not None:
+        if thinker.compiled is not None:
+            game.mover = game.mover or thinker.compiled.new_game()
+            searched = host_turn(game.mover, rules, state)
+        else:
+            searched = timed_turn(thinker.timed, rules, state, key)
         move = searched.move
         said = search_text(searched)
         if searched.info is not None:
@@ -331,6 +377,7 @@ def _undo(game: _Game, human: int, write: Callable[[str], Any]) -> None:
     taken = game.history[mine[-1] :]
     game.state = taken[0].before
     game.history = game.history[: mine[-1]]
+    game.mover = None  # the compiled search's game starts again from here
     write("took back " + " ".join(t.move.notation for t in taken) + ".")
     game.show_board = True
 
@@ -374,29 +421,35 @@ def play_game(
     config: MCTSConfig = DEFAULT_SEARCH,
     max_simulations: int = 1 << 16,
     names: tuple[str, str] = ("human", "agent"),
-    search: str = "alphabeta",
+    search: str | None = None,
+    agent_path: str | None = None,
 ) -> dict[str, Any]:
     """Play one game between a person (through ``read_line(prompt)`` and ``write(text)``) and ``agent``.
 
     The person types moves in standard notation or a command (``help``, ``moves``, ``board``,
     ``undo``, ``quit``); a malformed or illegal move is answered with the legal moves. End of input
     (``EOFError``) quits. The agent thinks ``seconds`` per move with ``search`` (``SEARCHES``: the
-    timed alpha-beta search, at most ``MAX_SECONDS``, or MCTS with ``config`` up to
-    ``max_simulations``). ``names`` are the (person, agent) names written in the returned game dict,
+    compiled search, which needs the agent's file ``agent_path``, the timed alpha-beta search, both
+    at most ``MAX_SECONDS``, or MCTS with ``config`` up to ``max_simulations``; None:
+    ``default_search``). ``names`` are the (person, agent) names written in the returned game dict,
     the ``analysis.games`` format (``save_games`` writes it); a game quit before its end has the
     result ``"*"``.
     """
     human = parse_color(human_color)
     if not seconds > 0:
         raise ValueError(f"seconds must be > 0, got {seconds!r}")
+    search = default_search(rules, agent_path, seconds) if search is None else search
     if search not in SEARCHES:
         raise ValueError(f"search must be one of {', '.join(SEARCHES)}, got {search!r}")
-    if search == "alphabeta" and seconds > MAX_SECONDS:
-        raise ValueError(f"seconds must be at most {MAX_SECONDS:g} for the alpha-beta search, got {seconds}")
+    if search != "mcts" and seconds > MAX_SECONDS:
+        raise ValueError(f"seconds must be at most {MAX_SECONDS:g} for the {search} search, got {seconds}")
     if agent.rules != rules:
         raise ValueError(f"the agent plays {agent.rules.name!r}, not {rules.name!r}")
+    if search == "compiled" and agent_path is None:
+        raise ValueError("the compiled search needs the agent's file (agent_path)")
     timed = agent_player(agent, rules, seconds, name=f"timed:{seconds:g}s") if search == "alphabeta" else None
-    thinker = _Thinker(agent, rules, seconds, config, max_simulations, timed)
+    compiled = compiled_agent_player(agent_path, rules, seconds) if search == "compiled" else None
+    thinker = _Thinker(agent, rules, seconds, config, max_simulations, timed, compiled)
     write("preparing the agent...")
     write(f"ready ({_prepare(thinker)}). You play {_side(human)}; type 'help' for help.")
     start = jax.device_get(init(rules))

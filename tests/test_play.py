@@ -136,9 +136,9 @@ def test_play_game_refuses_bad_settings(files):
         play.play_game(agent, SIMPLE6, seconds=0)
     with pytest.raises(ValueError, match="plays 'simple6', not 'american6'"):
         play.play_game(agent, AMERICAN6)
-    with pytest.raises(ValueError, match="search must be one of alphabeta, mcts, got 'minimax'"):
+    with pytest.raises(ValueError, match="search must be one of compiled, alphabeta, mcts, got 'minimax'"):
         play.play_game(agent, SIMPLE6, search="minimax")
-    with pytest.raises(ValueError, match="at most 60 for the alpha-beta search"):
+    with pytest.raises(ValueError, match="at most 60 for the alphabeta search"):
         play.play_game(agent, SIMPLE6, seconds=61)
 
 
@@ -149,7 +149,10 @@ def test_cli_errors_are_one_line(files, capsys, tmp_path):
         (["--agent", files["simple6"], "--seconds", "0"], "--seconds must be a positive number, got 0.0"),
         (["--agent", str(tmp_path / "none.safetensors")], "no agent file"),
         (["--agent", files["simple6"], "--rules", "chess"], "unknown rules preset 'chess'"),
-        (["--agent", files["simple6"], "--search", "minimax"], "--search must be one of alphabeta, mcts"),
+        (
+            ["--agent", files["simple6"], "--search", "minimax"],
+            "--search must be one of compiled, alphabeta, mcts",
+        ),
         (["--agent", files["simple6"], "--seconds", "90"], "--seconds must be at most 60, got 90"),
         (
             ["--agent", files["simple6"], "--seconds", "1e9", "--search", "mcts"],
@@ -225,3 +228,40 @@ def test_timed_turns_a_multi_jump_and_the_outlook_in_words(files):
     assert play.chance_text(even) == "win chance 63%" and play.timed_win_chance(even) == pytest.approx(0.63)
     assert play.timed_win_chance(even, network=False) is None
     assert play.chance_text(even, network=False) == "score +0.26"
+
+
+@pytest.fixture(scope="module")
+def american8_file(tmp_path_factory):
+    from neurocheckers.rules import AMERICAN8
+
+    return _agent_file(tmp_path_factory.mktemp("agents8"), AMERICAN8)
+
+
+def test_8x8_plays_the_compiled_search_by_default_and_says_its_depth(american8_file):
+    """On 8x8 an MLP agent thinks with the compiled search, its network at the leaves; each reply
+    names the depth reached; an undo starts the search's game again from the position taken back to."""
+    from neurocheckers.rules import AMERICAN8
+
+    agent = load_agent(american8_file, AMERICAN8)
+    assert play.default_search(AMERICAN8, american8_file, 0.05) == "compiled"
+    assert play.default_search(AMERICAN6, american8_file, 0.05) == "alphabeta"
+    first = legal_moves(AMERICAN8, jax.device_get(init(AMERICAN8)))[0].notation
+    script = Script([first, "undo", first, "quit"])
+    game = play.play_game(agent, AMERICAN8, seconds=0.05, read_line=script.read_line, write=script.write,
+                          agent_path=american8_file)  # fmt: skip
+    assert "ready (compiled search loaded)" in script.text
+    replies = [line for line in script.out if line.startswith("agent (White) plays")]
+    assert len(replies) == 2 and len(game["moves"]) == 2
+    for reply in replies:
+        assert re.search(
+            r"\(compiled search to depth [1-9]\d* \([\d,]+ nodes in [\d.]+ s\), win chance \d+%\)$", reply
+        )
+    with pytest.raises(ValueError, match="needs the agent's file"):
+        play.play_game(agent, AMERICAN8, seconds=0.05, search="compiled")
+
+
+def test_cli_play_on_8x8_thinks_with_the_compiled_search(american8_file, capsys, monkeypatch):
+    monkeypatch.setattr(sys, "stdin", io.StringIO("quit\n"))
+    code = main(["play", "--agent", american8_file, "--seconds", "0.05", "--human", "white"])
+    out = capsys.readouterr().out
+    assert code == 0 and "agent (Black) plays" in out and "compiled search to depth" in out

@@ -23,13 +23,15 @@ def play(
         float, typer.Option(metavar="SECONDS", help="The agent's thinking time per move.")
     ] = 1.0,
     search: Annotated[
-        str,
+        str | None,
         typer.Option(
             metavar="SEARCH",
-            help="How the agent thinks: alphabeta (iterative-deepening alpha-beta, its network scoring"
-            " the leaves: timed:SECONDSs:FILE) or mcts (the anytime MCTS).",
+            help="How the agent thinks: compiled (the compiled search, its network scoring the leaves:"
+            " compiled:SECONDSs:FILE; the default on 8x8 for MLP and NNUE agents), alphabeta"
+            " (iterative-deepening alpha-beta in JAX: timed:SECONDSs:FILE; the default otherwise) or mcts"
+            " (the anytime MCTS).",
         ),
-    ] = "alphabeta",
+    ] = None,
     human: Annotated[
         str, typer.Option(metavar="COLOUR", help="Your colour: black (moves first) or white.")
     ] = "black",
@@ -45,16 +47,16 @@ def play(
 
     Type moves in standard notation: on 6x6 (simple6, american6) as 5-8, 1x8 or 1x8x15 (multi-jumps
     in american6 only), on 8x8 (american8) as 9-14, 9x18 or 1x10x19; or help, moves, board, undo,
-    quit. The agent thinks --seconds a move with the timed alpha-beta search, or with MCTS (--search
-    mcts)."""
+    quit. The agent thinks --seconds a move with the compiled search on 8x8, the timed alpha-beta
+    search elsewhere, or with MCTS (--search mcts); each of its moves says the depth it reached."""
     from pathlib import Path
 
     from neurocheckers.agent_file import load_agent
-    from neurocheckers.play import SEARCHES, parse_color, play_game
+    from neurocheckers.play import SEARCHES, compiled_agent_player, default_search, parse_color, play_game
     from neurocheckers.timed_player import MAX_SECONDS
 
     preset = checks.rules_preset(rules) if rules is not None else None
-    if search not in SEARCHES:
+    if search is not None and search not in SEARCHES:
         raise UserError(f"--search must be one of {', '.join(SEARCHES)}, got {search!r}")
     try:
         color = parse_color(human)
@@ -71,7 +73,13 @@ def play(
     with checks.user_errors(ValueError):
         loaded = load_agent(agent, preset)
     names = ("human", Path(agent).name)
-    game = play_game(loaded, loaded.rules, seconds, color, seed=seed, names=names, search=search)
+    with checks.user_errors(ValueError):
+        search = default_search(loaded.rules, agent, seconds) if search is None else search
+        if search == "compiled":
+            compiled_agent_player(agent, loaded.rules, seconds)  # a network it cannot evaluate: one line
+    game = play_game(
+        loaded, loaded.rules, seconds, color, seed=seed, names=names, search=search, agent_path=agent
+    )
     if save is not None:
         from neurocheckers.analysis.pdn_games import save_game_file
 
