@@ -66,7 +66,10 @@ def parse_compiled(spec: str, rules: Rules, options: SearchOptions | None = None
             f" like 0.1s, nodes in 1..{MAX_NODES} like 20000n, or equal"
         )
     options = SearchOptions(table_bits=TABLE_BITS) if options is None else options
-    leaves = network.load(parts[2]) if len(parts) == 3 else network.MATERIAL
+    try:
+        leaves = network.load(parts[2]) if len(parts) == 3 else network.MATERIAL
+    except ValueError as error:
+        raise ValueError(f"bad player spec {spec!r}: {error}") from None
     if leaves.num_squares not in (0, rules.num_squares):
         raise ValueError(f"bad player spec {spec!r}: the agent file is for another board than {rules.name}")
     return CompiledPlayer(spec.strip(), SearchRules(rules), seconds, nodes, text == "equal", options, leaves)
