@@ -27,7 +27,7 @@ from neurocheckers.cli import main
 from neurocheckers.evaluator import EvaluatorSpec, init_params
 from neurocheckers.experiment.folder import run_is_locked, run_lock
 from neurocheckers.rules import AMERICAN6, SIMPLE6
-from neurocheckers.rules.notation import parse_fen
+from neurocheckers.rules.notation import legal_moves, parse_fen
 from neurocheckers.web import opponents
 from neurocheckers.web import session as play
 from neurocheckers.web.app import create_app
@@ -657,3 +657,23 @@ def test_games_survive_a_restart_of_the_server(served):
     broken = TestClient(create_app(served)).get(url)
     assert broken.status_code == 404 and "cannot be read back" in broken.json()["error"]
     assert TestClient(create_app(served)).get("/api/games/g..%2F..%2Fx").status_code == 404
+
+
+def test_an_agent_file_alone_plays_the_compiled_search_on_8x8_with_its_depth(tmp_path):
+    """On 8x8 an agent file alone is the compiled search with its network for the think time; the
+    evaluation names the depth reached; an undo starts the search's game again."""
+    from neurocheckers.rules import AMERICAN8
+
+    spec = EvaluatorSpec.for_rules(AMERICAN8, layers=1, width=8)
+    save_agent(tmp_path / "agent8.safetensors", AMERICAN8, spec, init_params(jax.random.key(2), spec))
+    session = play.new_session(tmp_path, "agent8.safetensors", "american8", "white", 0.05)
+    assert session.opponent.spec == "compiled:0.05s:agent8.safetensors"
+    play.opponent_reply(session)
+    evaluation = play.session_view(session)["evaluation"]
+    assert 0 <= evaluation["win_chance"] <= 1 and evaluation["search"]["depth"] >= 1
+    assert "(compiled search to depth " in evaluation["text"]
+    first = session.engine
+    for action in legal_moves(AMERICAN8, session.state)[0].actions:
+        play.play_ply(session, action, True)
+    play.undo(session)
+    assert session.engine is not first and len(session.plies) == 1

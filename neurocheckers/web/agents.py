@@ -15,7 +15,13 @@ from neurocheckers.web.folder import NotFound, inside, listed, walk_served
 
 BEST_AGENT = "best_{rules}.safetensors"
 """The name of a rules preset's best agent file (``results/``), which the Play page offers first."""
-AGENT_FILE_ARGUMENT = {("greedy", 1): 0, ("alphabeta", 2): 1, ("mcts", 2): 0, ("timed", 2): 1}
+AGENT_FILE_ARGUMENT = {
+    ("greedy", 1): 0,
+    ("alphabeta", 2): 1,
+    ("mcts", 2): 0,
+    ("timed", 2): 1,
+    ("compiled", 2): 1,
+}
 """Where a player spec names its agent file: (kind, argument count) -> argument index."""
 
 

@@ -1,5 +1,6 @@
-"""The opponent of a game on the Play page: a player spec (an agent file alone is the timed search)
-resolved against the served folder, checked, and its search compiled before its first move."""
+"""The opponent of a game on the Play page: a player spec (an agent file alone is the compiled search
+on 8x8, the timed search elsewhere) resolved against the served folder, checked, and its search
+compiled before its first move."""
 
 from __future__ import annotations
 
@@ -40,18 +41,29 @@ class Opponent:
     mcts_simulations: int | None
 
 
-def opponent_spec(spec: str, think_seconds: float) -> str:
-    """The spec an opponent setting stands for: an agent file alone (``FILE.safetensors``) is the
-    timed alpha-beta search for the think time, ``timed:SECONDSs:FILE``; any other spec is itself."""
+def opponent_spec(spec: str, think_seconds: float, search: str = "timed") -> str:
+    """The spec an opponent setting stands for: an agent file alone (``FILE.safetensors``) is
+    ``search`` (``timed``: the alpha-beta search, or ``compiled``) for the think time,
+    ``SEARCH:SECONDSs:FILE``; any other spec is itself."""
     spec = spec.strip()
     if ":" not in spec and spec.endswith(AGENT_FILE_SUFFIX):
-        return f"timed:{think_seconds:g}s:{spec}"
+        return f"{search}:{think_seconds:g}s:{spec}"
     return spec
+
+
+def _is_agent_file(spec: str) -> bool:
+    return opponent_spec(spec, 1.0) != spec.strip()
 
 
 def make_opponent(root: str | Path, spec: str, rules: Rules, think_seconds: float = 1.0) -> Opponent:
     """The opponent of ``spec`` (``opponent_spec``) for ``rules``, its agent file looked up in the
-    served folder ``root``; ``SessionError`` naming what is wrong."""
+    served folder ``root``; ``SessionError`` naming what is wrong. An agent file alone plays the
+    compiled search on 8x8 when it evaluates the agent's network (an MLP or NNUE), else the timed one."""
+    if _is_agent_file(spec) and rules.board_size == 8:
+        try:
+            return make_opponent(root, opponent_spec(spec, think_seconds, "compiled"), rules, think_seconds)
+        except SessionError:
+            pass  # a network the compiled search does not evaluate: the timed search
     spec = opponent_spec(spec, think_seconds)
     if is_engine_spec(spec):
         raise SessionError(f"{spec!r}: OpenSpiel's bots cannot play on this page (use match)")
@@ -80,9 +92,11 @@ _PREPARED: set[tuple[str, float]] = set()
 def prepare_opponent(opponent: Opponent, rules: Rules, think_seconds: float) -> None:
     """Compile the opponent's search before its first move: MCTS sizes for the think time
     (``play.prepare_agent``, once a spec and time), the timed search's one iteration
-    (``play.prepare_timed``: a tiny search, quick once compiled)."""
+    (``play.prepare_timed``: a tiny search, quick once compiled), a host player's ``warm_up``."""
     if isinstance(opponent.player, TimedPlayer):
         prepare_timed(opponent.player, rules)
+    elif callable(getattr(opponent.player, "warm_up", None)):  # the compiled search, external engines
+        opponent.player.warm_up()
     elif opponent.mcts_simulations is not None and (opponent.spec, think_seconds) not in _PREPARED:
         config = MCTSConfig(num_simulations=opponent.mcts_simulations)
         prepare_agent(opponent.agent, rules, think_seconds, config)

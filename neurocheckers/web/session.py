@@ -6,13 +6,16 @@ undo and the position all come from that history. The person plays one step at a
 to to-square; a multi-jump is several steps by the same side, as the engine plays it); the opponent
 plays its whole turn in ``opponent_reply``. The opponent is a player spec:
 
-- an agent file alone (``FILE``) plays the timed alpha-beta search for the session's think time
+- an agent file alone (``FILE``) plays, for the session's think time, the compiled search on 8x8
+  (``compiled:SECONDSs:FILE``, MLP and NNUE agents) and elsewhere the timed alpha-beta search
   (``timed:SECONDSs:FILE``, ``play.timed_turn``): iterative deepening, its network scoring leaves;
+- ``compiled:BUDGET[:FILE]``, ``pydraughts:D`` / ``pydraughts:Ns`` (``american8``, py-draughts
+  installed) and the other host players of ``player_kinds`` play through their game's mover
+  (``play.host_turn``; ``equal``: the think time);
 - ``timed:BUDGET:EVAL`` the same search with its own budget (``timed:equal:EVAL``: the think time)
   and evaluation (``FILE``, ``heuristic``, ``material``);
 - ``mcts:FILE:SIMS`` thinks with the anytime MCTS of ``neurocheckers play`` (``play.prepare_agent``
   / ``play.agent_turn``) for the think time;
-- ``pydraughts:D`` / ``pydraughts:Ns`` (``american8``, py-draughts installed) is py-draughts' engine;
 - other players (``alphabeta:D``, ``alphabeta:D:FILE``, ``alphabeta:D:heuristic``, ``random``, ...)
   play their policy from ``players.parse_player`` (the think time does not apply to them).
 
@@ -44,13 +47,13 @@ from neurocheckers.evaluator import value_fn
 from neurocheckers.play import (
     SearchedMove,
     agent_turn,
+    host_turn,
     parse_color,
     search_text,
     timed_turn,
     timed_win_chance,
 )
 from neurocheckers.policies import Player
-from neurocheckers.pydraughts_engine import PyDraughtsBot, PyDraughtsGame
 from neurocheckers.rules.engine import init
 from neurocheckers.rules.notation import Move, action_squares, apply_move, legal_actions, legal_moves, to_fen
 from neurocheckers.rules.pdn import write_pdn
@@ -97,8 +100,9 @@ class GameSession:
     plies: list[Ply]
     evaluation: dict[str, Any] | None = None
     lock: threading.Lock = dataclasses.field(default_factory=threading.Lock, repr=False)
-    engine: PyDraughtsGame | None = None
-    """py-draughts' engine for this game (a ``pydraughts:`` opponent), else None."""
+    engine: Any = None
+    """The game's mover of a host opponent (the compiled search, py-draughts, an external engine:
+    ``new_game``), else None; made again after an undo."""
     resigned: int | None = None
     """The colour of the person when they resigned (the game is then over), else None."""
     endgame: EndgameDB | None = None
@@ -146,8 +150,17 @@ def build_session(
     player = make_opponent(root, opponent, rules, think_seconds)
     prepare_opponent(player, rules, think_seconds)
     session = GameSession(game_id, rules, human, player, think_seconds, seed, start, [])
-    session.engine = player.player.new_game() if isinstance(player.player, PyDraughtsBot) else None
+    session.engine = _new_engine(session)
     return session
+
+
+def _new_engine(session: GameSession) -> Any:
+    """A new game's mover of a host opponent with ``new_game`` (not the timed search, which
+    ``play.timed_turn`` plays), else None."""
+    player = session.opponent.player
+    if isinstance(player, (Player, TimedPlayer)) or not hasattr(player, "new_game"):
+        return None
+    return player.new_game(session.seed)
 
 
 def _turns(session: GameSession) -> list[dict[str, Any]]:
@@ -354,8 +367,9 @@ def _evaluation(session: GameSession, state: State, win_chance: float | None, de
 
 
 def _timed_evaluation(session: GameSession, state: State, turn: SearchedMove) -> dict[str, Any]:
-    """The evaluation of a timed search's turn: its win chance (network leaves, or a proven result)
-    or the material lead with its score (material or heuristic leaves), and what the search did
+    """The evaluation of a search's turn (timed, compiled, a host player's): its win chance (network
+    leaves, or a proven result) or the material lead with its score (material or heuristic leaves),
+    and what the search did
     (``search``: depth, nodes, seconds, score; absent for a forced move)."""
     info = turn.info
     if info is None:  # forced: no search to report
@@ -401,11 +415,15 @@ def opponent_reply(session: GameSession) -> None:
         for action in turn.move.actions:
             play_ply(session, action, False)
         return
-    session.evaluation = None if player.name == "random" else _evaluation(session, state, None, "")
     if session.engine is not None:
-        engine = session.engine
-        _play_turn(session, lambda current, plies: engine(current))
+        seconds = session.think_seconds if getattr(player, "equal_time", False) else None
+        name = "compiled search" if player.name.startswith("compiled:") else player.name
+        searched = host_turn(session.engine, session.rules, state, seconds, name)
+        session.evaluation = _timed_evaluation(session, state, searched)
+        for action in searched.move.actions:
+            play_ply(session, action, False)
         return
+    session.evaluation = None if player.name == "random" else _evaluation(session, state, None, "")
     assert isinstance(player, Player)
     policy = _jitted_policy(player.policy)
     _play_turn(session, lambda current, plies: policy(player.params, current, jax.random.fold_in(key, plies)))
@@ -421,3 +439,4 @@ def undo(session: GameSession) -> None:
         raise SessionError("nothing to undo: you have not moved yet")
     del session.plies[starts[-1] :]
     session.evaluation = None
+    session.engine = _new_engine(session)  # a host player's game starts again from here

@@ -620,10 +620,10 @@ async function newGame(event, settings) {
   await opponentMoves();
 }
 
-// The opponent setting a game was made from: an agent file alone stands for the timed search for
-// the think time, which the server names in full.
+// The opponent setting a game was made from: an agent file alone stands for the compiled search
+// (8x8) or the timed search for the think time, which the server names in full.
 function openedSetting(game) {
-  const timed = game.opponent.match(/^timed:([0-9.]+)s:(.+\.safetensors)$/);
+  const timed = game.opponent.match(/^(?:timed|compiled):([0-9.]+)s:(.+\.safetensors)$/);
   return timed && +timed[1] === game.think_seconds ? timed[2] : game.opponent;
 }
 
@@ -864,7 +864,7 @@ function drawLineage(run) {
     const download = html("td"), playIt = html("td");
     if (b.file) {
       download.appendChild(html("a", { href: `/api/agent-file?path=${q(b.file)}`, download: "" }, "download"));
-      // The agent file alone: the timed alpha-beta search, its network scoring, for the think time.
+      // The agent file alone: the compiled (8x8) or timed alpha-beta search, its network scoring, for the think time.
       playIt.appendChild(html("a", { class: "play-boss", href: `#play?rules=${q(run.rules)}&opponent=${q(b.file)}` }, "play it"));
     } else {
       download.textContent = "(file not kept)";
