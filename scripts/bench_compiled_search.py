@@ -55,6 +55,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--check-moves", type=int, default=0, help="random positions per preset to check")
     p.add_argument("--agent", action="append", default=[], help="an agent file whose network scores leaves")
     args = p.parse_args(argv)
+    for path in args.agent:
+        try:
+            from neurocheckers.compiled import network
+
+            network.load(path)
+        except ValueError as error:
+            p.error(f"--agent: {error}")
     if args.positions < 1 or args.seconds <= 0 or args.repeats < 1 or args.fixed_depth < 0:
         p.error(
             f"bad sizes: --positions {args.positions}, --seconds {args.seconds}, --repeats {args.repeats}"

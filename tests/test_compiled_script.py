@@ -27,6 +27,23 @@ def test_speed_run_prints_nodes_per_second_depth_and_cache_state():
     assert out.count("depth median") == 4
 
 
+def test_agent_leaves_are_timed_after_material():
+    agent = str(REPO / "results" / "best_american8.safetensors")
+    out = bench("--positions", "2", "--seconds", "0.01", "--agent", agent)
+    assert out.count("depth median") == 2 and "best_american8.safetensors (mlp)" in out
+    assert "M a CPU second" in out
+
+
+def test_a_bad_agent_file_is_one_line(tmp_path):
+    bad = tmp_path / "bad.safetensors"
+    bad.write_text("not an agent")
+    done = subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "bench_compiled_search.py"), "--agent", str(bad)],
+        cwd=REPO, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 2 and "bad.safetensors" in done.stderr and "Traceback" not in done.stderr
+
+
 def test_perft_check_and_match_options():
     out = bench("--perft", "3", "--check-moves", "20", "--match", "1", "--seconds", "0.005")
     assert "american8 depth 3: 302 ok" in out
