@@ -127,6 +127,9 @@ RESERVED_AGENT_KEYS = (
 
 FIXED_OPPONENTS = "random | greedy-material | alphabeta:D"
 """The knowledge-light player specs an evolution run can play as a fixed benchmark opponent."""
+MAX_BENCHMARK_DEPTH = 8
+"""The deepest fixed benchmark opponent (``alphabeta:D`` of ``FIXED_OPPONENTS``): it plays a match
+every epoch of a run, so it is capped below a match's players (``search.limits.MAX_ALPHABETA_DEPTH``)."""
 
 
 def _complete_rows(path: Path) -> list[dict[str, str]]:
@@ -162,11 +165,11 @@ def display_name(spec: str) -> str:
 
 def parse_fixed_opponent(spec: str) -> tuple[str, int]:
     """``(kind, depth)`` of a fixed opponent spec (``FIXED_OPPONENTS``): ``("random", 0)``,
-    ``("greedy-material", 0)`` or ``("alphabeta", D)`` with D in 1..8; ``ValueError`` naming it
-    otherwise."""
+    ``("greedy-material", 0)`` or ``("alphabeta", D)`` with D in 1..``MAX_BENCHMARK_DEPTH``;
+    ``ValueError`` naming it otherwise."""
     if spec in ("random", "greedy-material"):
         return spec, 0
     kind, _, depth = spec.partition(":")
-    if kind == "alphabeta" and depth.isdigit() and 1 <= int(depth) <= 8:
+    if kind == "alphabeta" and depth.isdigit() and 1 <= int(depth) <= MAX_BENCHMARK_DEPTH:
         return kind, int(depth)
-    raise ValueError(f"a fixed opponent is {FIXED_OPPONENTS} (D in 1..8), got {spec!r}")
+    raise ValueError(f"a fixed opponent is {FIXED_OPPONENTS} (D in 1..{MAX_BENCHMARK_DEPTH}), got {spec!r}")
