@@ -189,14 +189,18 @@ def compiled_agent_player(agent_path: str, rules: Rules, seconds: float) -> Comp
 
 
 def host_turn(
-    mover: Callable[[State], int], rules: Rules, state: State, search: str = "compiled search"
+    game: Callable[..., int],
+    rules: Rules,
+    state: State,
+    seconds: float | None = None,
+    search: str = "compiled search",
 ) -> SearchedMove:
-    """A host player's whole turn in ``state``: ``mover(state) -> action`` (a game's mover of the
+    """A host player's whole turn in ``state``: ``game(state, seconds) -> action`` (a game of the
     ``player_kinds`` protocol, its ``infos`` read for the search reports) called for each action."""
     started = time.perf_counter()
-    infos = getattr(mover, "infos", [])
+    infos = getattr(game, "infos", [])
     seen = len(infos)
-    move = _whole_turn(rules, state, lambda current, done: int(mover(current)))
+    move = _whole_turn(rules, state, lambda current, done: int(game(current, seconds)))
     reports = [SearchReport.of(info) for info in infos[seen:]]
     first = next((r for r in reports if r.depth > 0), None)
     return SearchedMove(move, first, sum(r.nodes for r in reports), time.perf_counter() - started, search)
