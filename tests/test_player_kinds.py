@@ -120,3 +120,18 @@ def test_the_compiled_search_on_the_american8_ladder_and_its_depth_in_gauntlet_r
     row = play_row(AMERICAN8, "ladder", "compiled:300n", "alphabeta:1", starts, config)
     assert row.games == 2 and row.player_depth >= 1 and row.opponent_depth is None
     assert seconds_text(row).split(" d ")[1].endswith(" -")
+
+
+def test_the_compiled_search_in_the_equal_time_mode():
+    """``compiled:equal`` gets the clock's allowance each move, as ``timed:equal`` does: our batched
+    opponent then moves one game at a time, and both sides are timed."""
+    from neurocheckers.arena import MatchOptions
+    from neurocheckers.engines import MoveClock, equal_time, parse_any_player, play_any_match
+
+    a, b = parse_any_player("compiled:equal", SIMPLE6), parse_any_player("alphabeta:1", SIMPLE6)
+    assert equal_time(a) and not equal_time(b)
+    clock = MoveClock()
+    records = play_any_match(SIMPLE6, a, b, MatchOptions(2, batch=2, max_plies=20), clock=clock)
+    assert len(records.score) == 2
+    assert clock.per_move(True) > 0 and clock.per_move(False) > 0
+    assert clock.depth_per_move(True) >= 1 and clock.depth_per_move(False) is None
