@@ -52,7 +52,7 @@ from neurocheckers.arena import (
     run_match,
 )
 from neurocheckers.player_kinds import SearchReport, kind_of, parse_spec
-from neurocheckers.policies import Player
+from neurocheckers.policies import Player, jitted_policy
 from neurocheckers.pydraughts_engine import PyDraughtsBot
 from neurocheckers.rules.engine import init_batch, material_balance, piece_counts, random_action, step
 from neurocheckers.rules.openspiel_actions import legal_moves_of, openspiel_action_to_ours, position_of
@@ -331,11 +331,6 @@ def _side_keys(keys: jax.Array, side: bool) -> jax.Array:
     return keys if side else jax.vmap(jax.random.fold_in, in_axes=(0, None))(keys, 1)
 
 
-@functools.cache
-def _single(policy: Callable) -> Callable:
-    return jax.jit(policy)
-
-
 class HostMover:
     """One game of a host player with ``new_game(seed)`` (``player_kinds``' protocol): its mover, and
     the search reports of the moves it played since last asked."""
@@ -360,7 +355,7 @@ def _mover(player: AnyPlayer, game: Any, seed: list[int], key: jax.Array) -> Mov
     if isinstance(player, Player):
         side_key = key if seed[2] else jax.random.fold_in(key, 1)
         return lambda state, os_state, seconds: int(
-            _single(player.policy)(player.params, state, jax.random.fold_in(side_key, int(state.ply)))
+            jitted_policy(player.policy)(player.params, state, jax.random.fold_in(side_key, int(state.ply)))
         )
     if isinstance(player, EngineBot):
         bot = make_bot(player, game, seed)
@@ -378,7 +373,7 @@ def _warm_up(players: dict[bool, AnyPlayer], one_at_a_time: dict[bool, bool], st
             player.deepening.search(state, key, nodes=64)
         elif isinstance(player, Player):
             if one_at_a_time[side]:
-                jax.block_until_ready(_single(player.policy)(player.params, state, key))
+                jax.block_until_ready(jitted_policy(player.policy)(player.params, state, key))
         elif callable(getattr(player, "warm_up", None)):
             player.warm_up()
 

@@ -1,15 +1,20 @@
 """Every way of choosing moves behind one interface, built once per setting (no files read here).
 
 A ``Player`` is a pure policy ``(params, state, key) -> action`` for one game plus its parameters;
-the arena vmaps it over games. Policies are cached per setting, so repeated matches reuse compiled
-code. ``players.parse_player`` builds them from command-line specs and agent files.
+the arena vmaps it over games, and ``Player.new_game`` plays it one game at a time as the host
+players of ``player_kinds`` play (the web's opponents). Policies are cached per setting, so
+repeated matches reuse compiled code. ``players.parse_player`` builds them from command-line specs
+and agent files.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
+from collections.abc import Callable
 from typing import Any
+
+import jax
 
 from neurocheckers.arena import Policy
 from neurocheckers.evaluator import EvaluatorSpec, value_fn
@@ -25,6 +30,21 @@ class Player:
     name: str
     policy: Policy
     params: Any = None
+
+    def new_game(self, seed: int = 0) -> Callable[..., int]:
+        """The policy as a host player's game (``player_kinds``' protocol): ``game(state, seconds=None)
+        -> action`` on one game's ``State``, jitted once a policy, its key ``seed`` folded with the
+        ply; ``seconds`` is unused (a policy's search has a fixed size)."""
+        policy, key = jitted_policy(self.policy), jax.random.key(seed)
+        return lambda state, seconds=None: int(
+            policy(self.params, state, jax.random.fold_in(key, int(state.ply)))
+        )
+
+
+@functools.cache
+def jitted_policy(policy: Policy) -> Callable:
+    """``policy`` jitted for one game at a time (once a policy)."""
+    return jax.jit(policy)
 
 
 @functools.cache

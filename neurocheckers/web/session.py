@@ -17,7 +17,8 @@ plays its whole turn in ``opponent_reply``. The opponent is a player spec:
 - ``mcts:FILE:SIMS`` thinks with the anytime MCTS of ``neurocheckers play`` (``play.prepare_agent``
   / ``play.agent_turn``) for the think time;
 - other players (``alphabeta:D``, ``alphabeta:D:FILE``, ``alphabeta:D:heuristic``, ``random``, ...)
-  play their policy from ``players.parse_player`` (the think time does not apply to them).
+  play their policy from ``players.parse_player`` one game at a time (``Player.new_game``; the
+  think time does not apply to them).
 
 The person may resign (``resign``); ``game_pdn`` gives the game as PDN and ``position_after`` the
 position after any turn of the move list. A game may start from any position (``new_session``'s
@@ -31,11 +32,9 @@ bots need OpenSpiel's own game alongside ours and are refused here.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import math
 import secrets
 import threading
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -53,7 +52,6 @@ from neurocheckers.play import (
     timed_turn,
     timed_win_chance,
 )
-from neurocheckers.policies import Player
 from neurocheckers.rules.engine import init
 from neurocheckers.rules.notation import Move, action_squares, apply_move, legal_actions, legal_moves, to_fen
 from neurocheckers.rules.pdn import write_pdn
@@ -101,8 +99,8 @@ class GameSession:
     evaluation: dict[str, Any] | None = None
     lock: threading.Lock = dataclasses.field(default_factory=threading.Lock, repr=False)
     engine: Any = None
-    """The game's mover of a host opponent (the compiled search, py-draughts, an external engine:
-    ``new_game``), else None; made again after an undo."""
+    """The opponent's game (``new_game``: our policies, the compiled search, py-draughts, an
+    external engine), else None; made again after an undo."""
     resigned: int | None = None
     """The colour of the person when they resigned (the game is then over), else None."""
     endgame: EndgameDB | None = None
@@ -155,10 +153,10 @@ def build_session(
 
 
 def _new_engine(session: GameSession) -> Any:
-    """A new game's mover of a host opponent with ``new_game`` (not the timed search, which
-    ``play.timed_turn`` plays), else None."""
+    """A new game of the opponent (``new_game``: our policies, the compiled search, py-draughts,
+    external engines); None for the timed search and MCTS, which ``play`` plays turn by turn."""
     player = session.opponent.player
-    if isinstance(player, (Player, TimedPlayer)) or not hasattr(player, "new_game"):
+    if isinstance(player, TimedPlayer) or session.opponent.mcts_simulations is not None:
         return None
     return player.new_game(session.seed)
 
@@ -342,11 +340,6 @@ def game_pdn(session: GameSession) -> str:
     return write_pdn([pdn_of_game(session.rules, game)])
 
 
-@functools.cache
-def _jitted_policy(policy):
-    return jax.jit(policy)
-
-
 def _evaluation(session: GameSession, state: State, win_chance: float | None, detail: str) -> dict[str, Any]:
     """The opponent's view of ``state`` before its move: its search's (or network's) chance of
     winning, else the material lead (``detail`` after it, when given); ``text`` says it in words."""
@@ -382,15 +375,6 @@ def _timed_evaluation(session: GameSession, state: State, turn: SearchedMove) ->
     return {**evaluation, "search": search}
 
 
-def _play_turn(session: GameSession, choose: Callable[[State, int], int]) -> None:
-    """Play ``choose(state, plies so far)`` until the opponent's turn ends."""
-    while True:
-        play_ply(session, int(choose(session.state, len(session.plies))), False)
-        after = session.state
-        if bool(after.terminated) or not int(after.continuing):
-            return
-
-
 def opponent_reply(session: GameSession) -> None:
     """The opponent plays its whole turn (every jump of a multi-jump); ``SessionError`` when it is
     not its turn."""
@@ -415,18 +399,12 @@ def opponent_reply(session: GameSession) -> None:
         for action in turn.move.actions:
             play_ply(session, action, False)
         return
-    if session.engine is not None:
-        seconds = session.think_seconds if getattr(player, "equal_time", False) else None
-        name = "compiled search" if player.name.startswith("compiled:") else player.name
-        searched = host_turn(session.engine, session.rules, state, seconds, name)
-        session.evaluation = _timed_evaluation(session, state, searched)
-        for action in searched.move.actions:
-            play_ply(session, action, False)
-        return
-    session.evaluation = None if player.name == "random" else _evaluation(session, state, None, "")
-    assert isinstance(player, Player)
-    policy = _jitted_policy(player.policy)
-    _play_turn(session, lambda current, plies: policy(player.params, current, jax.random.fold_in(key, plies)))
+    seconds = session.think_seconds if getattr(player, "equal_time", False) else None
+    name = "compiled search" if player.name.startswith("compiled:") else player.name
+    searched = host_turn(session.engine, session.rules, state, seconds, name)
+    session.evaluation = None if player.name == "random" else _timed_evaluation(session, state, searched)
+    for action in searched.move.actions:
+        play_ply(session, action, False)
 
 
 def undo(session: GameSession) -> None:
