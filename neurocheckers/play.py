@@ -29,6 +29,7 @@ from neurocheckers.analysis.games import result_text
 from neurocheckers.compiled.driver import SearchOptions
 from neurocheckers.compiled_player import CompiledPlayer, parse_compiled
 from neurocheckers.evaluator import value_fn
+from neurocheckers.game_session import GameLine
 from neurocheckers.player_kinds import SearchReport
 from neurocheckers.rules.engine import init
 from neurocheckers.rules.notation import (
@@ -290,15 +291,6 @@ def chance_text(info: SearchInfo, network: bool = True) -> str:
     return f"win chance {chance:.0%}" if chance is not None else f"score {info.score:+.2f}"
 
 
-@dataclasses.dataclass(frozen=True)
-class _Turn:
-    """One played move in the history: the position before it, who moved, the move."""
-
-    before: State
-    mover: int
-    move: Move
-
-
 def _outcome(state: State, human: int) -> str:
     """The end announcement after ``board_text``'s own "game over" line."""
     result = int(state.result)
@@ -307,12 +299,11 @@ def _outcome(state: State, human: int) -> str:
     return "you win!" if (BLACK if result > 0 else WHITE) == human else "the agent wins."
 
 
-@dataclasses.dataclass
-class _Game:
-    """A game in progress: the position, the moves played so far, whether to draw the board again."""
+@dataclasses.dataclass(kw_only=True)
+class _Game(GameLine):
+    """A game in progress (``game_session.GameLine``: the plies played, the position, the end rules)
+    and whether to draw the board again."""
 
-    state: State
-    history: list[_Turn]
     show_board: bool = True
     mover: Any = None
     """The compiled search's mover of this game (its table and the game's positions), None before
@@ -367,22 +358,20 @@ def _agent_plays(game: _Game, thinker: _Thinker, key: jax.Array, write: Callable
         chance = "forced" if turn.win_chance is None else f"its win chance {turn.win_chance:.0%}"
         said = f"{turn.simulations} simulations in {turn.seconds:.2f} s, {chance}"
     write(f"agent ({_side(state.color)}) plays {move.notation} ({said})")
-    game.history.append(_Turn(state, int(state.color), move))
-    game.state = apply_move(rules, state, move)
+    game.play_move(move, by_human=False)
     game.show_board = True
 
 
 def _undo(game: _Game, human: int, write: Callable[[str], Any]) -> None:
     """Take back the person's last move and everything after it (the agent's reply)."""
-    mine = [i for i, t in enumerate(game.history) if t.mover == human]
-    if not mine:
+    try:
+        taken = game.undo_person()
+    except ValueError:
         write("nothing to undo: you have not moved yet.")
         return
-    taken = game.history[mine[-1] :]
-    game.state = taken[0].before
-    game.history = game.history[: mine[-1]]
     game.mover = None  # the compiled search's game starts again from here
-    write("took back " + " ".join(t.move.notation for t in taken) + ".")
+    moves = GameLine(game.rules, taken[0].before, taken).turns()
+    write("took back " + " ".join(t.move.notation for t in moves) + ".")
     game.show_board = True
 
 
@@ -409,8 +398,7 @@ def _human_says(game: _Game, rules: Rules, human: int, line: str, write: Callabl
             write(str(error))
             return False
         write(f"you play {move.notation}")
-        game.history.append(_Turn(game.state, human, move))
-        game.state = apply_move(rules, game.state, move)
+        game.play_move(move, by_human=True)
     return False
 
 
@@ -457,7 +445,7 @@ def play_game(
     write("preparing the agent...")
     write(f"ready ({_prepare(thinker)}). You play {_side(human)}; type 'help' for help.")
     start = jax.device_get(init(rules))
-    game = _Game(start, [])
+    game = _Game(rules=rules, start=start)
     key = jax.random.key(seed)
     while not bool(game.state.terminated):
         if int(game.state.color) != human:
@@ -481,7 +469,7 @@ def play_game(
         "black": human_name if human == BLACK else agent_name,
         "white": human_name if human == WHITE else agent_name,
         "start_fen": to_fen(start),
-        "moves": [t.move.notation for t in game.history],
+        "moves": [t.move.notation for t in game.turns()],
         "result": result_text(game.state),  # "*" when quit before the end
-        "plies": sum(len(t.move.actions) for t in game.history),
+        "plies": len(game.plies),
     }

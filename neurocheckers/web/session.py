@@ -43,6 +43,7 @@ import jax
 from neurocheckers.analysis.pdn_games import pdn_of_game
 from neurocheckers.endgame.database import EndgameDB
 from neurocheckers.evaluator import value_fn
+from neurocheckers.game_session import GameLine
 from neurocheckers.play import (
     SearchedMove,
     agent_turn,
@@ -53,7 +54,7 @@ from neurocheckers.play import (
     timed_win_chance,
 )
 from neurocheckers.rules.engine import init
-from neurocheckers.rules.notation import Move, action_squares, apply_move, legal_actions, legal_moves, to_fen
+from neurocheckers.rules.notation import action_squares, legal_actions, legal_moves, to_fen
 from neurocheckers.rules.pdn import write_pdn
 from neurocheckers.rules.presets import Rules, get_rules
 from neurocheckers.rules.state import BLACK, State
@@ -70,32 +71,21 @@ from neurocheckers.web.opponents import (
 )
 
 
-@dataclasses.dataclass(frozen=True)
-class Ply:
-    """One action played: the positions before and after it, the action, its squares and who
-    played it."""
-
-    before: State
-    after: State
-    action: int
-    src: int
-    dst: int
-    capture: bool
-    by_human: bool
-
-
-@dataclasses.dataclass
-class GameSession:
-    """One game in progress: settings, the plies played, and the opponent's last evaluation."""
+@dataclasses.dataclass(kw_only=True)
+class GameSession(GameLine):
+    """One game in progress (``game_session.GameLine``: the rules, the start, the plies played, the
+    repetition draw), its settings and the opponent's last evaluation."""
 
     id: str
-    rules: Rules
+    """The game's random id."""
     human: int
+    """The person's colour."""
     opponent: Opponent
+    """Whom the person plays."""
     think_seconds: float
+    """The opponent's think time a move."""
     seed: int
-    start: State
-    plies: list[Ply]
+    """The opponent's random seed."""
     evaluation: dict[str, Any] | None = None
     lock: threading.Lock = dataclasses.field(default_factory=threading.Lock, repr=False)
     engine: Any = None
@@ -105,11 +95,6 @@ class GameSession:
     """The colour of the person when they resigned (the game is then over), else None."""
     endgame: EndgameDB | None = None
     """The endgame database of the game's rules the server opened, else None."""
-
-    @property
-    def state(self) -> State:
-        """The position now."""
-        return self.plies[-1].after if self.plies else self.start
 
 
 def new_session(
@@ -147,7 +132,15 @@ def build_session(
     search compiled (``prepare_opponent``)."""
     player = make_opponent(root, opponent, rules, think_seconds)
     prepare_opponent(player, rules, think_seconds)
-    session = GameSession(game_id, rules, human, player, think_seconds, seed, start, [])
+    session = GameSession(
+        rules=rules,
+        start=start,
+        id=game_id,
+        human=human,
+        opponent=player,
+        think_seconds=think_seconds,
+        seed=seed,
+    )
     session.engine = _new_engine(session)
     return session
 
@@ -258,10 +251,7 @@ def session_view(session: GameSession) -> dict[str, Any]:
 
 def play_ply(session: GameSession, action: int, by_human: bool) -> None:
     """Play the legal ``action`` (one ply) in the game, by the person or by the opponent."""
-    state = session.state
-    src, dst, capture = action_squares(session.rules, state, action)
-    after = apply_move(session.rules, state, Move((action,), (src, dst), capture))
-    session.plies.append(Ply(state, after, action, src, dst, capture, by_human))
+    session.play_ply(action, by_human)
 
 
 def _refusal(session: GameSession, src: int, dst: int) -> str:
@@ -412,9 +402,9 @@ def undo(session: GameSession) -> None:
     ``SessionError`` when the person has not moved yet."""
     if session.resigned is not None:
         raise SessionError("you resigned: start a new game")
-    starts = [i for i, p in enumerate(session.plies) if p.by_human and not int(p.before.continuing)]
-    if not starts:
-        raise SessionError("nothing to undo: you have not moved yet")
-    del session.plies[starts[-1] :]
+    try:
+        session.undo_person()
+    except ValueError as error:
+        raise SessionError(str(error)) from None
     session.evaluation = None
     session.engine = _new_engine(session)  # a host player's game starts again from here
