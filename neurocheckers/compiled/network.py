@@ -198,8 +198,15 @@ def update(geo, net, head, ok, pk, color, source, dest, captured, ply):
 
 
 @njit(cache=True, fastmath=True, inline="always")
+def _act(v, clip):
+    v = max(v, np.float32(0.0))
+    return min(v, np.float32(1.0)) if clip else v
+
+
+@njit(cache=True, fastmath=True, inline="always")
 def _dense(w, b, x, y, n_out, n_in, clip):
-    """``y = act(W x + b)`` with ``W`` [n_out, n_in] row-major; four rows a pass (four chains)."""
+    """``y = act(W x + b)`` (ReLU, clipped to 1 when ``clip``) with ``W`` [n_out, n_in] row-major;
+    four rows a pass over contiguous slices (four independent dot products)."""
     j = 0
     while j + 4 <= n_out:
         r0, r1 = w[j * n_in : (j + 1) * n_in], w[(j + 1) * n_in : (j + 2) * n_in]
@@ -211,18 +218,16 @@ def _dense(w, b, x, y, n_out, n_in, clip):
             s1 += r1[i] * xi
             s2 += r2[i] * xi
             s3 += r3[i] * xi
-        y[j], y[j + 1], y[j + 2], y[j + 3] = s0 + b[j], s1 + b[j + 1], s2 + b[j + 2], s3 + b[j + 3]
+        y[j], y[j + 1] = _act(s0 + b[j], clip), _act(s1 + b[j + 1], clip)
+        y[j + 2], y[j + 3] = _act(s2 + b[j + 2], clip), _act(s3 + b[j + 3], clip)
         j += 4
     while j < n_out:
+        r = w[j * n_in : (j + 1) * n_in]
         s = np.float32(0.0)
         for i in range(n_in):
-            s += w[j * n_in + i] * x[i]
-        y[j] = s + b[j]
+            s += r[i] * x[i]
+        y[j] = _act(s + b[j], clip)
         j += 1
-    for i in range(n_out):
-        y[i] = max(y[i], np.float32(0.0))
-        if clip:
-            y[i] = min(y[i], np.float32(1.0))
 
 
 @njit(cache=True, fastmath=True)
