@@ -14,7 +14,7 @@ import dataclasses
 
 from neurocheckers.rules.notation import Move, action_squares, apply_move
 from neurocheckers.rules.presets import Rules
-from neurocheckers.rules.repetition import RepetitionWatch
+from neurocheckers.rules.repetition import REASON, RepetitionWatch
 from neurocheckers.rules.state import State
 
 
@@ -30,6 +30,8 @@ class Ply:
     dst: int
     capture: bool
     by_human: bool
+    repetition: bool = False
+    """Whether this ply's position ended the game by a threefold repetition."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -63,7 +65,9 @@ class GameLine:
         state = self.state
         src, dst, capture = action_squares(self.rules, state, action)
         after = apply_move(self.rules, state, Move((action,), (src, dst), capture))
-        ply = Ply(state, self._watched().observe(after), action, src, dst, capture, by_human)
+        watch = self._watched()
+        after = watch.observe(after)
+        ply = Ply(state, after, action, src, dst, capture, by_human, bool(watch.drawn))
         self.plies.append(ply)
         return ply
 
@@ -80,11 +84,15 @@ class GameLine:
             watch.observe(state)
         return watch
 
+    def repetition_reason(self) -> str | None:
+        """``rules.repetition.REASON`` when the game ended by a threefold repetition, else None."""
+        return REASON if self.plies and self.plies[-1].repetition else None
+
     def turns(self) -> list[Turn]:
         """The whole turns played, in order (the last may be a multi-jump still going on)."""
         turns: list[Turn] = []
         start = 0
-        for i, ply in enumerate(self.plies):
+        for i in range(len(self.plies)):
             if i + 1 == len(self.plies) or not int(self.plies[i + 1].before.continuing):
                 played = self.plies[start : i + 1]
                 path = (played[0].src, *(p.dst for p in played))

@@ -24,9 +24,11 @@ def test_a_threefold_repetition_draws_and_an_undo_takes_it_back():
         assert not bool(line.state.terminated), i
         _play(line, notation, by_human=i % 2 == 0)
     assert bool(line.state.terminated) and int(line.state.result) == 0  # the start's third occurrence
+    assert line.repetition_reason() == "draw: threefold repetition"
     assert [t.move.notation for t in line.turns()] == SHUFFLE * 2
     taken = line.undo_person()  # the person's 8-4 and the reply 25-29
     assert len(taken) == 2 and not bool(line.state.terminated) and len(line.plies) == 6
+    assert line.repetition_reason() is None
     _play(line, "8-4", True)
     _play(line, "25-29", False)
     assert bool(line.state.terminated)
@@ -43,7 +45,11 @@ def test_no_repetition_rule_no_draw_and_nothing_to_undo():
     assert line.turns()[0].move == move and not line.turns()[0].by_human
 
 
-def test_the_web_keeps_its_games_in_it():
-    from neurocheckers.web.session import GameSession
+def test_the_web_says_a_repetition_ended_the_game(tmp_path):
+    from neurocheckers.web import session as web
 
-    assert issubclass(GameSession, GameLine)
+    game = web.new_session(tmp_path, "random", "american8", "black", start=parse_fen(AMERICAN8, "B:WK29:BK4"))
+    assert isinstance(game, GameLine)
+    for i, notation in enumerate(SHUFFLE * 2):
+        _play(game, notation, by_human=i % 2 == 0)
+    assert web.outcome(game) == {"over": True, "result": "1/2-1/2", "reason": "draw: threefold repetition"}

@@ -174,7 +174,7 @@ def _turns(session: GameSession) -> list[dict[str, Any]]:
 
 def outcome(session: GameSession) -> dict[str, Any]:
     """Whether the game is over, its PDN result (``*`` while it goes on) and why it ended: the
-    position's end (``board.end_reason``) or the person's resignation."""
+    position's end (``board.end_reason``, a threefold repetition) or the person's resignation."""
     state = session.state
     if session.resigned is not None:
         winner = 1 - session.resigned
@@ -185,7 +185,8 @@ def outcome(session: GameSession) -> dict[str, Any]:
             "reason": f"{side_name(winner)} wins: {side_name(session.resigned)} resigned",
         }
     position = position_json(session.rules, state)
-    return {"over": position["over"], "result": position["result"], "reason": position["reason"]}
+    reason = session.repetition_reason() or position["reason"]
+    return {"over": position["over"], "result": position["result"], "reason": reason}
 
 
 def _pieces_text(numbers: list[int]) -> str:
