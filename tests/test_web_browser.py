@@ -219,7 +219,7 @@ def test_a_whole_8x8_game_against_the_best_agent_from_the_board_on_arrival(page,
     assert first_row.locator(".no").inner_text() == "1." and first_row.locator("button.turn").count() == 2
     [pdn] = _download_pdn(page, "#pdn")
     assert list(pdn.moves) == turns and pdn.tags["Black"] == "human"
-    assert pdn.tags["White"] == f"timed:{FAST_THINK}s:{BEST_8X8}"
+    assert pdn.tags["White"] == f"compiled:{FAST_THINK}s:{BEST_8X8}"  # the compiled search on 8x8
     assert f"({pdn.result})" in page.inner_text("#play-status")
     # A move of the list shows its position; back to the game shows the game's end again.
     live = page.get_attribute("#play-board", "data-fen")
