@@ -22,7 +22,15 @@ import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-TIMING = {"wall_seconds", "plies_per_second", "strength_seconds", "player_seconds", "opponent_seconds"}
+TIMING = {
+    "wall_seconds",
+    "plies_per_second",
+    "strength_seconds",
+    "player_seconds",
+    "opponent_seconds",
+    "player_depth",
+    "opponent_depth",
+}
 
 
 def sets(*items: str) -> list[str]:
