@@ -11,13 +11,14 @@ from neurocheckers.agent_file import Agent, load_agent
 from neurocheckers.engines import AnyPlayer, is_engine_spec, parse_any_player
 from neurocheckers.play import prepare_agent, prepare_timed
 from neurocheckers.rules.presets import Rules
+from neurocheckers.search.limits import MAX_MOVE_SECONDS
 from neurocheckers.search.mcts import MCTSConfig
 from neurocheckers.timed_player import TimedPlayer
 from neurocheckers.web.agents import find_agent_file, spec_agent_file, with_agent_file
 from neurocheckers.web.folder import relative_name
 
-MAX_THINK_SECONDS = 60.0
-"""The longest thinking time a game may ask for."""
+MAX_THINK_SECONDS = MAX_MOVE_SECONDS
+"""The longest thinking time a game may ask for (a player's longest move, ``search.limits``)."""
 MAX_THINK_NODES = 5_000_000
 """The largest node budget a ``timed:NODESn:EVAL`` opponent may have: about ``MAX_THINK_SECONDS`` of
 search at the 100,000 nodes a second of a small network on a CPU."""
