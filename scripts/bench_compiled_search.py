@@ -44,6 +44,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--variants", action="store_true", help="also time LMR and aspiration windows")
     p.add_argument("--fixed-depth", type=int, default=0, help="nodes to complete this depth, per variant")
+    p.add_argument(
+        "--nodes", type=int, default=0, help="also the median depth with this many nodes a move (no clock)"
+    )
     p.add_argument("--perft", type=int, default=0, help="perft from the start to this depth, every preset")
     p.add_argument("--match", type=int, default=0, help="openings of a match: LMR (default) against none")
     p.add_argument(
@@ -62,7 +65,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
             network.load(path)
         except ValueError as error:
             p.error(f"--agent: {error}")
-    if args.positions < 1 or args.seconds <= 0 or args.repeats < 1 or args.fixed_depth < 0:
+    if args.positions < 1 or args.seconds <= 0 or args.repeats < 1 or args.fixed_depth < 0 or args.nodes < 0:
         p.error(
             f"bad sizes: --positions {args.positions}, --seconds {args.seconds}, --repeats {args.repeats}"
         )
@@ -131,6 +134,19 @@ def speed(rules, positions, seconds: float, options, repeats: int, leaves=None) 
     return {"nodes_per_s": rate, "cpu_nodes_per_s": cpu_rate, "median_depth": depth, "mean_depth": mean_depth}
 
 
+def depth_at_nodes(rules, positions, nodes: int, options, leaves=None) -> float:
+    """The median depth completed with ``nodes`` a move: the depth a core of its own would reach at
+    ``nodes / (nodes per second)`` seconds, whatever else runs on the machine."""
+    from neurocheckers.compiled.driver import CompiledSearch
+
+    search = CompiledSearch(rules, options, leaves)
+    depths = []
+    for pos in positions:
+        search.new_game()
+        depths.append(search.search(pos, nodes=nodes).depth)
+    return statistics.median(depths)
+
+
 def fixed_depth_nodes(rules, positions, depth: int, options) -> float:
     from neurocheckers.compiled.driver import CompiledSearch
 
@@ -178,6 +194,9 @@ def speed_main(args) -> None:
             f"  {name:18s} {s['nodes_per_s'] / 1e6:5.2f} M nodes/s ({s['cpu_nodes_per_s'] / 1e6:.2f} M a CPU"
         )
         line += f" second), depth median {s['median_depth']} (mean {s['mean_depth']:.1f})"
+        if args.nodes:
+            depth = depth_at_nodes(rules, positions, args.nodes, options, leaves)
+            line += f", depth median with {args.nodes:,} nodes {depth}"
         if args.fixed_depth:
             nodes = fixed_depth_nodes(rules, positions, args.fixed_depth, options)
             line += f", nodes to depth {args.fixed_depth}: {nodes:,.0f}"
