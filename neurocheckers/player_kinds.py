@@ -53,6 +53,8 @@ class PlayerKind:
     """True for a host player (one game at a time), False for a JAX policy (``policies.Player``)."""
     rules: tuple[str, ...] = ALL_RULES
     """The presets it plays (empty: all)."""
+    files: tuple[tuple[int, int], ...] = ()
+    """Where its specs name an agent file: ``(argument count, argument index)`` pairs."""
 
     def parse(self, spec: str, rules: Any) -> Any:
         """The player of ``spec`` under ``rules`` (a ``Rules``); ``ValueError`` (one line) naming a bad
@@ -88,6 +90,7 @@ BUILTIN_KINDS: tuple[PlayerKind, ...] = (
         "greedy:FILE",
         "the move the agent's network rates best, no search",
         "neurocheckers.players:parse_player",
+        files=((1, 0),),
     ),  # fmt: skip
     PlayerKind(
         "alphabeta",
@@ -95,12 +98,14 @@ BUILTIN_KINDS: tuple[PlayerKind, ...] = (
         f"depth-D alpha-beta (D in 1..{MAX_ALPHABETA_DEPTH}), leaves by material, the agent's network"
         " (with an endgame database DB) or the hand-written evaluation",
         "neurocheckers.players:parse_player",
+        files=((2, 1), (3, 1)),
     ),
     PlayerKind(
         "mcts",
         "mcts:FILE:SIMS",
         f"MCTS with the agent's network, SIMS in 1..{MAX_SIMULATIONS}",
         "neurocheckers.players:parse_player",
+        files=((2, 0),),
     ),  # fmt: skip
     PlayerKind(
         "mcts-rollout",
@@ -115,6 +120,7 @@ BUILTIN_KINDS: tuple[PlayerKind, ...] = (
         f" or equal (the opponent's time a move); {EVALS}",
         "neurocheckers.timed_player:parse_timed",
         host=True,
+        files=((2, 1), (3, 1)),
     ),
     PlayerKind(
         "compiled",
@@ -123,6 +129,7 @@ BUILTIN_KINDS: tuple[PlayerKind, ...] = (
         " leaves by the agent FILE's network (an MLP or NNUE agent), else material",
         "neurocheckers.compiled_player:parse_compiled",
         host=True,
+        files=((2, 1),),
     ),
     PlayerKind(
         "pydraughts",
@@ -207,6 +214,37 @@ def spec_help(preset: str | None = None) -> str:
     ``preset`` when given)."""
     kinds = [k for k in player_kinds() if preset is None or not k.rules or preset in k.rules]
     return "; ".join(kind.line() for kind in kinds)
+
+
+BUILT_IN_EVALUATIONS = ("heuristic", "material")
+"""Evaluations named in a spec's agent-file place that are not files."""
+
+
+def _file_place(spec: str) -> tuple[str, list[str], int | None]:
+    """``(kind, arguments, index of the agent file among them or None)`` of ``spec``."""
+    kind, _, rest = spec.strip().partition(":")
+    args = rest.split(":") if rest else []
+    found = kind_of(kind)
+    index = dict(found.files).get(len(args)) if found is not None else None
+    if index is not None and args[index] in BUILT_IN_EVALUATIONS:
+        index = None
+    return kind, args, index
+
+
+def spec_agent_file(spec: str) -> str | None:
+    """The agent file a player spec names (``greedy:FILE``, ``alphabeta:D:FILE[:DB]``,
+    ``mcts:FILE:SIMS``, ``timed:BUDGET:FILE[:DB]``, ``compiled:BUDGET:FILE``), or None."""
+    _, args, index = _file_place(spec)
+    return None if index is None else args[index]
+
+
+def with_agent_file(spec: str, path: Any) -> str:
+    """``spec`` with its agent file replaced by ``path`` (``ValueError`` when it names none)."""
+    kind, args, index = _file_place(spec)
+    if index is None:
+        raise ValueError(f"player spec {spec!r} names no agent file")
+    args[index] = str(path)
+    return ":".join([kind, *args])
 
 
 @dataclasses.dataclass(frozen=True)

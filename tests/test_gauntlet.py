@@ -157,13 +157,13 @@ def test_the_american8_ladder_has_the_engines_and_an_equal_time_player():
     rows = pairings("alphabeta:2:a.safetensors", config)
     ladder = {(a, b) for k, a, b in rows if k == "ladder"}
     for opponent in ("random", "alphabeta:6", "alphabeta:2:heuristic", "openspiel:mcts:1000", "pydraughts:8"):
-        assert ("timed:equal:a.safetensors", opponent) in ladder
+        assert ("compiled:equal:a.safetensors", opponent) in ladder  # the compiled search on 8x8
     equal_depth = {(a, b) for k, a, b in rows if k == "equal-depth"}
     assert ("alphabeta:4:a.safetensors", "alphabeta:4") in equal_depth
     assert ("alphabeta:2:a.safetensors", "alphabeta:2:heuristic") in equal_depth
     assert ("calibration", "alphabeta:6:heuristic", "alphabeta:6") in rows
     only = pairings("alphabeta:2:a.safetensors", dataclasses.replace(config, only=("pydraughts:6",)))
-    assert only == [("ladder", "timed:equal:a.safetensors", "pydraughts:6")]
+    assert only == [("ladder", "compiled:equal:a.safetensors", "pydraughts:6")]
     # Built-in evaluations are not agent files.
     assert agent_file_of("alphabeta:2:heuristic") is None and agent_file_of("timed:1s:material") is None
     assert agent_file_of("timed:equal:x.safetensors") == "x.safetensors"

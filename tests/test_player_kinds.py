@@ -135,3 +135,30 @@ def test_the_compiled_search_in_the_equal_time_mode():
     assert len(records.score) == 2
     assert clock.per_move(True) > 0 and clock.per_move(False) > 0
     assert clock.depth_per_move(True) >= 1 and clock.depth_per_move(False) is None
+
+
+def test_where_a_spec_names_its_agent_file():
+    from neurocheckers.player_kinds import spec_agent_file, with_agent_file
+
+    named = {
+        "greedy:a.safetensors": "a.safetensors",
+        "alphabeta:3:a.safetensors": "a.safetensors",
+        "alphabeta:3:a.safetensors:db": "a.safetensors",
+        "mcts:a.safetensors:16": "a.safetensors",
+        "timed:1s:a.safetensors": "a.safetensors",
+        "compiled:0.1s:a.safetensors": "a.safetensors",
+    }
+    for spec, file in named.items():
+        assert spec_agent_file(spec) == file, spec
+        assert with_agent_file(spec, "x/b.safetensors") == spec.replace("a.safetensors", "x/b.safetensors")
+    for spec in (
+        "random",
+        "alphabeta:3",
+        "alphabeta:3:heuristic",
+        "timed:1s:material",
+        "compiled:0.1s",
+        "nope:a",
+    ):
+        assert spec_agent_file(spec) is None, spec
+    with pytest.raises(ValueError, match="'random' names no agent file"):
+        with_agent_file("random", "b.safetensors")

@@ -41,7 +41,7 @@ from neurocheckers.analysis.gauntlet_rows import ANCHOR, Rating, Row, islands, r
 from neurocheckers.arena import MatchOptions
 from neurocheckers.engines import MoveClock, parse_any_player, play_any_match
 from neurocheckers.formats import display_name
-from neurocheckers.player_kinds import kind_of
+from neurocheckers.player_kinds import kind_of, spec_agent_file
 from neurocheckers.players import trained_player_spec
 from neurocheckers.policies import Player
 from neurocheckers.rules.openings import load_openings, opening_states
@@ -132,21 +132,12 @@ class GauntletResult:
         return next(r for r in self.ratings if r.player == player)
 
 
-BUILT_IN_EVALUATIONS = ("heuristic", "material")
-"""Evaluations named in a spec's agent-file place that are not files."""
-
-
 def agent_file_of(spec: str) -> str | None:
-    """The agent file a player spec uses, if any: ``mcts:FILE:N``, ``greedy:FILE``,
-    ``alphabeta:D:FILE``, ``timed:BUDGET:FILE``, or a bare ``FILE.safetensors``."""
-    parts = spec.split(":")
-    if len(parts) == 1 and spec.endswith(".safetensors"):
+    """The agent file a player spec uses, if any (``player_kinds.spec_agent_file``), or a bare
+    ``FILE.safetensors``."""
+    if ":" not in spec and spec.endswith(".safetensors"):
         return spec
-    places = {("mcts", 3): 1, ("greedy", 2): 1, ("alphabeta", 3): 2, ("timed", 3): 2, ("compiled", 3): 2}
-    index = places.get((parts[0], len(parts)))
-    if index is None or parts[index] in BUILT_IN_EVALUATIONS:
-        return None
-    return parts[index]
+    return spec_agent_file(spec)
 
 
 def player_spec(spec: str, rules: Rules) -> str:

@@ -1,5 +1,6 @@
 """The agent files of the served folder and the players the Play page offers: the best agent of each
-rules preset, the opponents that fit a preset, and the agent file a player spec names."""
+rules preset, the opponents that fit a preset, and where a player spec's agent file is found (which
+argument names it: ``player_kinds.spec_agent_file``)."""
 
 from __future__ import annotations
 
@@ -15,32 +16,6 @@ from neurocheckers.web.folder import NotFound, inside, listed, walk_served
 
 BEST_AGENT = "best_{rules}.safetensors"
 """The name of a rules preset's best agent file (``results/``), which the Play page offers first."""
-AGENT_FILE_ARGUMENT = {
-    ("greedy", 1): 0,
-    ("alphabeta", 2): 1,
-    ("mcts", 2): 0,
-    ("timed", 2): 1,
-    ("compiled", 2): 1,
-}
-"""Where a player spec names its agent file: (kind, argument count) -> argument index."""
-
-
-def spec_agent_file(spec: str) -> str | None:
-    """The agent file a player spec names (``mcts:FILE:SIMS``, ``alphabeta:D:FILE``,
-    ``greedy:FILE``), or None."""
-    kind, _, rest = spec.strip().partition(":")
-    args = rest.split(":") if rest else []
-    index = AGENT_FILE_ARGUMENT.get((kind, len(args)))
-    # alphabeta:D:heuristic and timed:BUDGET:material name a built-in evaluation, not a file.
-    return None if index is None or args[index] in ("heuristic", "material") else args[index]
-
-
-def with_agent_file(spec: str, path: str | Path) -> str:
-    """``spec`` with its agent file replaced by ``path``."""
-    kind, _, rest = spec.strip().partition(":")
-    args = rest.split(":")
-    args[AGENT_FILE_ARGUMENT[(kind, len(args))]] = str(path)
-    return ":".join([kind, *args])
 
 
 def find_agent_file(root: str | Path, name: str) -> Path:

@@ -15,10 +15,11 @@ from neurocheckers.analysis.games import FORMAT as GAMES_FORMAT
 from neurocheckers.analysis.games import GameFile, replay_game
 from neurocheckers.analysis.pdn_games import load_game_file, pdn_of_game
 from neurocheckers.evaluator import value_fn
+from neurocheckers.player_kinds import spec_agent_file
 from neurocheckers.rules.pdn import write_pdn
 from neurocheckers.rules.presets import Rules
 from neurocheckers.rules.state import BLACK
-from neurocheckers.web.agents import find_agent_file, spec_agent_file
+from neurocheckers.web.agents import find_agent_file
 from neurocheckers.web.board import position_json
 from neurocheckers.web.folder import GAME_SUFFIXES, listed, reads_files, relative_name, walk_served
 

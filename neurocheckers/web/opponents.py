@@ -10,11 +10,12 @@ from pathlib import Path
 from neurocheckers.agent_file import Agent, load_agent
 from neurocheckers.engines import AnyPlayer, is_engine_spec, parse_any_player
 from neurocheckers.play import prepare_agent, prepare_timed
+from neurocheckers.player_kinds import spec_agent_file, with_agent_file
 from neurocheckers.rules.presets import Rules
 from neurocheckers.search.limits import MAX_MOVE_SECONDS
 from neurocheckers.search.mcts import MCTSConfig
 from neurocheckers.timed_player import TimedPlayer
-from neurocheckers.web.agents import find_agent_file, spec_agent_file, with_agent_file
+from neurocheckers.web.agents import find_agent_file
 from neurocheckers.web.folder import relative_name
 
 MAX_THINK_SECONDS = MAX_MOVE_SECONDS
