@@ -21,6 +21,7 @@ from neurocheckers.rules import AMERICAN6, AMERICAN8, SIMPLE6  # noqa: E402
 from neurocheckers.rules.notation import parse_fen  # noqa: E402
 from neurocheckers.rules.openings import load_openings, opening_states  # noqa: E402
 from neurocheckers.rules.openspiel_actions import position_of  # noqa: E402
+from neurocheckers.timed_player import EQUAL_TIME_SHARE  # noqa: E402
 
 
 def test_specs_and_their_errors(monkeypatch):
@@ -132,7 +133,7 @@ def test_the_equal_time_bank_is_spread_over_moves():
     clock = engines.MoveClock()
     assert clock.allowance(True) is None
     clock.add(False, 1.0, 10)  # the opponent: 0.1 s a move
-    share = engines.EQUAL_TIME_SHARE * 0.1
+    share = EQUAL_TIME_SHARE * 0.1
     assert clock.allowance(True) == pytest.approx(share)
     clock.add(True, 2.0, 1)  # one move far over its share
     assert clock.allowance(True) == pytest.approx(0.25 * share)
