@@ -43,7 +43,7 @@ MAX_SECONDS = MAX_MOVE_SECONDS
 MAX_NODES = MAX_TIMED_NODES
 EQUAL_TIME_SHARE = 0.95
 """In the equal-time mode the player may spend this share of the opponent's mean time per move, as
-a time bank over the match, spread over the moves (``engines.MoveClock.allowance``)."""
+a time bank over the match, spread over the moves (``move_clock.MoveClock.allowance``)."""
 FIRST_MOVE_SECONDS = 0.05
 """The equal-time budget before the opponent has moved."""
 MIN_SECONDS = 0.001
@@ -69,7 +69,7 @@ def heuristic_leaf(rules: Rules) -> Callable:
 @dataclasses.dataclass
 class TimedGame:
     """One game's mover: ``mover(state, seconds=None) -> action``; ``seconds`` is the time an
-    ``equal`` player may spend on this move (``engines.MoveClock.allowance``)."""
+    ``equal`` player may spend on this move (``move_clock.MoveClock.allowance``)."""
 
     player: TimedPlayer
     seed: int

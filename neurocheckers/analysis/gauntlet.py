@@ -19,7 +19,7 @@ against the heuristic. With ``equal_time`` the player's ladder rows are played b
 with its network (``timed:equal:FILE``; on the american8 ladder the compiled search,
 ``compiled:equal:FILE``, once its registry forms take a FILE), which gets at each move the
 opponent's mean thinking time per move so far; every row then reports both sides' seconds and
-search depth per move, each game's moves timed one game at a time (``engines.MoveClock``).
+search depth per move, each game's moves timed one game at a time (``move_clock.MoveClock``).
 
 A score's 95% interval treats each opening's pair of games as one observation (the games of a pair
 are correlated), as engine testers do with paired openings.
