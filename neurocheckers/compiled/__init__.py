@@ -7,5 +7,6 @@ the latency-bound, sequential search of one game at play time. See docs/compiled
 
 Modules: ``bitops`` (LLVM intrinsics), ``board`` (rules and geometry packed for numba, positions,
 moves as JAX actions), ``movegen`` (move generation, copy-make, perft), ``search`` (the alpha-beta),
-``check`` (agreement with the JAX rules).
+``network`` (MLP and NNUE leaves, the first layer kept incrementally), ``check`` (agreement with the
+JAX rules).
 """
