@@ -3,6 +3,7 @@ one line and played in a match, limits and ``--help`` from one place, the search
 
 from __future__ import annotations
 
+import jax
 import pytest
 from fake_engine import FAKE_KIND, FakeEngine
 
@@ -100,7 +101,7 @@ def test_match_of_the_compiled_search_shows_each_sides_time_and_depth(capsys):
     assert float(a) >= 1 and float(b) >= 1
 
 
-def test_the_compiled_search_on_the_american8_ladder_and_its_depth_in_gauntlet_rows():
+def test_the_compiled_search_on_the_american8_ladder_and_its_depth_in_gauntlet_rows(tmp_path):
     from neurocheckers.analysis.gauntlet import (
         GauntletConfig,
         equal_time_player,
@@ -116,6 +117,12 @@ def test_the_compiled_search_on_the_american8_ladder_and_its_depth_in_gauntlet_r
     # the compiled search takes a network: the equal-time player of the american8 ladder
     assert equal_time_player("agent.safetensors", "american8") == "compiled:equal:agent.safetensors"
     assert equal_time_player("agent.safetensors", "material") == "timed:equal:agent.safetensors"
+    from neurocheckers.agent_file import save_agent
+    from neurocheckers.evaluator import EvaluatorSpec, init_params
+
+    cnn = EvaluatorSpec.for_rules(AMERICAN8, 1, 4, architecture="cnn", cnn_channels=(2,), cnn_dense=4)
+    save_agent(tmp_path / "cnn.safetensors", AMERICAN8, cnn, init_params(jax.random.key(0), cnn))
+    assert equal_time_player(str(tmp_path / "cnn.safetensors"), "american8").startswith("timed:equal:")
     starts = opening_states(AMERICAN8, load_openings(AMERICAN8, 1))
     row = play_row(AMERICAN8, "ladder", "compiled:300n", "alphabeta:1", starts, config)
     assert row.games == 2 and row.player_depth >= 1 and row.opponent_depth is None

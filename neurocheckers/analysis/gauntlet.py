@@ -190,10 +190,19 @@ def pairings(player: str, config: GauntletConfig) -> list[tuple[str, str, str]]:
 
 def equal_time_player(agent: str, ladder: str) -> str:
     """The equal-time spec of ``agent``'s ladder rows: ``compiled:equal:FILE`` on the american8 ladder
-    when the compiled search takes a network (its registry forms name a FILE), else ``timed:equal:FILE``."""
+    when the compiled search takes a network (its registry forms name a FILE) and evaluates this one
+    (an MLP or NNUE agent; a file not there is refused later, by the spec), else ``timed:equal:FILE``."""
     compiled = kind_of("compiled")
-    network = compiled is not None and ":FILE" in compiled.forms
-    return f"compiled:equal:{agent}" if ladder == "american8" and network else f"timed:equal:{agent}"
+    if ladder != "american8" or compiled is None or ":FILE" not in compiled.forms:
+        return f"timed:equal:{agent}"
+    if Path(agent).is_file():
+        from neurocheckers.compiled import network
+
+        try:
+            network.load(agent)
+        except ValueError:  # a CNN or a transformer
+            return f"timed:equal:{agent}"
+    return f"compiled:equal:{agent}"
 
 
 def play_row(rules: Rules, kind: str, a_spec: str, b_spec: str, starts, config: GauntletConfig) -> Row:
