@@ -44,6 +44,9 @@ class SearchOptions:
     lmr: bool = True
     """Late-move reductions: quiet moves late in the order searched one move shallower first (on:
     two moves deeper at 0.1 s, and 6 wins to 2 losses in 60 games against it off)."""
+    lmr_deep: bool = False
+    """With ``lmr``, quiet moves from the sixth on at depth 4 or more are searched two moves shallower
+    first (with MLP leaves most a move deeper, no measurable strength in 40 games: off)."""
     aspiration: float = 0.0
     """Half-width of the aspiration window around the last iteration's score, in men (0: off)."""
 
@@ -62,6 +65,7 @@ class SearchOptions:
             (self.history, s.OPT_HISTORY),
             (self.quiescence, s.OPT_QUIESCENCE),
             (self.lmr, s.OPT_LMR),
+            (self.lmr_deep, s.OPT_LMR_DEEP),
         )
         return sum(flag for on, flag in pairs if on)
 

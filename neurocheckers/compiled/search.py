@@ -60,7 +60,7 @@ MAX_PLY = 128
 MAX_HISTORY = 512
 """Keys of earlier positions of the game kept for repetition."""
 
-OPT_TABLE, OPT_PVS, OPT_KILLERS, OPT_HISTORY, OPT_QUIESCENCE, OPT_LMR = 1, 2, 4, 8, 16, 32
+OPT_TABLE, OPT_PVS, OPT_KILLERS, OPT_HISTORY, OPT_QUIESCENCE, OPT_LMR, OPT_LMR_DEEP = 1, 2, 4, 8, 16, 32, 64
 
 A_NODES, A_STOP, A_DEADLINE, A_NODE_LIMIT, A_OPTIONS, A_HISTORY_LEN, A_SELDEPTH = 0, 1, 2, 3, 4, 5, 6
 A_BEST_FROM, A_BEST_TO, A_BEST_CAPTURED, A_BEST_PATH, A_BEST_SCORE, A_BEST_SET = 8, 9, 10, 11, 12, 13
@@ -374,6 +374,8 @@ def negamax(
                              -alpha, c_ply, c_dist, c_gply, c_quiet, c_rev)  # fmt: skip
         else:  # a null window first (one move shallower for a late quiet move), then the full one
             r = 1 if options & OPT_LMR and depth >= 3 and k >= 3 and order < KILLER_ORDER else 0
+            if r and options & OPT_LMR_DEEP and depth >= 4 and k >= 5:
+                r = 2
             score = -negamax(geo, tt, moves, aux, net, c_om, c_ok, c_pm, c_pk, c_color, c_key, d1 - r,
                              -alpha - 1, -alpha, c_ply, c_dist, c_gply, c_quiet, c_rev)  # fmt: skip
             if score > alpha and (r or score < beta):
