@@ -1,7 +1,8 @@
 """Network leaves of the compiled search: the packed MLP and NNUE networks give the JAX evaluator's
 values (within 1e-5) on random positions of 6x6 and 8x8 boards (both colours to move, kings), with
-their first layer computed afresh and kept incrementally along random games; the search takes an
-agent file for its leaves and refuses one that does not fit."""
+their first layer computed afresh and kept incrementally along random games; fixed-depth scores
+with network leaves equal the JAX alpha-beta's; the search takes an agent file for its leaves and
+refuses one that does not fit."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from test_compiled_search import SMALL_PLAIN, quiet_positions
 
 from neurocheckers import agent_file, evaluator
 from neurocheckers.compiled import network as nw
@@ -20,6 +22,7 @@ from neurocheckers.compiled_player import parse_compiled
 from neurocheckers.rules.engine import from_position
 from neurocheckers.rules.outcome import KING_VALUE
 from neurocheckers.rules.presets import AMERICAN6, AMERICAN8
+from neurocheckers.search.alphabeta import alphabeta_search, value_heuristic
 
 NETWORKS = {
     "mlp": {"layers": 3, "width": 12},
@@ -120,6 +123,32 @@ def test_search_with_network_leaves_scores_one_move_by_the_network(tmp_path):
     values = _jax_values(rules, spec, params, children)
     result = search.search(position, depth=1)
     assert result.score == pytest.approx(np.max(1 - 2 * values), abs=2e-4)
+
+
+@pytest.mark.parametrize("name", ["mlp-material", "nnue"])
+def test_fixed_depth_scores_equal_jax_alphabeta_with_the_network(tmp_path, name):
+    """Plain alpha-beta at depth 3 with network leaves: the JAX search's best score (positions whose
+    tree has no multi-jump, so plies and whole moves count alike), to the leaf's rounding (1e-4 men)."""
+    rules, depth = AMERICAN8, 3
+    path, spec, params = _agent(tmp_path, rules, name, seed=2)
+    heuristic = value_heuristic(evaluator.value_fn(spec), params, jax.random.key(0))
+    cases = quiet_positions(rules, depth, 6, seed=11)
+
+    def one(p):
+        state = from_position(rules, p[0], p[1], p[2], p[3], p[4], p[5], p[6])
+        return alphabeta_search(rules, state, depth, heuristic)
+
+    batch = np.array([[p.black_men, p.black_kings, p.white_men, p.white_kings, p.color, ply, q]
+                      for p, ply, q in cases], np.int64)  # fmt: skip
+    scores, legal = jax.device_get(jax.jit(jax.vmap(one))(jnp.asarray(batch.astype(np.int32))))
+    search = CompiledSearch(rules, SMALL_PLAIN, nw.load(path))
+    bests = []
+    for (pos, ply, quiet), s, ok in zip(cases, scores, legal, strict=True):
+        best = float(np.max(np.where(ok, s, -np.inf)))
+        result = search.search(pos, depth=depth, ply=ply, quiet=quiet)
+        assert result.score == pytest.approx(best, abs=2e-4), (pos, ply, quiet)
+        bests.append(best)
+    assert len({round(b, 3) for b in bests}) > 2
 
 
 def test_network_must_fit_the_board_and_the_player_takes_a_file(tmp_path):
