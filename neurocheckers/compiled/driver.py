@@ -46,7 +46,7 @@ class SearchOptions:
     two moves deeper at 0.1 s, and 6 wins to 2 losses in 60 games against it off)."""
     lmr_deep: bool = False
     """With ``lmr``, quiet moves from the sixth on at depth 4 or more are searched two moves shallower
-    first (with MLP leaves most a move deeper, no measurable strength in 40 games: off)."""
+    first (with MLP leaves about a move deeper, no measurable strength in 40 games: off)."""
     aspiration: float = 0.0
     """Half-width of the aspiration window around the last iteration's score, in men (0: off)."""
 
