@@ -5,9 +5,10 @@ and string metadata: the format and its version, the rules preset, the network s
 encoding version, plus any extra ``str -> str`` entries the caller adds (lineage, run id, ...).
 A network with ``material_input`` also has ``layer_L/material_weight`` and the entry
 ``material_input = "true"``; files without the entry are plain networks, written byte for byte as
-before the entry existed. A CNN or transformer (``architectures``) adds the entry ``architecture``
-and its settings (``cnn_channels``, ``cnn_dense``; ``transformer_layers``, ``transformer_heads``,
-``transformer_width``), and names its tensors by their parameter paths (``block_0/attention/query/kernel``);
+before the entry existed. A CNN, transformer or NNUE network (``architectures``) adds the entry
+``architecture`` and its settings (``cnn_channels``, ``cnn_dense``; ``transformer_layers``,
+``transformer_heads``, ``transformer_width``; ``nnue_width``, ``nnue_hidden``), and names its tensors
+by their parameter paths (``block_0/attention/query/kernel``, ``accumulator/kernel``);
 MLP files carry none of these and stay as they were.
 ``load_agent`` checks all of it and refuses a file that does not fit with a ``ValueError`` that
 names the problem.
