@@ -17,9 +17,10 @@ host, all games of a chunk ply by ply together: our players' moves come from one
 call of their policy a ply, the bots' one game at a time. With an OpenSpiel bot every game runs in
 both engines at once;
 each move is mapped between our actions and OpenSpiel's (``rules.openspiel_actions``) and must be
-legal in both, and both must end the game together (OpenSpiel's draw after 40 actions without a
-capture is ``american8``'s). The match is laid out as ``arena.run_match``'s: game ``i`` has A as
-Black when ``i`` is even, paired openings start games ``2i`` and ``2i + 1`` from opening ``i``
+legal in both, and both must end the game together: every game against its bots is played under
+``american8-openspiel`` (OpenSpiel's draw after 40 actions without a capture, man moves not resetting
+it), whatever the match's 8x8 rules. The match is laid out as ``arena.run_match``'s: game ``i`` has
+A as Black when ``i`` is even, paired openings start games ``2i`` and ``2i + 1`` from opening ``i``
 (OpenSpiel cannot be set up from a position, so it replays moves found to reach the opening), and
 the result is the same ``GameRecords``. ``play_any_match`` picks this loop or ``run_match``. Every
 game is judged by our rules alone (py-draughts' own draw rules are never consulted), and each side's
@@ -58,7 +59,7 @@ from neurocheckers.pydraughts_engine import PyDraughtsBot
 from neurocheckers.rules.engine import init_batch, material_balance, piece_counts, random_action, step
 from neurocheckers.rules.openspiel_actions import legal_moves_of, openspiel_action_to_ours, position_of
 from neurocheckers.rules.outcome import KING_VALUE, points_for
-from neurocheckers.rules.presets import Rules
+from neurocheckers.rules.presets import Rules, openspiel_rules
 from neurocheckers.rules.state import BLACK, State
 from neurocheckers.search.limits import MAX_OPENSPIEL_DEPTH, MAX_OPENSPIEL_SIMULATIONS
 from neurocheckers.timed_player import TimedPlayer
@@ -118,8 +119,7 @@ def parse_engine(spec: str, rules: Rules) -> EngineBot:
     what, maximum = limits[parts[1]]
     if not (parts[2].isdigit() and 1 <= int(parts[2]) <= maximum):
         raise ValueError(f"bad player spec {spec!r}: the {what} must be an integer in 1..{maximum}")
-    if rules.name != "american8":
-        raise ValueError(f"{spec!r} plays OpenSpiel's checkers, american8 only; got --rules {rules.name}")
+    openspiel_rules(rules)  # ValueError unless american8
     openspiel_modules()
     return EngineBot(spec.strip(), parts[1], int(parts[2]))
 
@@ -359,6 +359,7 @@ def play_engine_games(
     goes into ``clock``. ``on_game_end(finished)`` is called whenever more games have ended."""
     mirror = isinstance(a, EngineBot) or isinstance(b, EngineBot)
     game = openspiel_modules()[0].load_game("checkers") if mirror else None
+    rules = openspiel_rules(rules) if mirror else rules  # OpenSpiel's own draw rule: 40 plies
     seed, opening_plies, openings = options.seed, options.opening_plies, options.openings
     max_plies = options.plies_cap(rules)
     clock = MoveClock() if clock is None else clock
