@@ -60,6 +60,7 @@ from neurocheckers.rules.engine import init_batch, material_balance, piece_count
 from neurocheckers.rules.openspiel_actions import legal_moves_of, openspiel_action_to_ours, position_of
 from neurocheckers.rules.outcome import KING_VALUE, points_for
 from neurocheckers.rules.presets import Rules, openspiel_rules
+from neurocheckers.rules.repetition import RepetitionWatch
 from neurocheckers.rules.state import BLACK, State
 from neurocheckers.search.limits import MAX_OPENSPIEL_DEPTH, MAX_OPENSPIEL_SIMULATIONS
 from neurocheckers.timed_player import TimedPlayer
@@ -353,10 +354,11 @@ def play_engine_games(
 ) -> GameRecords:
     """Match games ``game_ids`` of A against B (any players: OpenSpiel bots, py-draughts, timed
     search, ours), all played ply by ply together on the host; with an OpenSpiel bot every game is
-    also played in OpenSpiel (see the module docstring). Games are judged by our rules alone. Host
-    ``GameRecords`` with every game's actions ([N, max_plies], -1 after its end); the seed, the ply
-    cap, the random opening plies and the openings are ``options``'. The thinking time of each side
-    goes into ``clock``. ``on_game_end(finished)`` is called whenever more games have ended."""
+    also played in OpenSpiel (see the module docstring). Games are judged by our rules alone,
+    threefold repetition included where the rules have it (``RepetitionWatch``). Host ``GameRecords``
+    with every game's actions ([N, max_plies], -1 after its end); the seed, the ply cap, the random
+    opening plies and the openings are ``options``'. The thinking time of each side goes into
+    ``clock``. ``on_game_end(finished)`` is called whenever more games have ended."""
     mirror = isinstance(a, EngineBot) or isinstance(b, EngineBot)
     game = openspiel_modules()[0].load_game("checkers") if mirror else None
     rules = openspiel_rules(rules) if mirror else rules  # OpenSpiel's own draw rule: 40 plies
@@ -367,6 +369,8 @@ def play_engine_games(
     count, ids = len(game_ids), jnp.asarray(game_ids)
     a_is_black = game_ids % 2 == 0
     states = init_batch(rules, count) if openings is None else paired_opening_starts(openings, ids)
+    repetitions = RepetitionWatch(rules)  # the game's threefold-repetition draw, which JAX's step lacks
+    states = repetitions.observe(states)
     os_states = None
     if mirror:
         initial = [game.new_initial_state() for _ in range(count)]
@@ -413,7 +417,7 @@ def play_engine_games(
             _apply_to_openspiel(os_states, host, actions, live, ply, game_ids)
         played[:, ply] = np.where(live, actions, -1)
         length += live
-        states = batch_step(states, jnp.asarray(actions, jnp.int32))
+        states = repetitions.observe(batch_step(states, jnp.asarray(actions, jnp.int32)))
     final = jax.device_get(states)
     if mirror:
         _check_ends(os_states, final, game_ids)

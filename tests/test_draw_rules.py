@@ -158,3 +158,46 @@ def test_match_summary_counts_decisive_games_and_lopsided_draws():
     assert "decisive        2  (draws with A a king or more ahead: 1, with B: 1)" in format_table(
         "a", "b", "american8", summary
     )
+
+
+class Shuffler:
+    """A host player that moves its king back to where it came from whenever it can."""
+
+    def __init__(self, rules):
+        self.rules = rules
+
+    def new_game(self, seed):
+        previous = {}
+
+        def move(state, seconds):
+            side = int(state.color)
+
+            def kings(s):
+                return int(s.black_kings if side == 0 else s.white_kings)
+
+            legal = np.flatnonzero(np.asarray(state.legal_action_mask))
+            back = [a for a in legal if kings(_step(self.rules)(state, a)) == previous.get(side)]
+            previous[side] = kings(state)
+            return int(back[0] if back else legal[0])
+
+        return move
+
+
+def test_the_host_match_loop_draws_a_threefold_repetition_under_american8_only():
+    from neurocheckers.arena import MatchOptions
+    from neurocheckers.engines import play_engine_games
+    from neurocheckers.move_clock import MoveClock
+    from neurocheckers.rules.engine import from_position
+
+    start = from_position(AMERICAN8, 0, 1 << 0, 0, 1 << 31)  # a king each, on 1 and on 32
+    openings = jax.tree.map(lambda x: x[None], start)
+    options = MatchOptions(games=2, batch=2, openings=openings, keep_actions=2)
+    ended = {}
+    for rules in (AMERICAN8, AMERICAN8_OPENSPIEL):
+        player = Shuffler(rules)
+        records = play_engine_games(rules, player, player, np.arange(2), options, clock=MoveClock())
+        assert records.finished.all() and (records.result == 0).all()
+        ended[rules.name] = records.length.tolist()
+    # The start position stands for the third time after 8 plies (two shuffles); OpenSpiel's rule
+    # knows no repetition and draws at its 40-ply limit.
+    assert ended == {"american8": [8, 8], "american8-openspiel": [40, 40]}
