@@ -343,6 +343,14 @@ def _host_moves(
             clock.add_searches(side, movers[i].new_reports())
 
 
+def match_rules(rules: Rules, a: AnyPlayer, b: AnyPlayer) -> Rules:
+    """The rules A and B play under: ``rules``, or ``american8-openspiel`` (OpenSpiel's own draw
+    rule, 40 plies without a capture) when an OpenSpiel bot plays, since every game also runs in
+    OpenSpiel and both must end it together. Summaries and saved games name these rules."""
+    mirror = isinstance(a, EngineBot) or isinstance(b, EngineBot)
+    return openspiel_rules(rules) if mirror else rules
+
+
 def play_engine_games(
     rules: Rules,
     a: AnyPlayer,
@@ -361,7 +369,7 @@ def play_engine_games(
     ``clock``. ``on_game_end(finished)`` is called whenever more games have ended."""
     mirror = isinstance(a, EngineBot) or isinstance(b, EngineBot)
     game = openspiel_modules()[0].load_game("checkers") if mirror else None
-    rules = openspiel_rules(rules) if mirror else rules  # OpenSpiel's own draw rule: 40 plies
+    rules = match_rules(rules, a, b)
     seed, opening_plies, openings = options.seed, options.opening_plies, options.openings
     max_plies = options.plies_cap(rules)
     clock = MoveClock() if clock is None else clock

@@ -14,6 +14,7 @@ pytest.importorskip("pyspiel")
 from neurocheckers import engines  # noqa: E402
 from neurocheckers.analysis.games import RESULTS, games_from_actions  # noqa: E402
 from neurocheckers.analysis.gauntlet import GauntletConfig, play_row  # noqa: E402
+from neurocheckers.analysis.pdn_games import load_game_file  # noqa: E402
 from neurocheckers.arena import MatchOptions, paired_opening_starts  # noqa: E402
 from neurocheckers.cli import main  # noqa: E402
 from neurocheckers.policies import Player  # noqa: E402
@@ -112,14 +113,18 @@ def test_py_draughts_and_the_timed_search_play_in_the_host_loop():
     assert np.array_equal(again.score, records.score) and np.array_equal(again.length, records.length)
 
 
-def test_match_and_gauntlet_rows_accept_openspiel(capsys):
+def test_match_and_gauntlet_rows_accept_openspiel(capsys, tmp_path):
     assert main(["match", "random", "openspiel:mcts:10", "--rules", "simple6", "--games", "2"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "american8 only" in err
     args = ["match", "openspiel:alphabeta:1", "random", "--rules", "american8", "--games", "2", "--json"]
     args += ["--max-plies", "30"]
-    assert main(args) == 0
-    assert '"player_a": "openspiel:alphabeta:1"' in capsys.readouterr().out
+    saved = tmp_path / "games.pdn"
+    assert main([*args, "--save-games", str(saved)]) == 0
+    out = capsys.readouterr().out
+    # Played under OpenSpiel's draw rule, and named so in the summary and in the saved games.
+    assert '"player_a": "openspiel:alphabeta:1"' in out and '"rules": "american8-openspiel"' in out
+    assert load_game_file(saved).rules.name == "american8-openspiel"
     starts = opening_states(AMERICAN8, load_openings(AMERICAN8, 1))
     config = GauntletConfig(openings=1, max_plies=30)
     row = play_row(AMERICAN8, "ladder", "openspiel:alphabeta:1", "random", starts, config)

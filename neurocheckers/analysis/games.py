@@ -44,7 +44,7 @@ from neurocheckers.rules.notation import (
     parse_move,
     to_fen,
 )
-from neurocheckers.rules.presets import PRESETS, Rules, get_rules
+from neurocheckers.rules.presets import Rules, get_rules
 from neurocheckers.rules.state import State
 
 FORMAT = "neurocheckers-games"
@@ -315,11 +315,10 @@ def load_games(path: str | os.PathLike) -> GameFile:
         raise ValueError(f"{where}: 'format' is {found!r}, expected {FORMAT!r}")
     if document.get("version") != VERSION:
         raise ValueError(f"{where}: version {document.get('version')!r} is not supported (this code reads 1)")
-    if document.get("rules") not in PRESETS:
-        raise ValueError(
-            f"{where}: unknown rules preset {document.get('rules')!r}; known: {', '.join(PRESETS)}"
-        )
-    rules = PRESETS[document["rules"]]
+    try:
+        rules = get_rules(document.get("rules"))
+    except ValueError as e:
+        raise ValueError(f"{where}: {e}") from None
     games = document.get("games")
     if not isinstance(games, list):
         raise ValueError(f"{where}: 'games' must be a list")

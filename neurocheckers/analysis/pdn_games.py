@@ -35,7 +35,7 @@ from neurocheckers.experiment.files import atomic_write_text
 from neurocheckers.rules.engine import init
 from neurocheckers.rules.notation import to_fen
 from neurocheckers.rules.pdn import PdnGame, read_pdn, write_pdn
-from neurocheckers.rules.presets import AMERICAN6, AMERICAN8, PRESETS, Rules, get_rules
+from neurocheckers.rules.presets import AMERICAN6, AMERICAN8, NAMED_RULES, Rules, get_rules
 
 PDN_SUFFIX = ".pdn"
 """Game files whose name ends so (any case) are PDN; others are JSON."""
@@ -95,8 +95,8 @@ def rules_of_tags(tags: dict[str, str]) -> Rules:
     """The preset of a PDN game: its ``Variant`` tag when that names a preset, else its
     ``GameType`` (American checkers, type 21, on 8x8 or 6x6; none means 8x8). ``ValueError`` for
     another game type or board."""
-    if tags.get("Variant", "").strip() in PRESETS:
-        return PRESETS[tags["Variant"].strip()]
+    if tags.get("Variant", "").strip() in NAMED_RULES:
+        return NAMED_RULES[tags["Variant"].strip()]
     game_type = tags.get("GameType", "21").strip()
     parts = [p.strip() for p in game_type.split(",")]
     if parts[0] != "21":

@@ -99,12 +99,13 @@ def match(
     preset = checks.rules_preset(rules)
     _check_match_numbers(games, batch, max_plies, opening_plies, save_count)
     checks.seed("--seed", seed)
-    from neurocheckers.engines import parse_any_player
+    from neurocheckers.engines import match_rules, parse_any_player
     from neurocheckers.rules.openings import load_openings, opening_states
 
     with checks.user_errors(ValueError):
         a = parse_any_player(player_a, preset)
         b = parse_any_player(player_b, preset)
+        preset = match_rules(preset, a, b)  # OpenSpiel's bots play under OpenSpiel's draw rule
         starts = opening_states(preset, load_openings(preset, openings)) if openings is not None else None
     keep, clock = (save_count if save_games is not None else 0), _match_clock(a, b)
     plot_path = _plot_path(plot) if plot else None

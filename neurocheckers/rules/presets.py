@@ -142,16 +142,18 @@ PRESETS: dict[str, Rules] = {r.name: r for r in (SIMPLE6, AMERICAN6, AMERICAN8)}
 VARIANTS: dict[str, Rules] = {r.name: r for r in (AMERICAN8_OPENSPIEL,)}
 """Presets that play a game's moves under other end rules (``Rules.base_name`` names the game)."""
 
+NAMED_RULES: dict[str, Rules] = {**PRESETS, **VARIANTS}
+"""Every preset by name, the variants included: what ``get_rules`` and saved games' rules accept."""
+
 
 def get_rules(name: str | Rules) -> Rules:
     """Return the preset called ``name`` (a ``Rules`` passes through unchanged)."""
     if isinstance(name, Rules):
         return name
     try:
-        return PRESETS[name] if name in PRESETS else VARIANTS[name]
-    except KeyError:
-        known = ", ".join([*PRESETS, *VARIANTS])
-        raise ValueError(f"unknown rules preset {name!r}; choose one of {known}") from None
+        return NAMED_RULES[name]
+    except (KeyError, TypeError):
+        raise ValueError(f"unknown rules preset {name!r}; choose one of {', '.join(NAMED_RULES)}") from None
 
 
 def openspiel_rules(rules: Rules | str) -> Rules:
