@@ -59,6 +59,7 @@ from neurocheckers.rules.pdn import write_pdn
 from neurocheckers.rules.presets import Rules, get_rules
 from neurocheckers.rules.state import BLACK, State
 from neurocheckers.search.mcts import MCTSConfig
+from neurocheckers.stats import check_seed
 from neurocheckers.timed_player import TimedPlayer
 from neurocheckers.web.board import material, position_json, side_name, squares
 from neurocheckers.web.endgame import endgame_view
@@ -115,8 +116,10 @@ def new_session(
         raise SessionError(f"think time must be a number of seconds, got {think_seconds!r}")
     if not 0 < think_seconds <= MAX_THINK_SECONDS:
         raise SessionError(f"think time must be in (0, {MAX_THINK_SECONDS:g}] seconds, got {think_seconds}")
-    if not isinstance(seed, int) or isinstance(seed, bool) or not 0 <= seed < 2**32:
-        raise SessionError(f"seed must be an integer in 0..{2**32 - 1}, got {seed!r}")
+    try:
+        check_seed(seed)  # the command line's range too
+    except ValueError as e:
+        raise SessionError(str(e)) from None
     start = jax.device_get(init(preset)) if start is None else start
     # Random ids: a link to an old game never opens another one.
     return build_session(
