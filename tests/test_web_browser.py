@@ -7,8 +7,9 @@ checks deselecting, the move list, PDN downloads read back with the project's PD
 screen, a saved game stepped through, and the Runs page (details beside the list, refreshed live,
 a stop reason, the open run kept in the address, its name the phone's width); a game of 44 moves
 whose last move row stays in view on Play and Games (desktop and a 390 px phone), a move by
-drag-and-drop, a game from a FEN and its rematch, and a game found again after a restart. The server is ``serve``'s app under uvicorn in a thread, on a free local port.
-Chromium must be installed (``apt-get install chromium``; ``.ci/run`` does it): without it these
+drag-and-drop, a game from a FEN and its rematch, and a game found again after a restart. The
+server is ``serve``'s app under uvicorn in a thread, on a free local port. Chromium must be
+installed (``apt-get install chromium``, which the README's test command runs): without it these
 tests fail.
 """
 
@@ -97,7 +98,7 @@ def server(served):
 def browser():
     executable = shutil.which("chromium")
     if executable is None:
-        pytest.fail("chromium is not installed: apt-get install -y chromium (CI's .ci/run does it)")
+        pytest.fail("chromium is not installed: apt-get install -y chromium (the README's test command does it)")
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
