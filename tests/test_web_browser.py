@@ -98,7 +98,7 @@ def server(served):
 def browser():
     executable = shutil.which("chromium")
     if executable is None:
-        pytest.fail("chromium is not installed: apt-get install -y chromium (the README's test command does it)")
+        pytest.fail("chromium is missing: apt-get install -y chromium (the README's test command runs it)")
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
