@@ -169,6 +169,17 @@ def test_the_american8_ladder_has_the_engines_and_an_equal_time_player():
     assert agent_file_of("timed:equal:x.safetensors") == "x.safetensors"
 
 
+def test_darkhorse_tops_the_american8_ladder_where_it_is_built(tmp_path, monkeypatch):
+    config = GauntletConfig(openings=2, ladder="american8", equal_time=True)
+    driver = tmp_path / "darkhorse"
+    monkeypatch.setenv("NEUROCHECKERS_DARKHORSE", str(driver))  # not there yet
+    assert "darkhorse:0.1" not in {b for _, _, b in pairings("alphabeta:2:a.safetensors", config)}
+    driver.write_text("#!/bin/sh\n")
+    driver.chmod(0o755)
+    rows = pairings("alphabeta:2:a.safetensors", config)
+    assert ("ladder", "compiled:equal:a.safetensors", "darkhorse:0.1") in rows
+
+
 def test_a_timed_row_gives_both_sides_time_per_move(tmp_path):
     """The equal-time player against our batched player moves one game at a time, and both sides'
     seconds per move are reported; the gauntlet's row plays from the committed openings."""

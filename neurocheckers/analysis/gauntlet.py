@@ -40,6 +40,7 @@ import numpy as np
 from neurocheckers.analysis.gauntlet_rows import ANCHOR, Rating, Row, islands, rate
 from neurocheckers.arena import MatchOptions
 from neurocheckers.engines import MoveClock, parse_any_player, play_any_match
+from neurocheckers.external_engine import darkhorse_built
 from neurocheckers.formats import display_name
 from neurocheckers.player_kinds import kind_of, spec_agent_file
 from neurocheckers.players import trained_player_spec
@@ -56,8 +57,17 @@ AMERICAN8_LADDER = (
 )
 """The opponents of the ``american8`` ladder, weakest first within each family; the compiled search
 (material leaves, 100,000 nodes a move: deterministic) last."""
-SLOW_ENGINES = ("openspiel:mcts:1000", "pydraughts:8")
-"""Opponents slow enough (about a second a move, in Python) to get ``engine_openings``."""
+DARKHORSE_RUNG = "darkhorse:0.1"
+"""DarkHorse at 0.1 s a move: the top rung of the ``american8`` ladder where its driver is built
+(``scripts/build_darkhorse.sh``; ``external_engine.darkhorse_built``)."""
+SLOW_ENGINES = ("openspiel:mcts:1000", "pydraughts:8", DARKHORSE_RUNG)
+"""Opponents slow enough (about a second a move in Python, or a tenth of one in long games) to get
+``engine_openings``."""
+
+
+def american8_ladder() -> list[str]:
+    """``AMERICAN8_LADDER``, and DarkHorse on top where it is built here."""
+    return [*AMERICAN8_LADDER, *([DARKHORSE_RUNG] if darkhorse_built() else [])]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -78,7 +88,7 @@ class GauntletConfig:
     """Cap on a game's length (default: a bound from the rules' own draw limits); games unfinished
     at the cap count as draws and are reported."""
     ladder: str = "material"
-    """material (random, greedy-material, alphabeta:1..depth) or american8 (``AMERICAN8_LADDER``)."""
+    """material (random, greedy-material, alphabeta:1..depth) or american8 (``american8_ladder``)."""
     heuristic_depths: tuple[int, ...] = ()
     """Depths of the equal-depth test against the hand-written evaluation (american8 ladder)."""
     equal_time: bool = False
@@ -159,7 +169,7 @@ def pairings(player: str, config: GauntletConfig) -> list[tuple[str, str, str]]:
     """``(kind, player, opponent)`` for every match of the gauntlet of ``player``."""
     agent = agent_file_of(player)
     if config.ladder == "american8":
-        ladder = list(AMERICAN8_LADDER)
+        ladder = american8_ladder()
         material_depths = list(range(1, 7))
     else:
         ladder = [ANCHOR, "greedy-material"] + [f"alphabeta:{d}" for d in range(1, config.depth + 1)]
