@@ -40,7 +40,7 @@ def test_the_american8_folder_holds_every_method():
     assert ("td_lambda", "mlp", "alphabeta") in strategies and ("td_leaf", "mlp", "alphabeta") in strategies
     assert configs["td_leaf"].depth >= 2
     assert ("boss_ga", "mlp", "mcts") in strategies and ("dqn", "mlp", "alphabeta") in strategies
-    assert {c.evaluator for c in configs.values()} == {"mlp", "cnn", "transformer"}
+    assert {c.evaluator for c in configs.values()} == {"mlp", "cnn", "transformer", "nnue"}
     assert all(c.budget_minutes == 60 for c in configs.values())
 
 
