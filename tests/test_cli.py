@@ -31,6 +31,7 @@ from neurocheckers.rules.notation import apply_move, legal_moves, parse_fen, to_
 
 GAMES = 4
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from cli_errors import error_line  # noqa: E402
 from tiny import TINY_RUN  # noqa: E402
 
 TINY = [
@@ -41,20 +42,6 @@ TINY = [
     "checkpoint_every=10",
     "name=cli",
 ]
-
-
-def _error_line(capsys, *names: str) -> str:
-    """The one stderr line of a refused command; it names every one of ``names``."""
-    captured = capsys.readouterr()
-    assert captured.out == ""
-    err = captured.err
-    assert "Traceback" not in err
-    lines = err.strip().splitlines()
-    assert len(lines) == 1, err
-    assert lines[0].startswith("neurocheckers: error: "), err
-    for name in names:
-        assert name in lines[0], (name, lines[0])
-    return lines[0]
 
 
 def _lineage_rows(run_dir) -> list[dict[str, str]]:
@@ -121,7 +108,7 @@ def test_perft_from_fen(capsys):
 )
 def test_perft_bad_input_is_one_line(capsys, args, names):
     assert main(["perft", *args]) == 2
-    _error_line(capsys, *names)
+    error_line(capsys, *names)
 
 
 # --- match -------------------------------------------------------------------------------------
@@ -175,7 +162,7 @@ def test_match_plot_path_is_the_one_written(capsys, tmp_path):
         assert f"histogram: {written}" in capsys.readouterr().out
         assert written.read_bytes()[:4] == b"\x89PNG"
     assert main(["match", "random", "random", *MATCH, "--plot", str(tmp_path / "h.txt")]) == 2
-    _error_line(capsys, "--plot", "h.txt")
+    error_line(capsys, "--plot", "h.txt")
 
 
 def test_help_texts():
@@ -217,14 +204,14 @@ def test_help_texts():
 def test_match_bad_player_spec(capsys, spec, names):
     for players in (["random", spec], [spec, "random"]):
         assert main(["match", *players, *MATCH]) == 2
-        _error_line(capsys, *names)
+        error_line(capsys, *names)
 
 
 def test_match_bad_numbers(capsys):
     assert main(["match", "random", "random", "--games", "0"]) == 2
-    _error_line(capsys, "--games", "0")
+    error_line(capsys, "--games", "0")
     assert main(["match", "random", "random", "--rules", "bogus"]) == 2
-    _error_line(capsys, "'bogus'")
+    error_line(capsys, "'bogus'")
 
 
 # --- export ------------------------------------------------------------------------------------
@@ -279,24 +266,24 @@ def test_export_errors(runs, tmp_path, capsys):
     out = tmp_path / "x.safetensors"
     for epoch in ("-1", "3", "1000"):  # the run played epochs 0, 1 and 2
         assert main(["export", str(run_dir), "--out", str(out), "--epoch", epoch]) == 2
-        _error_line(capsys, "--epoch", epoch, "0..2")
+        error_line(capsys, "--epoch", epoch, "0..2")
     assert main(["export", str(tmp_path), "--out", str(out)]) == 2
-    _error_line(capsys, str(tmp_path), "not a neurocheckers run folder")
+    error_line(capsys, str(tmp_path), "not a neurocheckers run folder")
     assert not out.exists()
 
 
 def test_export_paths_that_cannot_be_written(runs, tmp_path, capsys):
     run_dir = runs[0]
     assert main(["export", str(run_dir), "--out", str(tmp_path)]) == 2
-    _error_line(capsys, "--out", "is a folder", str(tmp_path / "agent.safetensors"))
+    error_line(capsys, "--out", "is a folder", str(tmp_path / "agent.safetensors"))
     blocker = tmp_path / "file"
     blocker.write_text("x")
     assert main(["export", str(run_dir), "--out", str(blocker / "agent.safetensors")]) == 2
-    _error_line(capsys, "--out", "is a file, not a folder")
+    error_line(capsys, "--out", "is a file, not a folder")
     assert main(["export", str(run_dir), "--out", str(blocker)]) == 2  # not an agent file's name
-    _error_line(capsys, "--out", "must end in .safetensors")
+    error_line(capsys, "--out", "must end in .safetensors")
     assert main(["export", str(run_dir), "--out", str(tmp_path / "agent.txt")]) == 2
-    _error_line(capsys, "--out", "agent.txt", "must end in .safetensors")
+    error_line(capsys, "--out", "agent.txt", "must end in .safetensors")
     old = tmp_path / "old.safetensors"
     old.write_text("x")
     assert main(["export", str(run_dir), "--out", str(old)]) == 0  # an existing file is replaced
@@ -310,7 +297,7 @@ def test_exported_agent_refuses_other_rules(exported, capsys):
         load_agent(exported, "american6")
     # The same check guards match.
     assert main(["match", f"greedy:{exported}", "random", "--rules", "american6", "--games", "2"]) == 2
-    _error_line(capsys, "'simple6'", "'american6'")
+    error_line(capsys, "'simple6'", "'american6'")
 
 
 # --- the NumPy-only agent ----------------------------------------------------------------------
@@ -404,10 +391,10 @@ def test_plot_writes_png_and_svg(runs, tmp_path, capsys):
 def test_plot_refuses_a_folder_that_is_not_a_run(runs, tmp_path, capsys):
     out = tmp_path / "never.png"
     assert main(["plot", str(runs[0]), str(tmp_path), "--out", str(out)]) == 2
-    _error_line(capsys, str(tmp_path), "not a neurocheckers run folder")
+    error_line(capsys, str(tmp_path), "not a neurocheckers run folder")
     assert not out.exists() and not out.with_suffix(".svg").exists()
     assert main(["plot", str(runs[0]), "--out", str(out), "--smooth", "0"]) == 2
-    _error_line(capsys, "--smooth")
+    error_line(capsys, "--smooth")
     assert not out.exists()
 
 
@@ -589,7 +576,7 @@ def test_evolve_runs_one_folder_per_seed(tmp_path, capsys):
     ):
         capsys.readouterr()
         assert main(["evolve", str(config_file), *args, "--out", str(tmp_path / "refused")]) == 2
-        _error_line(capsys, *words)
+        error_line(capsys, *words)
     assert not (tmp_path / "refused").exists()
 
 
@@ -630,7 +617,7 @@ def test_an_output_that_cannot_be_written_is_refused_before_any_game(
     filled = [a.format(blocked=blocked, run=runs[0], games=games) for a in args]
     capsys.readouterr()
     assert main(filled) == 2
-    _error_line(capsys, args[-2])
+    error_line(capsys, args[-2])
 
 
 def test_serve_refuses_a_busy_port_before_printing_a_url(tmp_path, capsys):
@@ -643,4 +630,4 @@ def test_serve_refuses_a_busy_port_before_printing_a_url(tmp_path, capsys):
         )
     finally:
         busy.close()
-    _error_line(capsys, "cannot listen on 127.0.0.1")  # and nothing on stdout: no URL printed
+    error_line(capsys, "cannot listen on 127.0.0.1")  # and nothing on stdout: no URL printed

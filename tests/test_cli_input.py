@@ -23,21 +23,10 @@ from neurocheckers.stats import SEED_LIMIT, check_seed
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from cli_errors import error_line  # noqa: E402
 from tiny import TINY_RUN  # noqa: E402
 
 BIG = str(2**63)
-
-
-def _error_line(capsys, *names: str) -> str:
-    """The one stderr line of a refused command (no traceback); it names every one of ``names``."""
-    err = capsys.readouterr().err
-    assert "Traceback" not in err
-    lines = err.strip().splitlines()
-    assert len(lines) == 1, err
-    assert lines[0].startswith("neurocheckers: error: "), err
-    for name in names:
-        assert name in lines[0], (name, lines[0])
-    return lines[0]
 
 
 @pytest.mark.parametrize(
@@ -61,7 +50,7 @@ def test_a_seed_outside_0_to_2_32_is_one_line_and_makes_no_folder(
 ):
     monkeypatch.chdir(REPO)
     assert main([a.replace("{tmp}", str(tmp_path)) for a in args]) == 2
-    _error_line(capsys, option, f"0..{SEED_LIMIT - 1}")
+    error_line(capsys, option, f"0..{SEED_LIMIT - 1}")
     assert list(tmp_path.iterdir()) == []  # no run, gauntlet or database folder left behind
 
 
@@ -84,7 +73,7 @@ def test_a_run_whose_metrics_are_not_text_is_named_in_words(tmp_path, capsys):
     run_dir = create_run(load_config(None, [*TINY_RUN, "epochs=1", "name=binary"]), tmp_path)
     (run_dir / "metrics.csv").write_bytes(bytes(range(128, 256)) * 4)
     assert main(["evolve", "--resume", str(run_dir)]) == 2
-    _error_line(capsys, "metrics.csv is not UTF-8 text")
+    error_line(capsys, "metrics.csv is not UTF-8 text")
     with pytest.raises(RunError, match="metrics.csv is not UTF-8 text"):
         run_status(run_dir)
     reason = run_row(tmp_path, run_dir)["stop_reason"]
@@ -99,7 +88,7 @@ def test_endgame_check_of_a_damaged_slice_is_one_line(small_db, tmp_path, capsys
     data[0] ^= 0xFF
     damaged.write_bytes(bytes(data))
     assert main(["endgame", "check", "--db", str(db), "--sample", "5"]) == 2
-    _error_line(capsys, damaged.stem, "does not match its checksum")
+    error_line(capsys, damaged.stem, "does not match its checksum", printed=True)
 
 
 @pytest.mark.parametrize("scores", [[1, 1, 1, 0.5], [0, 0, 0.5, 0], [1, 0.5], [0.5, 1, 1, 1, 1, 1]])
@@ -188,7 +177,7 @@ def test_every_output_creates_its_missing_folders(tmp_path, capsys):
     assert len(list(svgs.glob("*.svg"))) == 2
     capsys.readouterr()
     assert main(["show", str(games), "--svg-dir", str(games)]) == 2
-    _error_line(capsys, "--svg-dir", "is a file")
+    error_line(capsys, "--svg-dir", "is a file")
 
 
 def test_the_endgame_doc_makes_its_positions_file_before_probing_it(tmp_path):
