@@ -22,7 +22,7 @@ Conventions (shared with the engine):
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 # ---------------------------------------------------------------------------
 # Rules
@@ -74,17 +74,11 @@ REF_PRESETS: dict[str, RefRules] = {
         max_plies_without_capture=80,
         man_moves_reset=True,
     ),
-    "american8-openspiel": RefRules(
-        name="american8-openspiel",
-        size=8,
-        men_rows=3,
-        forced_capture=True,
-        multi_jump=True,
-        stuck_loses=True,
-        max_plies=0,
-        max_plies_without_capture=40,
-    ),
 }
+# OpenSpiel's variant: american8's moves, drawn after 40 plies without a capture (men's moves too).
+REF_PRESETS["american8-openspiel"] = replace(
+    REF_PRESETS["american8"], name="american8-openspiel", max_plies_without_capture=40, man_moves_reset=False
+)
 
 
 # ---------------------------------------------------------------------------
