@@ -66,6 +66,8 @@ class GameRecords:
       actions: [N, L] int32 actions played at each ply, -1 once the game is over (only with
         ``record_actions``; else [N, 0]). Random opening plies are included: replaying them from the
         initial position with ``step`` gives the game.
+      final_boards: [N, 5] uint32, the last position: Black men, Black kings, White men, White kings
+        bitboards and the side to move (0 Black), for an endgame database's verdict on a drawn game.
     """
 
     score: jax.Array
@@ -79,6 +81,13 @@ class GameRecords:
     a_to_move: jax.Array
     recorded: jax.Array
     actions: jax.Array
+    final_boards: jax.Array
+
+
+def final_boards(states: State) -> jax.Array:
+    """[..., 5] uint32: each state's four bitboards and its side to move (``GameRecords.final_boards``)."""
+    boards = (states.black_men, states.black_kings, states.white_men, states.white_kings, states.color)
+    return jnp.stack([jnp.asarray(b).astype(jnp.uint32) for b in boards], axis=-1)
 
 
 def _records(
@@ -99,6 +108,7 @@ def _records(
         a_to_move=a_to_move,
         recorded=recorded,
         actions=actions,
+        final_boards=final_boards(states),
     )
 
 

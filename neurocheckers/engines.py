@@ -47,6 +47,7 @@ from neurocheckers.arena import (
     GameRecords,
     MatchInterrupted,
     MatchOptions,
+    final_boards,
     game_keys,
     join_records,
     paired_opening_starts,
@@ -263,6 +264,7 @@ def _engine_records(rules: Rules, final: State, a_is_black: np.ndarray, length, 
         a_to_move=np.zeros((count, 0), bool),
         recorded=np.zeros((count, 0), bool),
         actions=played,
+        final_boards=np.asarray(final_boards(final)),
     )
 
 

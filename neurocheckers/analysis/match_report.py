@@ -50,6 +50,53 @@ def summarize(
     }
 
 
+def endgame_verdicts(db: Any, final_boards: np.ndarray, score: np.ndarray, finished: np.ndarray,
+                     a_is_black: np.ndarray) -> dict[str, Any]:  # fmt: skip
+    """What the endgame database ``db`` (an ``endgame.EndgameDB`` of the match's rules) says of each
+    finished game's last position ([N, 5] ``GameRecords.final_boards``), from A's side.
+
+    ``covered`` counts the games it holds; ``drawn`` the draws by rule among them, split by the
+    database's value into ``drawn_a_wins`` (drawn by rule, won for A with perfect play),
+    ``drawn_b_wins`` and ``drawn_draws``; ``disagree`` the won or lost games it calls otherwise (a
+    check: a game lost with no move left is a loss in the database too). ``values`` holds each game's
+    value (1 A wins, 0 draw, -1 B wins, ``None`` where the database does not hold it)."""
+    from neurocheckers.endgame.database import DRAW, OUTSIDE, WIN
+    from neurocheckers.endgame.index import to_mover_view
+
+    boards = np.asarray(final_boards, dtype=np.uint32)
+    black_to_move = boards[:, 4] == 0
+    values, _ = db.lookup(to_mover_view(boards[:, :4], black_to_move, db.rules.num_squares))
+    mover_is_a = black_to_move == np.asarray(a_is_black, dtype=bool)
+    for_mover = np.where(values == WIN, 1, np.where(values == DRAW, 0, -1))
+    for_a = np.where(mover_is_a, for_mover, -for_mover)
+    covered = (values != OUTSIDE) & np.asarray(finished, dtype=bool)
+    drawn = covered & (np.asarray(score) == 0.5)
+    decisive = covered & (np.asarray(score) != 0.5)
+    rules_for_a = np.sign(np.asarray(score) * 2 - 1)
+    return {
+        "endgame_db": str(db.folder),
+        "covered": int(covered.sum()),
+        "drawn": int(drawn.sum()),
+        "drawn_a_wins": int((drawn & (for_a == 1)).sum()),
+        "drawn_b_wins": int((drawn & (for_a == -1)).sum()),
+        "drawn_draws": int((drawn & (for_a == 0)).sum()),
+        "disagree": int((decisive & (for_a != rules_for_a)).sum()),
+        "values": [int(v) if c else None for v, c in zip(for_a, covered, strict=True)],
+    }
+
+
+def format_verdicts(verdicts: dict[str, Any]) -> str:
+    """One line: ``endgame database runs/endgame/american8 holds the last position of 12 games; draws
+    by rule among them: 9 (the database says: won for A 3, won for B 1, drawn 5)``."""
+    v = verdicts
+    return (
+        f"  endgame database {v['endgame_db']} holds the last position of {v['covered']} games; draws by"
+        f" rule among them: {v['drawn']} (the database says: won for A {v['drawn_a_wins']}, won for B"
+        f" {v['drawn_b_wins']}, drawn {v['drawn_draws']})"
+        + (f"; {v['disagree']} decisive games it calls otherwise" if v["disagree"] else "")
+    )
+
+
 def format_table(name_a: str, name_b: str, rules: str, summary: dict[str, Any]) -> str:
     s = summary
     lo, hi = s["score_ci95"]

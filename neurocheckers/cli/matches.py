@@ -92,6 +92,14 @@ def match(
         int, typer.Option(metavar="N", help="Games --save-games keeps: the first ones (colours alternate).")
     ] = 16,
     openings: Openings = None,
+    endgame_db: Annotated[
+        str | None,
+        typer.Option(
+            metavar="DIR",
+            help="An endgame database of these rules (endgame build): report its value of each game's"
+            ' last position it holds ("drawn by rule; the database says a win for A").',
+        ),
+    ] = None,
 ) -> None:
     """Play a match of A against B and print the score.
 
@@ -107,6 +115,7 @@ def match(
         b = parse_any_player(player_b, preset)
         preset = match_rules(preset, a, b)  # OpenSpiel's bots play under OpenSpiel's draw rule
         starts = opening_states(preset, load_openings(preset, openings)) if openings is not None else None
+    db = _endgame_db(endgame_db, preset) if endgame_db is not None else None
     keep, clock = (save_count if save_games is not None else 0), _match_clock(a, b)
     plot_path = _plot_path(plot) if plot else None
     if plot_path is not None:
@@ -116,7 +125,7 @@ def match(
     from neurocheckers.arena import MatchOptions
 
     options = MatchOptions(games, seed, batch, max_plies, opening_plies, keep, starts)
-    report = (preset, a, b)
+    report = (preset, a, b, db)
     try:
         records = _play_match(preset, a, b, options, as_json, clock)
     except KeyboardInterrupt as stop:
@@ -207,16 +216,30 @@ def _plot_path(text: str):
     return path
 
 
-def _report_match(rules, a, b, records, seed: int, as_json: bool, plot, save_games: str | None,
+def _endgame_db(folder: str, rules):
+    """The endgame database in ``folder`` for ``rules``; a one-line error for none or other rules."""
+    from neurocheckers.endgame.database import EndgameDB, EndgameError
+
+    try:
+        return EndgameDB(folder, rules)
+    except EndgameError as e:
+        raise UserError(f"--endgame-db {folder!r}: {e}") from None
+
+
+def _report_match(rules, a, b, db, records, seed: int, as_json: bool, plot, save_games: str | None,
                   openings=None, clock=None):  # fmt: skip
     """Print the summary of a played match (a table or JSON) with both sides' seconds per move when
-    it was timed, and write its games file and plot."""
+    it was timed, the endgame database's verdicts when ``db`` is given, and write its games file
+    and plot."""
     import json
 
-    from neurocheckers.analysis.match_report import format_table, summarize
+    from neurocheckers.analysis.match_report import endgame_verdicts, format_table, format_verdicts, summarize
 
     summary = summarize(records.score, records.length, records.material_diff, records.finished)
     summary.update(player_a=a.name, player_b=b.name, rules=rules.name, seed=seed)
+    if db is not None:
+        args = (records.final_boards, records.score, records.finished, records.a_is_black)
+        summary["endgame"] = endgame_verdicts(db, *args)
     if clock is not None:
         summary.update(seconds_per_move_a=clock.per_move(True), seconds_per_move_b=clock.per_move(False))
         summary.update(
@@ -228,6 +251,8 @@ def _report_match(rules, a, b, records, seed: int, as_json: bool, plot, save_gam
         print(json.dumps(summary, indent=2))
     else:
         print(format_table(a.name, b.name, rules.name, summary))
+        if db is not None:
+            print(format_verdicts(summary["endgame"]))
         if clock is not None:
             print(clock_text(clock))
         if save_games is not None:
