@@ -1,9 +1,12 @@
-"""The compiled search as a player for matches: ``compiled:BUDGET[:FILE]``.
+"""The compiled search as a player for matches: ``compiled:BUDGET[:FILE[:DB]]``.
 
 - ``BUDGET``: ``0.1s`` (seconds of wall time a move), ``20000n`` (nodes a move: deterministic) or
   ``equal`` (the match clock's allowance each move, as ``timed:equal``).
 - ``FILE``: an agent file (an MLP or NNUE network) whose network scores the search's leaves
-  (``compiled.network``); without it, material.
+  (``compiled.network``); without it, or ``material``, material.
+- ``DB``: an endgame database folder (``neurocheckers endgame build``) of the game's rules: the
+  positions it holds get their exact value in the search (``compiled.endgame``), as ``timed:``'s
+  ``FILE:DB`` does.
 
 Like the ``timed:`` players it runs on the host, one game at a time: ``new_game(seed)`` returns the
 game's mover, called with the game's ``State`` at each of its turns (each action of a multi-jump
@@ -19,6 +22,7 @@ import dataclasses
 
 import numpy as np
 
+from neurocheckers.compiled import endgame as search_db
 from neurocheckers.compiled import network
 from neurocheckers.compiled.board import Position, SearchRules
 from neurocheckers.compiled.driver import CompiledSearch, SearchOptions, SearchResult
@@ -28,8 +32,8 @@ from neurocheckers.search.limits import MAX_COMPILED_NODES, MAX_MOVE_SECONDS
 
 PREFIX = "compiled:"
 SPECS = (
-    "compiled:SECONDSs[:FILE] | compiled:NODESn[:FILE] | compiled:equal[:FILE] (the numba search; "
-    "leaves by the agent FILE's network, else material)"
+    "compiled:SECONDSs[:FILE[:DB]] | compiled:NODESn[:FILE[:DB]] | compiled:equal[:FILE[:DB]] (the numba"
+    " search; leaves by the agent FILE's network, else material; DB an endgame database folder)"
 )
 MAX_SECONDS = MAX_MOVE_SECONDS
 """The longest think time a move may be given."""
@@ -48,8 +52,8 @@ def is_compiled_spec(spec: str) -> bool:
 
 def parse_compiled(spec: str, rules: Rules, options: SearchOptions | None = None) -> CompiledPlayer:
     """The player of a ``compiled:BUDGET`` spec; ``ValueError`` (one line) naming what is wrong."""
-    parts = spec.strip().split(":", 2)
-    if len(parts) < 2 or parts[0] != "compiled" or (len(parts) == 3 and not parts[2]):
+    parts = spec.strip().split(":")
+    if not 2 <= len(parts) <= 4 or parts[0] != "compiled" or not all(parts[2:]):
         raise ValueError(f"bad player spec {spec!r}; expected {SPECS}")
     text = parts[1]
     seconds = nodes = None
@@ -67,12 +71,14 @@ def parse_compiled(spec: str, rules: Rules, options: SearchOptions | None = None
         )
     options = SearchOptions(table_bits=TABLE_BITS) if options is None else options
     try:
-        leaves = network.load(parts[2]) if len(parts) == 3 else network.MATERIAL
+        leaves = network.load(parts[2]) if len(parts) >= 3 and parts[2] != "material" else network.MATERIAL
+        database = search_db.load(parts[3], rules) if len(parts) == 4 else None
     except ValueError as error:
         raise ValueError(f"bad player spec {spec!r}: {error}") from None
     if leaves.num_squares not in (0, rules.num_squares):
         raise ValueError(f"bad player spec {spec!r}: the agent file is for another board than {rules.name}")
-    return CompiledPlayer(spec.strip(), SearchRules(rules), seconds, nodes, text == "equal", options, leaves)
+    equal = text == "equal"
+    return CompiledPlayer(spec.strip(), SearchRules(rules), seconds, nodes, equal, options, leaves, database)
 
 
 @dataclasses.dataclass
@@ -93,6 +99,8 @@ class CompiledPlayer:
     """The search's switches (None: the defaults)."""
     leaves: network.LeafNetwork = network.MATERIAL
     """What scores the leaves: an agent's network, or material."""
+    endgame: search_db.SearchDB | None = None
+    """An endgame database probed in the search (shared by the player's games), or None."""
 
     def new_game(self, seed: int = 0) -> CompiledGame:
         """The mover of one new game (a fresh table); ``seed`` is unused (the search is deterministic
@@ -104,7 +112,8 @@ class CompiledPlayer:
         rules = self.search_rules.rules
         n, men = rules.num_squares, rules.men_per_side
         start = Position((1 << men) - 1, 0, ((1 << men) - 1) << (n - men), 0, 0)
-        CompiledSearch(self.search_rules, SearchOptions(table_bits=8), self.leaves).search(start, depth=2)
+        warm = CompiledSearch(self.search_rules, SearchOptions(table_bits=8), self.leaves, self.endgame)
+        warm.search(start, depth=2)
 
 
 class CompiledGame:
@@ -112,7 +121,7 @@ class CompiledGame:
 
     def __init__(self, player: CompiledPlayer) -> None:
         self.player = player
-        self.search = CompiledSearch(player.search_rules, player.options, player.leaves)
+        self.search = CompiledSearch(player.search_rules, player.options, player.leaves, player.endgame)
         self.infos: list[SearchResult] = []
         self._pending: list[int] = []
         self._history: list[Position] = []

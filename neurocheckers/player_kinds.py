@@ -124,12 +124,12 @@ BUILTIN_KINDS: tuple[PlayerKind, ...] = (
     ),
     PlayerKind(
         "compiled",
-        "compiled:SECONDSs[:FILE] | compiled:NODESn[:FILE] | compiled:equal[:FILE]",
+        "compiled:SECONDSs[:FILE[:DB]] | compiled:NODESn[:FILE[:DB]] | compiled:equal[:FILE[:DB]]",
         f"the compiled (numba) search, {BUDGET}, nodes in 1..{MAX_COMPILED_NODES:,} or equal;"
-        " leaves by the agent FILE's network (an MLP or NNUE agent), else material",
+        " leaves by the agent FILE's network (an MLP or NNUE agent) or material; DB an endgame database",
         "neurocheckers.compiled_player:parse_compiled",
         host=True,
-        files=((2, 1),),
+        files=((2, 1), (3, 1)),
     ),
     PlayerKind(
         "pydraughts",
@@ -233,7 +233,7 @@ def _file_place(spec: str) -> tuple[str, list[str], int | None]:
 
 def spec_agent_file(spec: str) -> str | None:
     """The agent file a player spec names (``greedy:FILE``, ``alphabeta:D:FILE[:DB]``,
-    ``mcts:FILE:SIMS``, ``timed:BUDGET:FILE[:DB]``, ``compiled:BUDGET:FILE``), or None."""
+    ``mcts:FILE:SIMS``, ``timed:BUDGET:FILE[:DB]``, ``compiled:BUDGET:FILE[:DB]``), or None."""
     _, args, index = _file_place(spec)
     return None if index is None else args[index]
 

@@ -7,6 +7,7 @@ Usage:
   python scripts/bench_compiled_search.py --match 30 --seconds 0.02  # LMR against none
   python scripts/bench_compiled_search.py --against-timed 10 --seconds 0.1  # against the JAX search
   python scripts/bench_compiled_search.py --agent results/best_american8.safetensors --agent NNUE.safetensors
+  python scripts/bench_compiled_search.py --games 10 --seconds 0.1 --agent FILE  # depth as played
 
 The speed run searches ``--positions`` middlegame positions (random playouts of 10-30 whole moves
 from the start, seeded) for ``--seconds`` each with a fresh table, one game at a time on this
@@ -19,6 +20,13 @@ first agent's network on both sides. Besides nodes per second of wall time it pr
 second of the thread's CPU time (what a core of its own would give when others share it). Pin it
 to one core (``taskset -c 1``) and say the machine's load: other processes on the core change the
 figures.
+
+``--games N`` measures the depth *as played*: N self-play games (from the first N committed openings, both
+colours played by the same search, under the game's own draw rule), each side's table kept between
+its moves as in a match, for material leaves and each ``--agent``; it prints the median and mean depth
+a move, nodes per second (wall and CPU) and the time used a move. With ``--nodes N`` each move gets
+N nodes instead of ``--seconds`` (the depth a core of its own reaches at N / (nodes a second),
+whatever else runs on the machine).
 """
 
 from __future__ import annotations
@@ -55,6 +63,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default=0,
         help="openings of a match compiled:SECONDSs against timed:SECONDSs:material (JAX)",
     )
+    p.add_argument("--games", type=int, default=0, help="self-play games a leaf kind: depth as played")
     p.add_argument("--check-moves", type=int, default=0, help="random positions per preset to check")
     p.add_argument("--agent", action="append", default=[], help="an agent file whose network scores leaves")
     args = p.parse_args(argv)
@@ -65,7 +74,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
             network.load(path)
         except ValueError as error:
             p.error(f"--agent: {error}")
-    if args.positions < 1 or args.seconds <= 0 or args.repeats < 1 or args.fixed_depth < 0 or args.nodes < 0:
+    if (
+        args.positions < 1
+        or args.seconds <= 0
+        or args.repeats < 1
+        or args.fixed_depth < 0
+        or args.nodes < 0
+        or args.games < 0
+    ):
         p.error(
             f"bad sizes: --positions {args.positions}, --seconds {args.seconds}, --repeats {args.repeats}"
         )
@@ -248,8 +264,9 @@ def check_main(count: int, seed: int) -> int:
     return 1 if bad_total else 0
 
 
-def play_game(rules, searches, opening, seconds: float) -> int:
-    """One game under the game's own draw rule from ``opening`` (FEN); +1 Black won, -1, 0."""
+def play_game(rules, searches, opening, seconds: float | None, record=None, nodes: int | None = None) -> int:
+    """One game under the game's own draw rule from ``opening`` (FEN); +1 Black won, -1, 0.
+    ``record(result, cpu_seconds)`` is called after each searched move."""
     from neurocheckers.compiled.board import Position, game_rule
     from neurocheckers.compiled.game import Game
     from neurocheckers.rules.fen import read_fen
@@ -263,9 +280,12 @@ def play_game(rules, searches, opening, seconds: float) -> int:
         search.new_game()
     while game.result is None:
         search = searches[game.position.color]
+        cpu = time.thread_time()
         r = search.search(
-            game.position, seconds=seconds, ply=game.ply, quiet=game.quiet, history=game.history
+            game.position, seconds=seconds, nodes=nodes, ply=game.ply, quiet=game.quiet, history=game.history
         )
+        if record is not None and r.nodes:
+            record(r, time.thread_time() - cpu)
         game.play(r.move)
     return game.result
 
@@ -293,6 +313,43 @@ def match_main(args) -> None:
         f"LMR (the default) against none, {args.seconds} s a move, the game's draw rule:"
         f" {wins}/{draws}/{losses}, score {(wins + 0.5 * draws) / games:.3f} over {games} games"
     )
+
+
+def games_main(args) -> None:
+    """Depth as played: ``--games`` self-play games a leaf kind (material, then each ``--agent``),
+    each side's table kept between its moves (``CompiledSearch.new_game`` at each game's start)."""
+    from neurocheckers.compiled import network
+    from neurocheckers.compiled.driver import CompiledSearch, SearchOptions
+    from neurocheckers.rules.openings import load_openings
+    from neurocheckers.rules.presets import get_rules
+
+    rules = get_rules(args.rules)
+    openings = load_openings(rules, args.games)
+    print(f"load average {os.getloadavg()[0]:.2f}; affinity {sorted(os.sched_getaffinity(0))}")
+    seconds, nodes = (None, args.nodes) if args.nodes else (args.seconds, None)
+    budget = f"{nodes:,} nodes" if nodes else f"{seconds} s"
+    print(f"{args.rules}: {args.games} self-play games, {budget} a move, the game's draw rule")
+    for path in [None, *args.agent]:
+        leaves = network.load(path) if path else None
+        searches = [CompiledSearch(rules, SearchOptions(), leaves) for _ in range(2)]
+        searches[0].search(middlegame_positions(rules, 1, 0)[0], depth=2)  # compiled before the clock
+        moves: list[tuple] = []
+
+        def record(r, cpu, moves=moves):
+            moves.append((r.depth, r.nodes, r.seconds, cpu))
+
+        results = [play_game(rules, searches, opening, seconds, record, nodes) for opening in openings]
+        depths = [m[0] for m in moves]
+        wall, cpu = sum(m[2] for m in moves), sum(m[3] for m in moves)
+        nodes = sum(m[1] for m in moves)
+        name = Path(path).name if path else "material"
+        print(
+            f"  {name:34s} {len(moves)} moves: depth median {statistics.median(depths)} (mean"
+            f" {statistics.mean(depths):.1f}), {nodes / wall / 1e6:.2f} M nodes/s"
+            f" ({nodes / max(cpu, 1e-9) / 1e6:.2f} M a CPU second), {wall / len(moves):.3f} s a move;"
+            f" results (Black) {results}",
+            flush=True,
+        )
 
 
 def against_timed_main(args) -> None:
@@ -339,7 +396,9 @@ def main(argv: list[str] | None = None) -> int:
         match_main(args)
     if args.against_timed:
         against_timed_main(args)
-    if not (args.perft or args.check_moves or args.match or args.against_timed):
+    if args.games:
+        games_main(args)
+    if not (args.perft or args.check_moves or args.match or args.against_timed or args.games):
         speed_main(args)
     return status
 

@@ -45,8 +45,9 @@ def test_a_bad_agent_file_is_one_line(tmp_path):
 
 
 def test_perft_check_and_match_options():
-    out = bench("--perft", "3", "--check-moves", "20", "--match", "1", "--seconds", "0.005")
+    out = bench("--perft", "3", "--check-moves", "20", "--match", "1", "--seconds", "0.005", "--games", "1")
     assert "american8 depth 3: 302 ok" in out
+    assert "1 self-play games, 0.005 s a move" in out and "material" in out and "s a move; results" in out
     assert "american8: 20 positions" in out and "mismatches so far 0" in out
     assert "LMR (the default) against none" in out and "over 2 games" in out
 

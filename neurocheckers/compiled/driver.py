@@ -10,6 +10,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from neurocheckers.compiled import endgame as eg
 from neurocheckers.compiled import network as nw
 from neurocheckers.compiled import search as s
 from neurocheckers.compiled.board import Position, SearchRules, geometry, move_actions
@@ -103,6 +104,7 @@ class CompiledSearch:
         rules: SearchRules | Rules,
         options: SearchOptions | None = None,
         leaves: nw.LeafNetwork | None = None,
+        endgame: eg.SearchDB | None = None,
     ):
         self.search_rules = rules if isinstance(rules, SearchRules) else SearchRules(rules)
         self.options = SearchOptions() if options is None else options
@@ -112,6 +114,10 @@ class CompiledSearch:
             raise ValueError(
                 f"the network {self.leaves.name!r} reads {self.leaves.num_squares} squares, the board has {n}"
             )
+        self.endgame = endgame
+        if endgame is not None and int(endgame.array[eg.E_SQUARES]) != n:
+            raise ValueError(f"the endgame database {endgame.name!r} is for another board than {n} squares")
+        self.edb = eg.NONE if endgame is None else endgame.array
         self.net = self.leaves.fresh(s.MAX_PLY + 1)
         self.geo = geometry(self.search_rules)
         self.tt = np.zeros((1 << self.options.table_bits, 2), np.int64)
@@ -197,6 +203,7 @@ class CompiledSearch:
         aux[s.A_NODE_LIMIT] = nodes if nodes else 2**62
         aux[s.A_OPTIONS] = self.options.flags
         aux[s.A_NET : s.A_NET + nw.N_SIZE] = self.leaves.header
+        aux[s.A_ENDGAME_PIECES] = self.edb[eg.E_PIECES]
         aux[s.A_KILLERS : s.A_HISTORY] = -1
         aux[s.A_HISTORY : s.A_PATH] //= 2  # old history counts half
         history = list(history)[-s.MAX_HISTORY :]
@@ -236,8 +243,8 @@ class CompiledSearch:
     def _negamax(self, args, depth: int, alpha: int, beta: int) -> int:
         om, ok, pm, pk, color, key, ply, quiet, rev = args
         i64 = np.int64
-        return s.negamax(self.geo, self.tt, self.moves, self.aux, self.net, om, ok, pm, pk, color, key,
-                         i64(depth), i64(alpha), i64(beta), i64(0), i64(0), ply, quiet, rev)  # fmt: skip
+        return s.negamax(self.geo, self.tt, self.moves, self.aux, self.net, self.edb, om, ok, pm, pk, color,
+                         key, i64(depth), i64(alpha), i64(beta), i64(0), i64(0), ply, quiet, rev)  # fmt: skip
 
     def _actions(self, row) -> tuple[int, ...]:
         return move_actions(self.rules, int(row[0]), int(row[2]), int(row[3]))

@@ -18,7 +18,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from neurocheckers.compiled import network
+from neurocheckers.compiled import endgame, network
 from neurocheckers.compiled.bitops import lowest_index, monotonic_ns, popcount, prefetch
 from neurocheckers.compiled.board import (
     G_CROWN,
@@ -63,6 +63,8 @@ MAX_HISTORY = 512
 OPT_TABLE, OPT_PVS, OPT_KILLERS, OPT_HISTORY, OPT_QUIESCENCE, OPT_LMR, OPT_LMR_DEEP = 1, 2, 4, 8, 16, 32, 64
 
 A_NODES, A_STOP, A_DEADLINE, A_NODE_LIMIT, A_OPTIONS, A_HISTORY_LEN, A_SELDEPTH = 0, 1, 2, 3, 4, 5, 6
+A_ENDGAME_PIECES = 7
+"""The most pieces of the endgame database's positions (0: none)."""
 A_BEST_FROM, A_BEST_TO, A_BEST_CAPTURED, A_BEST_PATH, A_BEST_SCORE, A_BEST_SET = 8, 9, 10, 11, 12, 13
 A_KILLERS = 16
 A_HISTORY = A_KILLERS + 2 * MAX_PLY
@@ -82,8 +84,8 @@ CHECK_EVERY = 1023
 """The clock and the node limit are read when ``nodes & CHECK_EVERY == 0``."""
 
 SIGNATURE = (
-    "int64(int64[::1], int64[:, ::1], int64[:, ::1], int64[::1], float32[::1], int64, int64, int64, int64,"
-    " int64, int64, int64, int64, int64, int64, int64, int64, int64, int64)"
+    "int64(int64[::1], int64[:, ::1], int64[:, ::1], int64[::1], float32[::1], int32[::1], int64, int64,"
+    " int64, int64, int64, int64, int64, int64, int64, int64, int64, int64, int64, int64)"
 )
 
 
@@ -286,15 +288,36 @@ def _probe(tt, key, depth, alpha, beta, dist):
 
 
 @njit(cache=True, inline="always")
-def _settled(geo, aux, net, om, ok, pm, pk, color, key, horizon, ply, dist, gply, quiet, rev):
+def _endgame_score(geo, edb, om, ok, pm, pk, color, dist, quiet):
+    """The endgame database's score of a position (``compiled.endgame``), else NOT_TERMINAL."""
+    if geo[G_QUIET_LIMIT] > 0 and quiet >= geo[G_QUIET_LIMIT]:
+        return np.int64(0)
+    entry = endgame.probe(edb, om, ok, pm, pk, color)
+    if entry < 0:
+        return NOT_TERMINAL
+    value, moves_left = entry & 3, entry >> 2
+    if value == endgame.WIN:
+        return WIN - UNIT * (dist + moves_left)
+    if value == endgame.LOSS:
+        return -(WIN - UNIT * (dist + moves_left))
+    return np.int64(0)
+
+
+@njit(cache=True, inline="always")
+def _settled(geo, aux, net, edb, om, ok, pm, pk, color, key, horizon, ply, dist, gply, quiet, rev):
     """The score of a node settled before its moves are searched (the search stopped, a repetition,
-    a finished game or a quiet leaf at the horizon), else NOT_TERMINAL. Counts the node."""
+    a position of the endgame database, a finished game or a quiet leaf at the horizon), else
+    NOT_TERMINAL. Counts the node."""
     if _tick(aux):
         return 0
     aux[A_PATH + aux[A_HISTORY_LEN] + ply] = key
     aux[A_SELDEPTH] = max(aux[A_SELDEPTH], ply)
     if ply > 0 and geo[G_REPETITION] and _repeated(aux, key, ply, rev):
         return 0
+    if ply > 0 and popcount(om | ok | pm | pk) <= aux[A_ENDGAME_PIECES]:
+        known = _endgame_score(geo, edb, om, ok, pm, pk, color, dist, quiet)
+        if known != NOT_TERMINAL:
+            return known
     if horizon:  # a leaf, unless a capture is to be searched on (quiescence)
         mob = mobility(geo, om, ok, pm, pk, color)
         term = terminal_score(geo, mob != MOBILITY_NONE, om | ok, gply, quiet, dist)
@@ -319,11 +342,11 @@ def _child(geo, om, ok, pm, pk, color, key, src, dst, cap, dist, gply, quiet, re
 
 @njit(SIGNATURE, cache=True)
 def negamax(
-    geo, tt, moves, aux, net, om, ok, pm, pk, color, key, depth, alpha, beta, ply, dist, gply, quiet, rev
+    geo, tt, moves, aux, net, edb, om, ok, pm, pk, color, key, depth, alpha, beta, ply, dist, gply, quiet, rev
 ):
     """The score of the position from the mover's view (fail-soft; see the module docstring)."""
     horizon = depth <= 0 or ply >= MAX_PLY - 1
-    settled = _settled(geo, aux, net, om, ok, pm, pk, color, key, horizon, ply, dist, gply, quiet, rev)
+    settled = _settled(geo, aux, net, edb, om, ok, pm, pk, color, key, horizon, ply, dist, gply, quiet, rev)
     if settled != NOT_TERMINAL:
         return settled
     options = aux[A_OPTIONS]
@@ -363,24 +386,24 @@ def negamax(
         c_color, c_ply, d1 = 1 - color, ply + 1, depth - 1
         leaf = NOT_TERMINAL
         if d1 <= 0:  # settle a quiet leaf here: a call with this many arguments costs more than it
-            leaf = _settled(geo, aux, net, c_om, c_ok, c_pm, c_pk, c_color, c_key, True, c_ply, c_dist,
+            leaf = _settled(geo, aux, net, edb, c_om, c_ok, c_pm, c_pk, c_color, c_key, True, c_ply, c_dist,
                             c_gply, c_quiet, c_rev)  # fmt: skip
             if leaf == NOT_TERMINAL:  # a capture to search on: the call below counts the node again
                 aux[A_NODES] -= 1
         if leaf != NOT_TERMINAL:
             score = -leaf
         elif k == 0 or horizon or not options & OPT_PVS:
-            score = -negamax(geo, tt, moves, aux, net, c_om, c_ok, c_pm, c_pk, c_color, c_key, d1, -beta,
+            score = -negamax(geo, tt, moves, aux, net, edb, c_om, c_ok, c_pm, c_pk, c_color, c_key, d1, -beta,
                              -alpha, c_ply, c_dist, c_gply, c_quiet, c_rev)  # fmt: skip
         else:  # a null window first (one move shallower for a late quiet move), then the full one
             r = 1 if options & OPT_LMR and depth >= 3 and k >= 3 and order < KILLER_ORDER else 0
             if r and options & OPT_LMR_DEEP and depth >= 4 and k >= 5:
                 r = 2
-            score = -negamax(geo, tt, moves, aux, net, c_om, c_ok, c_pm, c_pk, c_color, c_key, d1 - r,
+            score = -negamax(geo, tt, moves, aux, net, edb, c_om, c_ok, c_pm, c_pk, c_color, c_key, d1 - r,
                              -alpha - 1, -alpha, c_ply, c_dist, c_gply, c_quiet, c_rev)  # fmt: skip
             if score > alpha and (r or score < beta):
-                score = -negamax(geo, tt, moves, aux, net, c_om, c_ok, c_pm, c_pk, c_color, c_key, d1, -beta,
-                                 -alpha, c_ply, c_dist, c_gply, c_quiet, c_rev)  # fmt: skip
+                score = -negamax(geo, tt, moves, aux, net, edb, c_om, c_ok, c_pm, c_pk, c_color, c_key, d1,
+                                 -beta, -alpha, c_ply, c_dist, c_gply, c_quiet, c_rev)  # fmt: skip
         if aux[A_STOP]:
             return 0
         if score > best:

@@ -9,16 +9,15 @@ constant, so the arrays are not folded into the compiled program.
 from __future__ import annotations
 
 import functools
-import math
 from collections.abc import Callable
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 from flax import struct
 
 from neurocheckers.endgame.database import LOSS, OUTSIDE, WIN, EndgameDB
-from neurocheckers.endgame.index import MAX_SQUARES, board_masks, men_offsets
+from neurocheckers.endgame.flat import flat_db
+from neurocheckers.endgame.index import MAX_SQUARES
 from neurocheckers.rules.state import BLACK, State
 
 EXACT_MARGIN = 1e-3
@@ -52,36 +51,17 @@ class DeviceDB:
 
 def device_db(db: EndgameDB) -> DeviceDB:
     """Every slice of ``db`` loaded into one ``DeviceDB`` (checksums checked on loading)."""
-    slices = sorted(db.slices)
-    p = max(s.pieces for s in slices)
-    starts = np.full((p + 1,) * 4, -1, dtype=np.int32)
-    values, distances, at = [], [], 0
-    for s in slices:
-        v, d = db.load(s)
-        starts[s.counts] = at
-        values.append(v)
-        distances.append(d.astype(np.int32))
-        at += len(v)
-    if at >= 2**31:
-        raise ValueError(f"{db.folder} holds {at} positions: too many for 32-bit indices")
-    men_start = np.zeros((p + 1, p + 1), dtype=np.int32)
-    offsets, at = [], 0
-    for men in range(p + 1):
-        for opp_men in range(p + 1 - men):
-            men_start[men, opp_men] = at
-            offsets.append(men_offsets(db.rules, men, opp_men).astype(np.int32))
-            at += len(offsets[-1])
-    binom = np.array([[math.comb(n, k) for k in range(p + 1)] for n in range(MAX_SQUARES + 1)])
+    flat = flat_db(db)
     return DeviceDB(
-        values=jnp.asarray(np.concatenate(values)),
-        distances=jnp.asarray(np.concatenate(distances)),
-        slice_start=jnp.asarray(starts),
-        men_offsets=jnp.asarray(np.concatenate(offsets)),
-        men_start=jnp.asarray(men_start),
-        binom=jnp.asarray(binom.astype(np.int32)),
-        num_squares=db.rules.num_squares,
-        max_pieces=p,
-        masks=board_masks(db.rules),
+        values=jnp.asarray(flat.values),
+        distances=jnp.asarray(flat.distances),
+        slice_start=jnp.asarray(flat.slice_start),
+        men_offsets=jnp.asarray(flat.men_offsets),
+        men_start=jnp.asarray(flat.men_start),
+        binom=jnp.asarray(flat.binom),
+        num_squares=flat.num_squares,
+        max_pieces=flat.max_pieces,
+        masks=flat.masks,
     )
 
 
