@@ -53,9 +53,9 @@ class StrategySettings(Section, section="run"):
     """Which method learns the network."""
 
     strategy: str = "boss_ga"
-    """boss_ga (the study), an evosax strategy (SimpleGA, Open_ES, SNES, CMA_ES), td_lambda, td_leaf or
-    dqn. The memetic pool is boss_ga with learner_pool = true (experiments/strength/memetic_pool.toml),
-    the hybrid boss_ga with supervised_target = "td_lambda" (experiments/learners/hybrid_simple6.toml)."""
+    """A name of the strategy registry: boss_ga (the study), memetic_pool (its learners train on every
+    member's games), an evosax strategy (SimpleGA, Open_ES, SNES, CMA_ES), td_lambda, td_leaf or dqn.
+    The hybrid is boss_ga with supervised_target = "td_lambda" (experiments/learners/hybrid_simple6.toml)."""
 
 
 class RulesSettings(Section, section="game"):
@@ -176,9 +176,6 @@ class BossGASettings(Section, section="boss_ga"):
     """Positions each learner trains on: member (those it moved from, the study's) or both."""
     train_batch: int = 0
     """Rows of each learner's Adam minibatches, train_steps of them (0: full batches, the study's)."""
-    learner_pool: bool = False
-    """Whether each learner trains on the positions of every member's games (the memetic pool; needs
-    train_batch > 0)."""
 
 
 class SelfPlaySettings(Section, section="td_lambda"):
@@ -216,7 +213,7 @@ class DQNSectionSettings(Section, section="dqn"):
     epsilon_end: float = 0.05
     """DQN: the random-move chance after epsilon_decay_epochs."""
     epsilon_decay_epochs: int = 200
-    """DQN: epochs of the linear epsilon decay."""
+    """DQN: epochs of the linear epsilon decay (0: epsilon_end from the start)."""
     target_update_every: int = 100
     """DQN: gradient updates between copies of the online network to the target network."""
     capture_reward: float = 0.0
@@ -227,6 +224,27 @@ class DQNSectionSettings(Section, section="dqn"):
     """DQN: shaping penalty per learner piece lost to the opponent's reply."""
     opponent: str = "random"
     """DQN: whom the learner plays: random, self, greedy-material or alphabeta:D."""
+
+    def problems(self) -> list[str]:
+        """What is impossible in this section's values, one message each (``[]``: none). The one
+        place these rules are written: the experiment config and ``learners.DQNSettings`` both ask."""
+        found = [
+            f"{name} must be >= 1, got {getattr(self, name)}"
+            for name in DQN_AT_LEAST_ONE
+            if getattr(self, name) < 1
+        ]
+        if self.epsilon_decay_epochs < 0:
+            found.append(f"epsilon_decay_epochs must be >= 0, got {self.epsilon_decay_epochs}")
+        if self.buffer_size < self.envs:
+            found.append(f"buffer_size must be >= envs ({self.envs}), got {self.buffer_size}")
+        for name in ("gamma", "epsilon_start", "epsilon_end"):
+            if not 0 <= getattr(self, name) <= 1:
+                found.append(f"{name} must be in [0, 1], got {getattr(self, name)}")
+        return found
+
+
+DQN_AT_LEAST_ONE = ("envs", "steps_per_epoch", "target_update_every")
+"""The DQN keys that count things done at least once."""
 
 
 @dataclasses.dataclass(frozen=True)

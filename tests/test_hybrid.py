@@ -105,8 +105,8 @@ def test_pooled_learners_train_on_every_members_games():
     first, last = (jax.tree.leaves(s.population)[0] for s in (pooled_state, own_state))
     np.testing.assert_array_equal(np.asarray(first[:3]), np.asarray(last[:3]))
     assert not np.array_equal(np.asarray(first[3:]), np.asarray(last[3:]))
-    with pytest.raises(ConfigError, match="learner_pool = true needs train_batch > 0"):
-        load_config(None, [*TINY_RUN, "learner_pool=true"])
+    with pytest.raises(ConfigError, match="strategy 'memetic_pool' needs train_batch > 0"):
+        load_config(None, [*TINY_RUN, "learner_pool=true", "train_batch=0"])
 
 
 def test_td_lambda_targets_of_a_hand_computed_game_with_turns_and_skipped_slots():

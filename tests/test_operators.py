@@ -12,7 +12,6 @@ import pytest
 from jax.flatten_util import ravel_pytree
 
 from neurocheckers.evolution import (
-    STRATEGIES,
     crossover_layers,
     es_ask,
     es_best,
@@ -319,7 +318,7 @@ HYPER = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(STRATEGIES))
+@pytest.mark.parametrize("name", sorted(HYPER))
 def test_evosax_strategy_runs_and_improves(name):
     params = member()
     es, es_params = make_strategy(name, 16, params, **HYPER[name])

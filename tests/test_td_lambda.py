@@ -21,8 +21,8 @@ from neurocheckers.endgame.device import device_db, exact_value
 from neurocheckers.endgame.index import to_mover_view
 from neurocheckers.evaluator import EvaluatorSpec, encode
 from neurocheckers.experiment.config import LEARNERS, ConfigError, load_config
-from neurocheckers.experiment.trainers import LEARNERS as REGISTRY
-from neurocheckers.experiment.trainers import make_trainer
+from neurocheckers.experiment.strategy_registry import strategy
+from neurocheckers.experiment.trainers import Learner, make_trainer
 from neurocheckers.learners import (
     TDSettings,
     learner_rules,
@@ -206,4 +206,7 @@ def test_the_learner_experiments_load():
 
 
 def test_every_learner_strategy_is_registered():
-    assert set(REGISTRY) == set(LEARNERS)
+    for name in LEARNERS:  # each registry entry's algorithm and settings load
+        entry = strategy(name)
+        assert isinstance(entry.loaded_algorithm(), Learner)
+        assert dataclasses.is_dataclass(entry.loaded_settings())

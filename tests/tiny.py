@@ -31,6 +31,7 @@ TINY_LEARNER = [*TINY_SELF_TRAINED, "selfplay_games=4", "bootstrap_positions=16"
 
 TINY_BY_STRATEGY = {
     "boss_ga": [*TINY_RUN, "strategy=boss_ga"],
+    "memetic_pool": [*TINY_RUN, "strategy=memetic_pool", "train_batch=4"],
     **{name: [*TINY_RUN, f"strategy={name}"] for name in ("SimpleGA", "Open_ES", "SNES", "CMA_ES")},
     "td_lambda": [*TINY_LEARNER, "strategy=td_lambda"],
     "td_leaf": [*TINY_LEARNER, "strategy=td_leaf", "depth=2"],

@@ -164,12 +164,12 @@ def _evolve_with_progress(run_dir: str, total: int) -> None:
     """``experiment.run.run`` up to ``total`` epochs under a progress bar of epochs."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from neurocheckers.experiment.config import LEARNERS
     from neurocheckers.experiment.folder import RunError, learner_status, read_run_config, run_metrics
     from neurocheckers.experiment.run import run
+    from neurocheckers.experiment.strategy_registry import is_learner
 
     games = read_run_config(run_dir)[0].games_per_epoch
-    learner = read_run_config(run_dir)[0].strategy in LEARNERS
+    learner = is_learner(read_run_config(run_dir)[0].strategy)
     columns = (
         TextColumn("epoch"),
         MofNCompleteColumn(),

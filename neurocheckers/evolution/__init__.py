@@ -13,17 +13,17 @@ from neurocheckers.evolution.operators import (
 )
 from neurocheckers.evolution.settings import EvolutionSettings
 from neurocheckers.evolution.strategies import (
-    STRATEGIES,
     FlatStrategy,
     es_ask,
     es_best,
     es_init,
     es_tell,
+    evosax_class,
+    is_evosax,
     make_strategy,
 )
 
 __all__ = [
-    "STRATEGIES",
     "EvolutionSettings",
     "FlatStrategy",
     "crossover_layers",
@@ -31,6 +31,8 @@ __all__ = [
     "es_best",
     "es_init",
     "es_tell",
+    "evosax_class",
+    "is_evosax",
     "layer_paths",
     "make_strategy",
     "masked_loss",

@@ -1,11 +1,14 @@
 """The reference study's boss-lineage genetic algorithm, as pure functions over ``EvoState``.
 
-One epoch: every member plays ``games_per_epoch`` games against the boss (half with each colour),
-fitness = points (win 1, draw 1/2, loss 0), ranking best first with ties to the lower index; the best
-member becomes the new boss when its points reach ``promotion_threshold * games_per_epoch``; the
-next generation is elites, mutants, crossovers and learners (``operators.next_generation``).
-evosax strategies replace the generation step (ask/tell on flat genomes) but keep the same games,
-fitness and boss promotion.
+One epoch is evosax's ask/tell around one shared fitness step, "play the boss": a ``Generation``
+asks for the population, every member plays ``games_per_epoch`` games against the boss (half with
+each colour), fitness = points (win 1, draw 1/2, loss 0), ranking best first with ties to the lower
+index; the best member becomes the new boss when its points reach ``promotion_threshold *
+games_per_epoch``; then the generation is told the fitness. The study's generation (``BOSS_GA``)
+breeds elites, mutants, crossovers and learners (``operators.next_generation``); the memetic pool
+(``MEMETIC_POOL``) is the same with every learner training on the whole population's games; an
+evosax strategy (``EVOSAX``) asks and tells on flat genomes. They are equals: each is one
+``Generation`` value, and a plug-in strategy is another (``experiment.strategy_registry``).
 
 Selection settings, all off by default (``selection``): games against the boss from K paired openings
 drawn per epoch; promotion only after a confirmation match whose lower 95% bound is above 1/2; extra
@@ -22,6 +25,8 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import typing
+from collections.abc import Callable
 from typing import Any
 
 import jax
@@ -42,13 +47,14 @@ from neurocheckers.evolution.selection import (
     member_policy,
 )
 from neurocheckers.evolution.settings import EvolutionSettings
-from neurocheckers.evolution.strategies import es_ask, es_init, es_tell, make_strategy
+from neurocheckers.evolution.strategies import es_ask, es_init, es_tell, is_evosax, make_strategy
 from neurocheckers.fitting import td_lambda_targets
 from neurocheckers.population import play_population, play_population_against
 from neurocheckers.rules.openings import load_openings, opening_states
 from neurocheckers.rules.presets import Rules, get_rules
-from neurocheckers.search.baselines import AlphaBetaConfig
-from neurocheckers.search.mcts import MCTSConfig
+from neurocheckers.search.play_settings import epoch_key, population_search
+
+__all__ = ["epoch_key", "population_search"]  # re-exported: callers of the evolution layer use them
 
 
 @struct.dataclass
@@ -75,6 +81,48 @@ class EvoState:
     hall_of_fame: Any = ()
 
 
+class Told(typing.NamedTuple):
+    """What the fitness step tells a generation about the population it asked for.
+
+    Fields:
+      population: the members that played ([P] params).
+      es_state: the generation's state after ``ask``.
+      records: the games against the boss (and, with ``learner_games = "all"``, the others), their
+        positions recorded when the generation ``records_games``.
+      fitness: [P] the ranking fitness (points, higher is better).
+      ranking: [P] member indices, best first.
+    """
+
+    population: Any
+    es_state: Any
+    records: Any
+    fitness: jax.Array
+    ranking: jax.Array
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Generation:
+    """How a strategy makes each epoch's population and learns from its fitness, in evosax's
+    ask/tell shape, around the shared fitness step (``play_the_boss``). Hashes by identity.
+
+    Fields:
+      init: ``init(setup, key, boss) -> es_state``: the generation's own state (``()`` for none).
+      ask: ``ask(setup, state, key) -> (population, es_state)``: the [P] members this epoch plays.
+      tell: ``tell(setup, state, told, key) -> (next population, es_state, metrics)``: the population
+        carried to the next epoch (``ask`` may replace it), and metrics named after ``metrics.csv``
+        columns (the learners' losses).
+      records_games: whether ``tell`` reads the games' positions (they are recorded only then).
+      evosax: whether the setup builds an evosax adapter named by ``settings.strategy``
+        (``Setup.strategy``, ``Setup.es_params``).
+    """
+
+    init: Callable[..., Any]
+    ask: Callable[..., tuple[Any, Any]]
+    tell: Callable[..., tuple[Any, Any, dict[str, jax.Array]]]
+    records_games: bool = False
+    evosax: bool = False
+
+
 @dataclasses.dataclass(frozen=True, eq=False)
 class Setup:
     """The static pieces of a run derived from its settings (hashes by identity: a static jit argument).
@@ -85,7 +133,8 @@ class Setup:
       spec: the evaluator's shape.
       search: how members and boss search (``MCTSConfig`` or ``AlphaBetaConfig``).
       record_plies: plies of each game kept for the supervised quarter.
-      strategy: the evosax adapter, or None for the boss GA.
+      generation: how the population is asked for and told its fitness.
+      strategy: the evosax adapter, or None.
       es_params: the evosax params, or None.
       openings: the committed openings of the rules ([M] states), or None when no setting uses them.
       fixed_opponent: the benchmark opponent's policy, or None.
@@ -96,6 +145,7 @@ class Setup:
     spec: EvaluatorSpec
     search: PopulationSearch
     record_plies: int
+    generation: Generation
     strategy: Any = None
     es_params: Any = None
     openings: Any = None
@@ -112,6 +162,14 @@ def uses_openings(settings: EvolutionSettings) -> bool:
     )
 
 
+def generation_of(settings: EvolutionSettings) -> Generation:
+    """The settings' generation: ``settings.generation`` (the experiment's strategy registry sets
+    it), else an evosax strategy's when ``strategy`` names one, else the study's boss GA."""
+    if settings.generation is not None:
+        return settings.generation
+    return EVOSAX if is_evosax(settings.strategy) else BOSS_GA
+
+
 @functools.cache
 def make_setup(settings: EvolutionSettings) -> Setup:
     """The ``Setup`` of ``settings``. Cached, so equal settings share one Setup and one compiled epoch."""
@@ -119,24 +177,16 @@ def make_setup(settings: EvolutionSettings) -> Setup:
     spec = spec_of_settings(settings, rules.board_size)
     search = population_search(settings)
     record = min(settings.max_plies, rules.max_plies) if rules.max_plies else settings.max_plies
+    generation = generation_of(settings)
     strategy = es_params = None
-    if settings.strategy != "boss_ga":
+    if generation.evosax:
         example = init_params(jax.random.key(0), spec)
         strategy, es_params = make_strategy(
             settings.strategy, settings.population, example, std=settings.mutation_rate
         )
     openings = opening_states(rules, load_openings(rules)) if uses_openings(settings) else None
     fixed = fixed_opponent_policy(rules, settings.benchmark_opponent) if settings.benchmark_opponent else None
-    return Setup(settings, rules, spec, search, record, strategy, es_params, openings, fixed)
-
-
-def population_search(settings: EvolutionSettings) -> PopulationSearch:
-    """The search members and boss play with: MCTS of ``simulations``, or alpha-beta of ``depth``."""
-    if settings.search == "alphabeta":
-        return AlphaBetaConfig(depth=int(settings.depth))
-    if settings.search != "mcts":
-        raise ValueError(f"search must be 'mcts' or 'alphabeta', got {settings.search!r}")
-    return MCTSConfig(num_simulations=int(settings.simulations))
+    return Setup(settings, rules, spec, search, record, generation, strategy, es_params, openings, fixed)
 
 
 def init(setup: Setup, key: jax.Array) -> EvoState:
@@ -144,10 +194,7 @@ def init(setup: Setup, key: jax.Array) -> EvoState:
     pop_key, boss_key, es_key = jax.random.split(key, 3)
     population = init_population(pop_key, setup.spec, setup.settings.population)
     boss = init_params(boss_key, setup.spec)
-    es_state: Any = ()
-    if setup.strategy is not None:
-        es_state = es_init(es_key, setup.strategy, setup.es_params, boss)
-        es_state = jax.tree.map(lambda x: jnp.array(x, dtype=jnp.asarray(x).dtype), es_state)
+    es_state = setup.generation.init(setup, es_key, boss)
     size = setup.settings.hall_of_fame
     return EvoState(
         population=population,
@@ -158,12 +205,6 @@ def init(setup: Setup, key: jax.Array) -> EvoState:
         es_state=es_state,
         hall_of_fame=hall_of_fame_init(boss, size) if size else (),
     )
-
-
-def epoch_key(seed: int, epoch: int | jax.Array) -> jax.Array:
-    """The key of one epoch: derived from the seed and the epoch number alone, so a resumed run
-    draws exactly what an uninterrupted one would."""
-    return jax.random.fold_in(jax.random.key(seed), epoch)
 
 
 def learner_records(setup: Setup, records: Any, extra_records: list[Any]) -> Any:
@@ -218,54 +259,76 @@ def _quantiles(fitness: jax.Array) -> jax.Array:
     return jnp.quantile(fitness, jnp.array([0.0, 0.25, 0.5, 0.75, 1.0]))
 
 
-def _breed(
-    setup: Setup,
-    state: EvoState,
-    population: Any,
-    es_state: Any,
-    records: Any,
-    fitness: jax.Array,
-    ranking: jax.Array,
-    key: jax.Array,
+def no_state(setup: Setup, key: jax.Array, boss: Any) -> Any:
+    """A generation's ``init`` when it keeps no state of its own."""
+    return ()
+
+
+def carried_population(setup: Setup, state: EvoState, key: jax.Array) -> tuple[Any, Any]:
+    """The boss GA's ``ask``: the population its last ``tell`` bred."""
+    return state.population, state.es_state
+
+
+def breed(
+    setup: Setup, state: EvoState, told: Told, key: jax.Array, pooled: bool = False
 ) -> tuple[Any, Any, dict[str, jax.Array]]:
-    """(next population, next strategy state, the learners' losses): the boss GA's four quarters, or
-    the evosax strategy told the fitness (no losses: it has no learners)."""
+    """The boss GA's ``tell``: the next generation's four quarters (``operators.next_generation``),
+    the learners trained on their own games, or (``pooled``, the memetic pool) on minibatches of
+    every member's games; the metrics are the learners' losses."""
     c = setup.settings
-    if setup.strategy is None:
-        inputs, targets, weights = learner_training_data(setup, population, records)
-        next_population, gen_metrics = next_generation(
-            key,
-            population,
-            ranking,
-            inputs,
-            targets,
-            weights,
-            apply_fn=functools.partial(value, setup.spec),
-            mutation_rate=c.mutation_rate,
-            learning_rate=c.learning_rate,
-            train_steps=c.train_steps,
-            loss=c.loss,
-            batch_size=c.train_batch,
-            pooled=c.learner_pool,
-        )
-        losses = {name: gen_metrics[name] for name in ("learner_loss_before", "learner_loss_after")}
-        return next_population, es_state, losses
-    es_state, _ = es_tell(key, setup.strategy, population, fitness, es_state, setup.es_params)
+    inputs, targets, weights = learner_training_data(setup, told.population, told.records)
+    next_population, gen_metrics = next_generation(
+        key,
+        told.population,
+        told.ranking,
+        inputs,
+        targets,
+        weights,
+        apply_fn=functools.partial(value, setup.spec),
+        mutation_rate=c.mutation_rate,
+        learning_rate=c.learning_rate,
+        train_steps=c.train_steps,
+        loss=c.loss,
+        batch_size=c.train_batch,
+        pooled=pooled,
+    )
+    losses = {name: gen_metrics[name] for name in ("learner_loss_before", "learner_loss_after")}
+    return next_population, told.es_state, losses
+
+
+def evosax_init(setup: Setup, key: jax.Array, boss: Any) -> Any:
+    """An evosax strategy's state, centred on the first boss."""
+    es_state = es_init(key, setup.strategy, setup.es_params, boss)
+    return jax.tree.map(lambda x: jnp.array(x, dtype=jnp.asarray(x).dtype), es_state)
+
+
+def evosax_ask(setup: Setup, state: EvoState, key: jax.Array) -> tuple[Any, Any]:
+    """An evosax strategy's candidates (``strategies.es_ask``)."""
+    return es_ask(key, setup.strategy, state.es_state, setup.es_params)
+
+
+def evosax_tell(setup: Setup, state: EvoState, told: Told, key: jax.Array) -> tuple[Any, Any, dict]:
+    """The evosax strategy told the fitness; no metrics (it has no learners: their loss columns stay
+    empty)."""
+    es_state, _ = es_tell(key, setup.strategy, told.population, told.fitness, told.es_state, setup.es_params)
     # Keep the carried state's exact types (no weak types) so the next epoch reuses this compile.
     es_state = jax.tree.map(lambda new, old: jnp.asarray(new, old.dtype), es_state, state.es_state)
-    return population, es_state, {}  # no learners: their loss columns stay empty
+    return told.population, es_state, {}
 
 
-def _epoch_metrics(
-    state: EvoState,
-    new_state: EvoState,
-    records: Any,
-    fitness: jax.Array,
-    best: jax.Array,
-    promote: jax.Array,
-) -> dict[str, jax.Array]:
-    """The epoch's row of ``metrics.csv`` (``fitness``: each member's points over the epoch's games
-    against the boss), without the learners' losses, the selection and the timing columns."""
+BOSS_GA = Generation(no_state, carried_population, breed, records_games=True)
+"""The study's generation: elites, mutants, crossovers and learners on their own games."""
+MEMETIC_POOL = Generation(
+    no_state, carried_population, functools.partial(breed, pooled=True), records_games=True
+)
+"""The boss GA whose learners train on minibatches of every member's games (a memetic GA)."""
+EVOSAX = Generation(evosax_init, evosax_ask, evosax_tell, evosax=True)
+"""An evosax strategy (the one ``settings.strategy`` names) on flat genomes."""
+
+
+def _epoch_metrics(records: Any, fitness: jax.Array, best: jax.Array) -> dict[str, jax.Array]:
+    """The fitness and game columns of the epoch's row of ``metrics.csv`` (``fitness``: each member's
+    points over the epoch's games against the boss)."""
     q = _quantiles(fitness)
     return dict(
         fitness_min=q[0],
@@ -276,9 +339,6 @@ def _epoch_metrics(
         fitness_mean=jnp.mean(fitness),
         best_member=best,
         best_points=fitness[best],
-        boss_changed=promote,
-        boss_id=new_state.boss_id,
-        boss_age=state.epoch - new_state.boss_epoch,
         games=jnp.int32(records.score.size),
         plies=jnp.sum(records.length),
         wins=jnp.sum(records.score == 1.0),
@@ -315,7 +375,7 @@ def _other_opponents(
     c = setup.settings
     points: dict[str, jax.Array] = {}
     metrics: dict[str, jax.Array] = {}
-    record = c.learner_games == "all" and setup.strategy is None
+    record = c.learner_games == "all" and setup.generation.records_games
     kept: list[Any] = []
     if c.hall_of_fame:
         opponent = hall_of_fame_sample(state.hall_of_fame, keys["hall_pick"])
@@ -383,16 +443,31 @@ def _promotion(
     return ranking, candidates[pick], promote, {"confirm_score": score, "confirm_low": low}
 
 
-@functools.partial(jax.jit, static_argnums=0)
-def evolve_epoch(setup: Setup, state: EvoState, key: jax.Array) -> tuple[EvoState, dict[str, jax.Array]]:
-    """Play one epoch's games, promote a boss if one earned it, and breed the next generation."""
+class BossGames(typing.NamedTuple):
+    """The fitness step's result (``play_the_boss``).
+
+    Fields:
+      told: what the generation is told (``Told``).
+      boss_points: [P] each member's points against the boss.
+      chosen: [] the member promoted when ``promote``.
+      promote: [] bool, whether the boss changes.
+      metrics: the selection metrics (other opponents' scores, the confirmation match).
+    """
+
+    told: Told
+    boss_points: jax.Array
+    chosen: jax.Array
+    promote: jax.Array
+    metrics: dict[str, jax.Array]
+
+
+def play_the_boss(setup: Setup, state: EvoState, population: Any, es_state: Any, key: jax.Array) -> BossGames:
+    """The fitness step every generation shares: ``population`` plays the boss (and the other
+    opponents the selection settings name), is ranked, and the member that earned it is picked for
+    promotion. ``key`` is the epoch's key."""
     c = setup.settings
-    games_key, breed_key, ask_key = jax.random.split(key, 3)
+    games_key = jax.random.split(key, 3)[0]
     keys = _selection_keys(key)
-    es_state = state.es_state
-    population = state.population
-    if setup.strategy is not None:
-        population, es_state = es_ask(ask_key, setup.strategy, es_state, setup.es_params)
     records = play_population(
         setup.rules,
         setup.spec,
@@ -403,7 +478,7 @@ def evolve_epoch(setup: Setup, state: EvoState, key: jax.Array) -> tuple[EvoStat
         c.games_per_epoch,
         max_plies=setup.record_plies,
         opening_plies=c.opening_plies,
-        record=setup.strategy is None,
+        record=setup.generation.records_games,
         openings=_boss_openings(setup, keys),
     )
     boss_points = jnp.sum(records.score, axis=1)
@@ -412,25 +487,39 @@ def evolve_epoch(setup: Setup, state: EvoState, key: jax.Array) -> tuple[EvoStat
     ranking, chosen, promote, confirm_metrics = _promotion(
         setup, state, population, fitness, boss_points, keys
     )
-    chosen_params = jax.tree.map(lambda x: x[chosen], population)
-    boss = jax.tree.map(lambda new, old: jnp.where(promote, new, old), chosen_params, state.boss)
-    training_games = learner_records(setup, records, extra_records)
-    next_population, es_state, losses = _breed(
-        setup, state, population, es_state, training_games, fitness, ranking, breed_key
-    )
-    hall = hall_of_fame_add(state.hall_of_fame, boss, promote) if c.hall_of_fame else ()
+    told = Told(population, es_state, learner_records(setup, records, extra_records), fitness, ranking)
+    metrics = {**_epoch_metrics(records, boss_points, ranking[0]), **extra_metrics, **confirm_metrics}
+    return BossGames(told, boss_points, chosen, promote, metrics)
+
+
+@functools.partial(jax.jit, static_argnums=0)
+def evolve_epoch(setup: Setup, state: EvoState, key: jax.Array) -> tuple[EvoState, dict[str, jax.Array]]:
+    """One epoch: ask the generation for the population, play the boss, promote a boss if one
+    earned it, and tell the generation the fitness."""
+    c = setup.settings
+    _, breed_key, ask_key = jax.random.split(key, 3)
+    population, es_state = setup.generation.ask(setup, state, ask_key)
+    games = play_the_boss(setup, state, population, es_state, key)
+    chosen_params = jax.tree.map(lambda x: x[games.chosen], population)
+    boss = jax.tree.map(lambda new, old: jnp.where(games.promote, new, old), chosen_params, state.boss)
+    next_population, es_state, tell_metrics = setup.generation.tell(setup, state, games.told, breed_key)
+    hall = hall_of_fame_add(state.hall_of_fame, boss, games.promote) if c.hall_of_fame else ()
     new_state = EvoState(
         population=next_population,
         boss=boss,
-        boss_id=state.boss_id + promote.astype(jnp.int32),
-        boss_epoch=jnp.where(promote, state.epoch, state.boss_epoch),
+        boss_id=state.boss_id + games.promote.astype(jnp.int32),
+        boss_epoch=jnp.where(games.promote, state.epoch, state.boss_epoch),
         epoch=state.epoch + 1,
         es_state=es_state,
         hall_of_fame=hall,
     )
-    metrics = _epoch_metrics(state, new_state, records, boss_points, ranking[0], promote)
-    selection = {"promoted_points": boss_points[chosen], **extra_metrics, **confirm_metrics}
-    return new_state, {**losses, **metrics, **selection}
+    lineage = {
+        "boss_changed": games.promote,
+        "boss_id": new_state.boss_id,
+        "boss_age": state.epoch - new_state.boss_epoch,
+        "promoted_points": games.boss_points[games.chosen],
+    }
+    return new_state, {**tell_metrics, **games.metrics, **lineage}
 
 
 def _evolve_epochs(setup: Setup, num_epochs: int, state: EvoState, seed: jax.Array):

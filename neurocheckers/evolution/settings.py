@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 from neurocheckers.sections import (
     BossGASettings,
@@ -22,3 +23,8 @@ class EvolutionSettings(BossGASettings, LambdaSettings, LearningRateSettings, Pl
     The experiment's config builds it (``ExperimentConfig.evolution_settings``); run bookkeeping
     (name, epochs, seed, checkpoints) stays in the experiment layer.
     """
+
+    generation: Any = dataclasses.field(default=None, metadata={"config_key": False})
+    """The ``boss_ga.Generation`` that asks for and breeds the population (the strategy registry's
+    entry for ``strategy``); None: evosax's when ``strategy`` names an evosax algorithm, else the
+    study's boss GA. Not a config key."""

@@ -1,4 +1,5 @@
-"""Run evosax's own strategies (SimpleGA, OpenAI-ES, SNES, CMA-ES) on a member's flat genome.
+"""Run evosax's own strategies on a member's flat genome, by their evosax names (the experiment's
+strategy registry names the ones a run may use: SimpleGA, Open_ES, SNES, CMA_ES).
 
 evosax works on a flat vector: ``make_strategy`` ravels one example member with
 ``jax.flatten_util.ravel_pytree`` and hands evosax that flat ``[N]`` vector as its solution template;
@@ -32,19 +33,23 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import optax
-from evosax.algorithms import CMA_ES, SNES, Open_ES, SimpleGA
+from evosax import algorithms
+from evosax.algorithms.base import EvolutionaryAlgorithm
 from evosax.algorithms.population_based.base import PopulationBasedAlgorithm
 from jax.flatten_util import ravel_pytree
 
 Params = Any
 
-STRATEGIES: dict[str, type] = {
-    "SimpleGA": SimpleGA,
-    "Open_ES": Open_ES,
-    "SNES": SNES,
-    "CMA_ES": CMA_ES,
-}
-"""The evosax strategies ``make_strategy`` knows, by name."""
+
+def evosax_class(name: str) -> type | None:
+    """The evosax algorithm class named ``name`` (e.g. "SNES"), or None when evosax has none."""
+    cls = getattr(algorithms, name, None)
+    return cls if isinstance(cls, type) and issubclass(cls, EvolutionaryAlgorithm) else None
+
+
+def is_evosax(name: str) -> bool:
+    """Whether ``name`` is an evosax algorithm's name."""
+    return evosax_class(name) is not None
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -54,7 +59,7 @@ class FlatStrategy:
     Hashes by identity, so it can be a static argument of ``jax.jit`` (like evosax's own objects).
 
     Fields:
-      name: the strategy's name (a key of ``STRATEGIES``).
+      name: the strategy's evosax name.
       strategy: the evosax algorithm object, built with a flat [N] solution template.
       num_dims: N, the genome length.
       population_size: P.
@@ -91,7 +96,7 @@ def make_strategy(
     """Build an evosax strategy over the flat genome of ``example_member_params``.
 
     Args:
-      name: one of ``STRATEGIES`` ("SimpleGA", "Open_ES", "SNES", "CMA_ES").
+      name: an evosax algorithm's name ("SimpleGA", "Open_ES", "SNES", "CMA_ES" are tested).
       population_size: P (Open_ES needs it even: antithetic sampling).
       example_member_params: one member's params (no population axis); only its structure is used.
       **hyper: conveniences
@@ -107,9 +112,9 @@ def make_strategy(
     Returns:
       (FlatStrategy, es_params): es_params is the evosax params struct (a pytree).
     """
-    if name not in STRATEGIES:
-        raise ValueError(f"unknown strategy {name!r}; valid names: {', '.join(STRATEGIES)}")
-    cls = STRATEGIES[name]
+    cls = evosax_class(name)
+    if cls is None:
+        raise ValueError(f"unknown strategy {name!r}: evosax has no algorithm of that name")
     flat, unravel = ravel_pytree(example_member_params)
     num_dims = int(flat.size)
 

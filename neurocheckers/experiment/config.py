@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from neurocheckers.experiment.files import read_toml
+from neurocheckers.experiment.strategy_registry import LEARNER, legacy_keys, strategy, strategy_names
 from neurocheckers.formats import parse_fixed_opponent
 from neurocheckers.rules.presets import PRESETS
 from neurocheckers.search.limits import MAX_ALPHABETA_DEPTH, MAX_SIMULATIONS
@@ -32,9 +33,6 @@ from neurocheckers.stats import check_seed
 if typing.TYPE_CHECKING:
     from neurocheckers.evolution.settings import EvolutionSettings
 
-LEARNERS = ("td_lambda", "td_leaf", "dqn")
-"""Strategies that learn one network by self-play (``neurocheckers.learners``) instead of evolving."""
-STRATEGIES = ("boss_ga", "SimpleGA", "Open_ES", "SNES", "CMA_ES", *LEARNERS)
 EXPLORATIONS = ("epsilon", "softmax")
 LOSSES = ("mae", "mse")
 SEARCHES = ("mcts", "alphabeta")
@@ -46,6 +44,16 @@ LEARNER_SIDES = ("member", "both")
 
 class ConfigError(ValueError):
     """A configuration that cannot be run; the message names the bad key and value."""
+
+
+def __getattr__(name: str) -> tuple[str, ...]:
+    """``STRATEGIES`` (every registered strategy) and ``LEARNERS`` (those that train one network by
+    self-play), read from the strategy registry when asked (a plug-in may have registered more)."""
+    if name == "STRATEGIES":
+        return strategy_names()
+    if name == "LEARNERS":
+        return strategy_names(LEARNER)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -76,10 +84,11 @@ class ExperimentConfig(
         # Imported here: the evolution package loads evosax and optax, slow for the CLI's --help.
         from neurocheckers.evolution.settings import EvolutionSettings
 
-        fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(EvolutionSettings)}
+        fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        fields = {f.name: fields[f.name] for f in dataclasses.fields(EvolutionSettings) if f.name in fields}
         if simulations is not None:
             fields["simulations"] = int(simulations)
-        return EvolutionSettings(**fields)
+        return EvolutionSettings(**fields, generation=strategy(self.strategy).loaded_algorithm())
 
 
 _TYPES = {f.name: f.type for f in dataclasses.fields(ExperimentConfig)}
@@ -144,7 +153,10 @@ def validate(config: ExperimentConfig) -> None:
     need(c.learning_rate >= 0, f"learning_rate must be >= 0, got {c.learning_rate}")
     need(c.train_steps >= 0, f"train_steps must be >= 0, got {c.train_steps}")
     need(c.loss in LOSSES, f"loss must be one of {', '.join(LOSSES)}, got {c.loss!r}")
-    need(c.strategy in STRATEGIES, f"strategy must be one of {', '.join(STRATEGIES)}, got {c.strategy!r}")
+    need(
+        c.strategy in strategy_names(),
+        f"strategy must be one of {', '.join(strategy_names())}, got {c.strategy!r}",
+    )
     need(
         0 < c.promotion_threshold <= 1, f"promotion_threshold must be in (0, 1], got {c.promotion_threshold}"
     )
@@ -161,11 +173,14 @@ def validate(config: ExperimentConfig) -> None:
     validate_selection(c)
     validate_learner(c)
     validate_evaluator(c)
+    entry = strategy(c.strategy)
+    if entry.validate is not None:
+        entry.validate(c)  # the strategy's own rules (strategy_entries)
 
 
 def validate_learner(c: ExperimentConfig) -> None:
-    """Raise ``ConfigError`` for impossible self-play learner settings, and for evolution-only
-    settings a learner run cannot honour."""
+    """Raise ``ConfigError`` for impossible self-play learner settings (the ``td_lambda`` and ``dqn``
+    sections, and the learners' minibatches)."""
 
     def need(condition: bool, message: str) -> None:
         if not condition:
@@ -187,38 +202,14 @@ def validate_learner(c: ExperimentConfig) -> None:
     for name in ("batch_size", "snapshot_every"):
         need(getattr(c, name) >= 1, f"{name} must be >= 1, got {getattr(c, name)}")
     validate_dqn(c)
-    if c.strategy not in LEARNERS:
-        return
-    need(
-        c.strategy != "td_leaf" or (c.search == "alphabeta" and c.depth >= 2),
-        f"strategy 'td_leaf' learns from alpha-beta leaves: it needs search = alphabeta and depth >= 2, "
-        f"got search = {c.search!r}, depth = {c.depth}",
-    )
-    need(
-        c.seconds_per_move == 0,
-        f"strategy {c.strategy!r} needs seconds_per_move = 0, got {c.seconds_per_move}",
-    )
-    for name in ("openings", "promotion_candidates", "hall_of_fame"):
-        value = getattr(c, name)
-        need(value == 0, f"{name} applies to evolution, not to strategy {c.strategy!r}; got {name} = {value}")
-    need(
-        not c.benchmark_opponent,
-        f"benchmark_opponent applies to evolution, not to strategy {c.strategy!r}",
-    )
 
 
 def validate_dqn(c: ExperimentConfig) -> None:
-    """Raise ``ConfigError`` for impossible DQN settings."""
-
-    def need(condition: bool, message: str) -> None:
-        if not condition:
-            raise ConfigError(message)
-
-    for name in ("envs", "steps_per_epoch", "epsilon_decay_epochs", "target_update_every"):
-        need(getattr(c, name) >= 1, f"{name} must be >= 1, got {getattr(c, name)}")
-    need(c.buffer_size >= c.envs, f"buffer_size must be >= envs ({c.envs}), got {c.buffer_size}")
-    for name in ("gamma", "epsilon_start", "epsilon_end"):
-        need(0 <= getattr(c, name) <= 1, f"{name} must be in [0, 1], got {getattr(c, name)}")
+    """Raise ``ConfigError`` for impossible DQN settings (``DQNSectionSettings.problems``, the rules
+    ``learners.DQNSettings`` checks too) or an opponent that is no player spec."""
+    problems = DQNSectionSettings.problems(c)
+    if problems:
+        raise ConfigError(problems[0])
     if c.opponent not in ("random", "self"):
         try:
             parse_fixed_opponent(c.opponent)
@@ -272,7 +263,6 @@ def validate_selection(c: ExperimentConfig) -> None:
         f"learner_sides must be one of {', '.join(LEARNER_SIDES)}, got {c.learner_sides!r}",
     )
     need(c.train_batch >= 0, f"train_batch must be >= 0, got {c.train_batch}")
-    need(not c.learner_pool or c.train_batch > 0, "learner_pool = true needs train_batch > 0 (minibatches)")
     if c.fitness == "fixed":
         need(bool(c.benchmark_opponent), 'fitness = "fixed" needs a benchmark_opponent')
         need(
@@ -281,27 +271,16 @@ def validate_selection(c: ExperimentConfig) -> None:
         )
 
 
-CMA_ES_MAX_PARAMS = 10_000
-"""The most weights CMA_ES may evolve: it keeps a full D x D covariance and decomposes it every
-generation (on the 5,441 weights of a 5 x 32 MLP one generation took 46 s on 2 cores)."""
-
-
 def validate_evaluator(c: ExperimentConfig) -> None:
-    """Raise ``ConfigError`` for an unknown evaluator, bad architecture settings, or a network too big
-    for the strategy (CMA_ES: ``CMA_ES_MAX_PARAMS``)."""
+    """Raise ``ConfigError`` for an unknown evaluator or bad architecture settings."""
     from neurocheckers.architectures import ARCHITECTURES, spec_of_settings
 
     if c.evaluator not in ARCHITECTURES:
         raise ConfigError(f"evaluator must be one of {', '.join(ARCHITECTURES)}, got {c.evaluator!r}")
     try:
-        spec = spec_of_settings(c, PRESETS[c.rules].board_size)
+        spec_of_settings(c, PRESETS[c.rules].board_size)
     except ValueError as e:
         raise ConfigError(str(e).removeprefix("EvaluatorSpec.")) from None
-    if c.strategy == "CMA_ES" and spec.num_params > CMA_ES_MAX_PARAMS:
-        raise ConfigError(
-            f'strategy = "CMA_ES" evolves at most {CMA_ES_MAX_PARAMS} weights, but this {spec.describe()} '
-            f"has {spec.num_params}; use SNES, Open_ES, SimpleGA or boss_ga, or a smaller network"
-        )
 
 
 def _committed_openings(rules: str) -> int:
@@ -362,6 +341,9 @@ def flat_keys(data: dict[str, Any], where: str) -> dict[str, Any]:
                 raise ConfigError(
                     f"{dotted!r} in {where}: no section {section!r}; sections: {', '.join(SECTION_NAMES)}"
                 )
+            if dotted in legacy_keys():
+                flat[name] = item
+                continue
             if name not in _TYPES or section_of(name) != section:
                 home = f"; it is a key of [{section_of(name)}]" if name in _TYPES else ""
                 raise ConfigError(f"{dotted!r} in {where}: [{section}] has no key {name!r}{home}")
@@ -369,26 +351,48 @@ def flat_keys(data: dict[str, Any], where: str) -> dict[str, Any]:
     return flat
 
 
-def check_strategy_keys(values: dict[str, Any]) -> None:
-    """``ConfigError`` for a key of the ``boss_ga``, ``td_lambda`` or ``dqn`` section given a value
-    other than its default when the strategy does not read that section."""
-    strategy = values.get("strategy", ExperimentConfig.strategy)
-    readers = {"boss_ga": strategy not in LEARNERS, "td_lambda": strategy in ("td_lambda", "td_leaf")}
-    readers["dqn"] = strategy == "dqn"
+def check_strategy_keys(values: dict[str, Any], name: str) -> None:
+    """``ConfigError`` for a key given a value other than its default in a strategy-specific section
+    (one some registered strategy reads: ``boss_ga``, ``td_lambda``, ``dqn``) that the strategy
+    ``name`` does not read."""
+    specific = {section for other in strategy_names() for section in strategy(other).sections}
+    unread = specific - set(strategy(name).sections)
     for key, value in values.items():
         section = section_of(key) if key in _TYPES else None
-        if section in readers and not readers[section] and value != getattr(ExperimentConfig, key):
+        if section in unread and value != getattr(ExperimentConfig, key):
             raise ConfigError(
-                f"{key} = {value!r} is a key of [{section}], which strategy {strategy!r} does not read"
+                f"{key} = {value!r} is a key of [{section}], which strategy {name!r} does not read"
             )
 
 
+def read_legacy_keys(values: dict[str, Any]) -> dict[str, Any]:
+    """``values`` with the keys of older configs (the registry's ``legacy`` keys) read as today's:
+    e.g. ``learner_pool = true`` with the default strategy (the boss GA) is the strategy that flag
+    became (the memetic pool); any other value of such a key did nothing, and is dropped."""
+    values = dict(values)
+    default = values.get("strategy", ExperimentConfig.strategy) == ExperimentConfig.strategy
+    for dotted, (name, meaning) in legacy_keys().items():
+        key = dotted.rpartition(".")[2]
+        if key not in values:
+            continue
+        given = values.pop(key)
+        if type(given) is not type(meaning):
+            raise ConfigError(f"{key} must be {type(meaning).__name__}, got {given!r}")
+        if given == meaning and default:
+            values["strategy"] = name
+    return values
+
+
 def make_config(values: dict[str, Any]) -> ExperimentConfig:
-    """An ``ExperimentConfig`` from a flat dict, rejecting unknown keys by name."""
+    """An ``ExperimentConfig`` from a flat dict (older keys read as today's, the strategy's defaults
+    where a key is not given), rejecting unknown keys by name."""
+    values = read_legacy_keys(values)
     unknown = sorted(set(values) - set(_TYPES))
     if unknown:
         raise ConfigError(f"unknown config key(s): {', '.join(unknown)}; known keys: {', '.join(_TYPES)}")
-    values = dict(values)
+    name = values.get("strategy", ExperimentConfig.strategy)
+    if isinstance(name, str) and name in strategy_names():
+        values = {**strategy(name).defaults, **values}
     for key, value in values.items():
         if _type_of(key) is float and isinstance(value, int) and not isinstance(value, bool):
             values[key] = float(value)
@@ -430,5 +434,5 @@ def load_config(
     values.update(parse_overrides(overrides or []))
     values.update({k: v for k, v in fields.items() if v is not None})
     config = make_config(values)  # unknown keys and bad values first, by name
-    check_strategy_keys(values)
+    check_strategy_keys(read_legacy_keys(values), config.strategy)
     return config

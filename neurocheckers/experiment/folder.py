@@ -19,7 +19,8 @@ from typing import Any
 
 from safetensors import SafetensorError, safe_open
 
-from neurocheckers.experiment.config import LEARNERS, ConfigError, ExperimentConfig, make_config
+from neurocheckers.experiment.config import ConfigError, ExperimentConfig, make_config
+from neurocheckers.experiment.strategy_registry import strategy
 from neurocheckers.formats import CONFIG_FILE, METRICS_FILE, read_metrics
 
 try:
@@ -213,18 +214,11 @@ def search_metadata(search: str, depth: int) -> dict[str, str]:
 
 
 def config_summary(config: ExperimentConfig, simulations: int) -> str:
-    if config.strategy in LEARNERS:
-        return learner_summary(config)
-    d = dataclasses.asdict(config)
-    search = f"{simulations} simulations/move"
-    if config.search == "alphabeta":
-        search = f"alpha-beta depth {config.depth}"
-    material = " + material input" if config.material_input else ""
-    network = network_summary(config)
-    return (
-        f"{d['name']}: {d['rules']}, {network}{material}, P={d['population']}, "
-        f"G={d['games_per_epoch']}, {search}, strategy {d['strategy']}, seed {d['seed']}"
-    )
+    """The run in one line, as its strategy's registry entry words it (``simulations``: per move)."""
+    entry = strategy(config.strategy)
+    if entry.summary is None:
+        return f"{config.name}: {config.rules}, {network_summary(config)}, strategy {config.strategy}"
+    return entry.summary(config, simulations)
 
 
 def network_summary(config: ExperimentConfig) -> str:
@@ -239,26 +233,6 @@ def network_summary(config: ExperimentConfig) -> str:
     if config.evaluator == "nnue":
         return f"NNUE {getattr(config, 'nnue_width', 128)} x 2 -> {getattr(config, 'nnue_hidden', 32)} x 2"
     return f"{config.layers}x{config.width} MLP"
-
-
-def learner_summary(config: ExperimentConfig) -> str:
-    """One line describing a learner config (``config_summary``'s)."""
-    search = f"alpha-beta depth {config.depth}"
-    if config.search == "mcts":
-        search = f"{config.simulations} simulations/move"
-    material = " + material input" if config.material_input else ""
-    if config.strategy == "dqn":
-        return (
-            f"{config.name}: {config.rules}, {network_summary(config)}{material}, strategy dqn against "
-            f"{config.opponent}, {config.envs} games at once, gamma {config.gamma:g}, epsilon "
-            f"{config.epsilon_start:g}->{config.epsilon_end:g}, seed {config.seed}"
-        )
-    extra = f", lambda {config.lambda_:g}" if config.strategy in ("td_lambda", "td_leaf") else ""
-    return (
-        f"{config.name}: {config.rules}, {network_summary(config)}{material}, strategy "
-        f"{config.strategy}{extra}, {config.selfplay_games} self-play games/epoch, {search}, "
-        f"{config.exploration} {config.exploration_rate:g}, seed {config.seed}"
-    )
 
 
 def learner_status(row: dict[str, Any]) -> str:

@@ -25,7 +25,6 @@ from safetensors import SafetensorError, safe_open
 from safetensors.numpy import save
 
 from neurocheckers.agent_file import save_agent
-from neurocheckers.evolution.boss_ga import epoch_key
 from neurocheckers.experiment.config import ExperimentConfig
 from neurocheckers.experiment.files import atomic_write_bytes, atomic_write_text
 from neurocheckers.experiment.folder import (
@@ -58,6 +57,7 @@ from neurocheckers.formats import (
     read_lineage,
     read_metrics,
 )
+from neurocheckers.search.play_settings import epoch_key
 
 
 def _calibrated_simulations(config: ExperimentConfig) -> int:

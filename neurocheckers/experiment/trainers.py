@@ -2,9 +2,9 @@
 functions (evosax's init/ask/tell shape, one compiled epoch), the network it saves, and how its
 lineage grows.
 
-The boss GA and the evosax strategies (``evolution.boss_ga``) and the self-play learners
-(``learners``: TD(lambda), TDLeaf(lambda), DQN) are all built here from an ``ExperimentConfig``;
-``experiment.run`` knows none of them by name.
+Every strategy is built here from an ``ExperimentConfig`` and its entry of the strategy registry
+(``strategy_registry``): an evolution strategy's ``boss_ga.Generation`` runs inside the boss GA's
+epoch, a learner's ``Learner`` is driven alone. ``experiment.run`` knows none of them by name.
 """
 
 from __future__ import annotations
@@ -26,8 +26,10 @@ from neurocheckers.evolution import boss_ga
 from neurocheckers.evolution.selection import fixed_opponent_policy
 from neurocheckers.experiment.config import ExperimentConfig
 from neurocheckers.experiment.folder import RunError, search_metadata
+from neurocheckers.experiment.strategy_registry import LEARNER, StrategyEntry, strategy
 from neurocheckers.learners import dqn, td_lambda
 from neurocheckers.rules.presets import Rules, get_rules
+from neurocheckers.search.play_settings import epoch_key, population_search
 from neurocheckers.sharding import MemoryLimitError, check_memory
 
 
@@ -98,7 +100,7 @@ class Trainer:
     def check_fits(self) -> None:
         """Compile one epoch (cheap whatever the sizes; the run reuses it) and raise ``RunError`` when
         its arrays need more memory than this machine has, before anything runs."""
-        key = jax.eval_shape(lambda: boss_ga.epoch_key(0, 0))  # shapes only
+        key = jax.eval_shape(lambda: epoch_key(0, 0))  # shapes only
         compiled = self.epoch.lower(self.settings, self.template(), key, *self.epoch_data).compile()
         try:
             check_memory(compiled, "one epoch of this config")
@@ -121,12 +123,11 @@ def all_finite(tree: Any) -> jax.Array:
 @dataclasses.dataclass(frozen=True)
 class Learner:
     """A self-play learner (a module of ``neurocheckers.learners``): its pure ``init(settings, key)``
-    and ``epoch(settings, state, key)`` (state with ``params`` in ``evaluator`` layout) and its frozen
-    settings dataclass, whose every field is the experiment config key of the same name."""
+    and ``epoch(settings, state, key)`` (state with ``params`` in ``evaluator`` layout), over the
+    frozen settings dataclass of its registry entry (every field the config key of the same name)."""
 
     init: Callable[[Any, jax.Array], Any]
     epoch: Callable[[Any, Any, jax.Array], tuple[Any, dict[str, Any]]]
-    settings: type
     epoch_steps: Callable | None = None
     """The epoch in pieces (``Trainer.epoch_steps``), or None."""
 
@@ -147,16 +148,15 @@ def dqn_epoch(settings: dqn.DQNSettings, state: dqn.DQNState, key: jax.Array):
     return dqn.epoch(settings, state, key, dqn_opponent(settings))
 
 
-LEARNERS: dict[str, Learner] = {
-    "td_lambda": Learner(td_lambda.init, td_lambda.epoch, td_lambda.TDSettings, td_lambda.epoch_in_pieces),
-    "td_leaf": Learner(td_lambda.init, td_lambda.epoch, td_lambda.TDLeafSettings, td_lambda.epoch_in_pieces),
-    "dqn": Learner(dqn_init, dqn_epoch, dqn.DQNSettings),
-}
-"""The learners by ``strategy`` name (each also listed in ``config.LEARNERS``)."""
+TD_LAMBDA = Learner(td_lambda.init, td_lambda.epoch, td_lambda.epoch_in_pieces)
+"""TD(lambda) and TDLeaf(lambda) (their settings tell them apart)."""
+DQN = Learner(dqn_init, dqn_epoch)
+"""Afterstate DQN, against the opponent its settings name."""
 
 
 def evolution_trainer(config: ExperimentConfig, simulations: int) -> Trainer:
-    """The boss GA, or an evosax strategy inside it, with ``simulations`` per move for MCTS."""
+    """An evolution strategy (its ``boss_ga.Generation``, which ``evolution_settings`` carries) in the
+    boss GA's epoch, with ``simulations`` per move for MCTS."""
     setup = boss_ga.make_setup(config.evolution_settings(simulations))
     return Trainer(
         rules=setup.rules,
@@ -181,16 +181,17 @@ def evolution_trainer(config: ExperimentConfig, simulations: int) -> Trainer:
     )
 
 
-def learner_trainer(config: ExperimentConfig, simulations: int) -> Trainer:
-    """A self-play learner of ``LEARNERS``; its snapshots are its lineage."""
-    learner = LEARNERS[config.strategy]
-    fields = dataclasses.fields(learner.settings)
-    settings = learner.settings(**{f.name: getattr(config, f.name) for f in fields})
+def learner_trainer(config: ExperimentConfig, simulations: int, entry: StrategyEntry) -> Trainer:
+    """A learner (``entry``'s ``Learner``, over its settings dataclass); its snapshots are its lineage."""
+    learner = entry.loaded_algorithm()
+    settings_class = entry.loaded_settings()
+    fields = dataclasses.fields(settings_class)
+    settings = settings_class(**{f.name: getattr(config, f.name) for f in fields})
     rules = get_rules(config.rules)
     return Trainer(
         rules=rules,
         spec=spec_of_settings(config, rules.board_size),
-        search=boss_ga.population_search(config.evolution_settings()),
+        search=population_search(config),
         simulations=simulations,
         settings=settings,
         init=jitted(learner.init),
@@ -210,17 +211,17 @@ def learner_trainer(config: ExperimentConfig, simulations: int) -> Trainer:
         host_copy=True,
         non_finite_hint=f"learning_rate ({config.learning_rate})",
         memory_hint="selfplay_games, max_plies, simulations or depth",
-        epoch_data=endgame_targets(config),
+        epoch_data=endgame_targets(config, entry),
         # With a wall-time budget the epoch is played in pieces, so the run can stop inside one.
         epoch_steps=learner.epoch_steps if config.budget_minutes > 0 else None,
     )
 
 
-def endgame_targets(config: ExperimentConfig) -> tuple:
-    """``(DeviceDB,)`` of a TD learner's ``endgame_targets`` database, or ``()``; ``RunError`` naming
-    a folder that holds none, or one of other rules."""
+def endgame_targets(config: ExperimentConfig, entry: StrategyEntry) -> tuple:
+    """``(DeviceDB,)`` of the ``endgame_targets`` database of a learner that reads the ``td_lambda``
+    section, or ``()``; ``RunError`` naming a folder that holds none, or one of other rules."""
     folder = config.endgame_targets
-    if not folder or config.strategy not in ("td_lambda", "td_leaf"):
+    if not folder or "td_lambda" not in entry.sections:
         return ()
     try:
         return (device_db(EndgameDB(folder, config.rules)),)
@@ -233,6 +234,7 @@ def make_trainer(config: ExperimentConfig, simulations: int | None = None) -> Tr
     """The ``Trainer`` of ``config`` (cached: one compiled epoch per config), with ``simulations``
     per move (default: the config's)."""
     simulations = config.simulations if simulations is None else simulations
-    if config.strategy in LEARNERS:
-        return learner_trainer(config, simulations)
+    entry = strategy(config.strategy)
+    if entry.kind == LEARNER:
+        return learner_trainer(config, simulations, entry)
     return evolution_trainer(config, simulations)

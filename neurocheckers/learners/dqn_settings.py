@@ -46,17 +46,15 @@ class DQNSettings(
                 raise ValueError(f"DQNSettings.{f.name} must be finite, got {value_!r}")
         if self.rules not in PRESETS:
             raise ValueError(f"DQNSettings.rules must be one of {', '.join(PRESETS)}, got {self.rules!r}")
-        for name in ("layers", "width", "envs", "batch_size", "steps_per_epoch", "target_update_every"):
+        for name in ("layers", "width", "batch_size"):
             if getattr(self, name) < 1:
                 raise ValueError(f"DQNSettings.{name} must be >= 1, got {getattr(self, name)}")
-        for name in ("updates_per_epoch", "epsilon_decay_epochs", "learning_rate"):
+        for name in ("updates_per_epoch", "learning_rate"):
             if getattr(self, name) < 0:
                 raise ValueError(f"DQNSettings.{name} must be >= 0, got {getattr(self, name)}")
-        if self.buffer_size < self.envs:
-            raise ValueError(f"DQNSettings.buffer_size must be >= envs ({self.envs}), got {self.buffer_size}")
-        for name in ("gamma", "epsilon_start", "epsilon_end"):
-            if not 0 <= getattr(self, name) <= 1:
-                raise ValueError(f"DQNSettings.{name} must be in [0, 1], got {getattr(self, name)}")
+        problems = self.problems()  # the dqn section's own rules, as the experiment config checks them
+        if problems:
+            raise ValueError(f"DQNSettings.{problems[0]}")
         if not self.opponent.strip():
             raise ValueError("DQNSettings.opponent must be random, self or a player spec, got ''")
 

@@ -1,0 +1,188 @@
+"""The built-in strategies, one registry line each (``strategy_registry``), with the rules, columns
+and summaries they own. No JAX: algorithms and settings are named by ``"module:name"``."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from neurocheckers.experiment.strategy_registry import EVOLUTION, LEARNER, StrategyEntry, register
+from neurocheckers.formats import FITNESS_COLUMNS
+
+if TYPE_CHECKING:
+    from neurocheckers.experiment.config import ExperimentConfig
+
+GAME_COLUMNS = ("games", "wins", "draws", "losses", "plies", "boss_changed", "boss_id", "boss_age")
+"""What every strategy's epoch fills: its games, and its lineage (a boss, or a learner's snapshot)."""
+EVOLUTION_COLUMNS = (
+    *FITNESS_COLUMNS,
+    "best_member",
+    "best_points",
+    "confirm_score",
+    "confirm_low",
+    "hall_of_fame_score",
+    "benchmark_score",
+    *GAME_COLUMNS,
+)
+"""An evolution epoch's columns (the selection columns stay empty with their settings off)."""
+BREEDING_COLUMNS = (*EVOLUTION_COLUMNS, "learner_loss_before", "learner_loss_after")
+"""The boss GA's columns: evolution's and its learner quarter's losses."""
+TD_COLUMNS = ("loss", "td_error", "epsilon", "value_mean", "learner_loss_before", "learner_loss_after")
+DQN_COLUMNS = ("loss", "epsilon", "score_vs_opponent")
+
+CMA_ES_MAX_PARAMS = 10_000
+"""The most weights CMA_ES may evolve: it keeps a full D x D covariance and decomposes it every
+generation (on the 5,441 weights of a 5 x 32 MLP one generation took 46 s on 2 cores)."""
+
+
+def _need(condition: bool, message: str) -> None:
+    from neurocheckers.experiment.config import ConfigError
+
+    if not condition:
+        raise ConfigError(message)
+
+
+def check_pool(c: ExperimentConfig) -> None:
+    """The memetic pool draws its learners' minibatches from every member's games."""
+    _need(c.train_batch > 0, f"strategy {c.strategy!r} needs train_batch > 0 (minibatches of the pool)")
+
+
+def check_cma_es(c: ExperimentConfig) -> None:
+    """CMA_ES keeps a full covariance of the weights: at most ``CMA_ES_MAX_PARAMS`` of them."""
+    from neurocheckers.architectures import spec_of_settings
+    from neurocheckers.rules.presets import PRESETS
+
+    spec = spec_of_settings(c, PRESETS[c.rules].board_size)
+    _need(
+        spec.num_params <= CMA_ES_MAX_PARAMS,
+        f'strategy = "CMA_ES" evolves at most {CMA_ES_MAX_PARAMS} weights, but this {spec.describe()} '
+        f"has {spec.num_params}; use SNES, Open_ES, SimpleGA or boss_ga, or a smaller network",
+    )
+
+
+def check_learner(c: ExperimentConfig) -> None:
+    """A learner plays a fixed search, and none of evolution's selection settings."""
+    _need(
+        c.seconds_per_move == 0,
+        f"strategy {c.strategy!r} needs seconds_per_move = 0, got {c.seconds_per_move}",
+    )
+    evolution_only = f"applies to evolution, not to strategy {c.strategy!r}"
+    for name in ("openings", "promotion_candidates", "hall_of_fame"):
+        value = getattr(c, name)
+        _need(value == 0, f"{name} {evolution_only}; got {name} = {value}")
+    _need(not c.benchmark_opponent, f"benchmark_opponent {evolution_only}")
+
+
+def check_td_leaf(c: ExperimentConfig) -> None:
+    """TDLeaf learns from the principal leaves of an alpha-beta search of at least two plies."""
+    check_learner(c)
+    _need(
+        c.search == "alphabeta" and c.depth >= 2,
+        f"strategy {c.strategy!r} learns from alpha-beta leaves: it needs search = alphabeta and depth >= 2, "
+        f"got search = {c.search!r}, depth = {c.depth}",
+    )
+
+
+def _search_words(c: ExperimentConfig, simulations: int) -> str:
+    return f"alpha-beta depth {c.depth}" if c.search == "alphabeta" else f"{simulations} simulations/move"
+
+
+def _network_words(c: ExperimentConfig) -> str:
+    from neurocheckers.experiment.folder import network_summary
+
+    return network_summary(c) + (" + material input" if c.material_input else "")
+
+
+def evolution_summary(c: ExperimentConfig, simulations: int) -> str:
+    """An evolution run in one line: its network, population, games and search."""
+    return (
+        f"{c.name}: {c.rules}, {_network_words(c)}, P={c.population}, G={c.games_per_epoch}, "
+        f"{_search_words(c, simulations)}, strategy {c.strategy}, seed {c.seed}"
+    )
+
+
+def selfplay_summary(c: ExperimentConfig, simulations: int) -> str:
+    """A TD learner's run in one line: its network, lambda, self-play games, search and exploration."""
+    return (
+        f"{c.name}: {c.rules}, {_network_words(c)}, strategy {c.strategy}, lambda {c.lambda_:g}, "
+        f"{c.selfplay_games} self-play games/epoch, {_search_words(c, c.simulations)}, "
+        f"{c.exploration} {c.exploration_rate:g}, seed {c.seed}"
+    )
+
+
+def dqn_summary(c: ExperimentConfig, simulations: int) -> str:
+    """A DQN run in one line: its network, opponent, games at once, discount and exploration."""
+    return (
+        f"{c.name}: {c.rules}, {_network_words(c)}, strategy {c.strategy} against {c.opponent}, "
+        f"{c.envs} games at once, gamma {c.gamma:g}, epsilon {c.epsilon_start:g}->{c.epsilon_end:g}, "
+        f"seed {c.seed}"
+    )
+
+
+def evosax(name: str, validate=None) -> StrategyEntry:
+    """The entry of evosax's strategy ``name``: the boss's games and promotion, evosax's ask/tell."""
+    return StrategyEntry(
+        name,
+        EVOLUTION,
+        algorithm="neurocheckers.evolution.boss_ga:EVOSAX",
+        sections=("boss_ga",),
+        validate=validate,
+        metric_columns=EVOLUTION_COLUMNS,
+        summary=evolution_summary,
+    )
+
+
+def self_play(name: str, settings: str, validate=check_learner) -> StrategyEntry:
+    """The entry of a TD self-play learner (``td_lambda`` section) over its ``settings`` dataclass."""
+    return StrategyEntry(
+        name,
+        LEARNER,
+        algorithm="neurocheckers.experiment.trainers:TD_LAMBDA",
+        settings=settings,
+        sections=("td_lambda",),
+        validate=validate,
+        metric_columns=(*TD_COLUMNS, *GAME_COLUMNS),
+        summary=selfplay_summary,
+    )
+
+
+register(
+    StrategyEntry(
+        "boss_ga",
+        EVOLUTION,
+        algorithm="neurocheckers.evolution.boss_ga:BOSS_GA",
+        sections=("boss_ga",),
+        metric_columns=BREEDING_COLUMNS,
+        summary=evolution_summary,
+    )
+)
+register(
+    StrategyEntry(
+        "memetic_pool",
+        EVOLUTION,
+        algorithm="neurocheckers.evolution.boss_ga:MEMETIC_POOL",
+        sections=("boss_ga",),
+        validate=check_pool,
+        metric_columns=BREEDING_COLUMNS,
+        summary=evolution_summary,
+        defaults={"train_batch": 256},
+        legacy={"boss_ga.learner_pool": True},  # the boss GA's flag before the pool was a strategy
+    )
+)
+register(evosax("SimpleGA"))
+register(evosax("Open_ES"))
+register(evosax("SNES"))
+register(evosax("CMA_ES", validate=check_cma_es))
+register(self_play("td_lambda", "neurocheckers.learners.td_lambda:TDSettings"))
+register(self_play("td_leaf", "neurocheckers.learners.td_lambda:TDLeafSettings", validate=check_td_leaf))
+register(
+    StrategyEntry(
+        "dqn",
+        LEARNER,
+        algorithm="neurocheckers.experiment.trainers:DQN",
+        settings="neurocheckers.learners.dqn_settings:DQNSettings",
+        sections=("dqn",),
+        validate=check_learner,
+        metric_columns=(*DQN_COLUMNS, *GAME_COLUMNS),
+        summary=dqn_summary,
+    )
+)
