@@ -198,6 +198,15 @@ def test_the_host_match_loop_draws_a_threefold_repetition_under_american8_only()
         records = play_engine_games(rules, player, player, np.arange(2), options, clock=MoveClock())
         assert records.finished.all() and (records.result == 0).all()
         ended[rules.name] = records.length.tolist()
+        # Saved, the games keep the loop's result though the batched replay knows no repetition.
+        from neurocheckers.analysis.games import games_from_actions
+
+        starts = jax.tree.map(lambda x: np.broadcast_to(x, (2, *np.shape(x))), start)
+        saved = games_from_actions(rules, records.actions, "a", "b", starts, [0, 0])
+        unmarked = games_from_actions(rules, records.actions, "a", "b", starts)
+        assert [g["result"] for g in saved] == ["1/2-1/2"] * 2
+        replay_ends = "*" if rules is AMERICAN8 else "1/2-1/2"
+        assert [g["result"] for g in unmarked] == [replay_ends] * 2
     # The start position stands for the third time after 8 plies (two shuffles); OpenSpiel's rule
     # knows no repetition and draws at its 40-ply limit.
     assert ended == {"american8": [8, 8], "american8-openspiel": [40, 40]}

@@ -92,6 +92,14 @@ def result_text(state: State) -> str:
     return RESULTS[int(state.result)] if bool(state.terminated) else UNFINISHED
 
 
+def _result(end: State, ended: int | None) -> str:
+    """``result_text(end)``, or the result ``ended`` a host match loop gave a game the replay leaves
+    going on (a repetition)."""
+    if bool(end.terminated) or ended is None:
+        return result_text(end)
+    return RESULTS[int(ended)]
+
+
 @functools.cache
 def _replay_fn(rules: Rules):
     """A jitted ``(starts [N], actions [N, L]) -> (states before each ply [N, L], legal [N, L],
@@ -126,6 +134,7 @@ def games_from_actions(
     black_names: str | Sequence[str],
     white_names: str | Sequence[str],
     starts: State | None = None,
+    ended: Sequence[int | None] | None = None,
 ) -> list[dict[str, Any]]:
     """Game dicts (the file format's ``games`` entries) of games played from the initial position,
     or from ``starts`` ([N] states, e.g. a paired-openings match's ``arena.paired_opening_starts``).
@@ -137,7 +146,9 @@ def games_from_actions(
     draw counters are not zero also records them (``start_ply``, ``start_quiet``: ``State.ply`` and
     ``State.plies_without_capture``), so that replaying it ends it the same way. Raises
     ``ValueError`` naming the game and ply of an action that is illegal or follows the end of its
-    game.
+    game. ``ended``: [N] results of games a match loop ended by a rule the batched engine does not
+    apply (threefold repetition: +1 Black won, -1 White won, 0 drawn; None for a game it did not end),
+    used where the replay leaves a game going on.
     """
     rules = get_rules(rules)
     actions = np.asarray(actions)
@@ -187,7 +198,7 @@ def games_from_actions(
             "white": whites[i],
             "start_fen": to_fen(start),
             "moves": moves,
-            "result": result_text(end),
+            "result": _result(end, None if ended is None else ended[i]),
             "plies": plies,
         }
         if int(start.ply) or int(start.plies_without_capture):

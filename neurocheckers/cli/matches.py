@@ -301,7 +301,10 @@ def _save_match_games(rules, a, b, records, path: str, openings=None) -> str:
     names_white = [b.name if x else a.name for x in a_black]
     starts = None if openings is None else paired_opening_starts(openings, np.arange(kept))
     try:
-        played = games_from_actions(rules, records.actions, names_black, names_white, starts)
+        ended = [
+            int(r) if f else None for r, f in zip(records.result[:kept], records.finished[:kept], strict=True)
+        ]
+        played = games_from_actions(rules, records.actions, names_black, names_white, starts, ended)
         return str(save_game_file(path, rules, played, event=f"neurocheckers match {a.name} vs {b.name}"))
     except OSError as e:
         raise UserError(f"cannot write --save-games {path!r}: {e.strerror or e}") from None
