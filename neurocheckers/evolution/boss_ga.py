@@ -54,8 +54,6 @@ from neurocheckers.rules.openings import load_openings, opening_states
 from neurocheckers.rules.presets import Rules, get_rules
 from neurocheckers.search.play_settings import epoch_key, population_search
 
-__all__ = ["epoch_key", "population_search"]  # re-exported: callers of the evolution layer use them
-
 
 @struct.dataclass
 class EvoState:
