@@ -4,7 +4,9 @@ The engine is a program of its own, spoken to over its stdin and stdout one line
 protocol is in ``docs/engines.md``): on start it says ``ready NAME``; ``go MS FEN`` asks for its
 move in a position (PDN FEN, the project's square numbers) in ``MS`` milliseconds and it answers
 ``bestmove MOVE`` (``11-15``, ``9x18x27`` or ``9x27 captured 14,23``, then optional ``depth``,
-``nodes`` and ``score``); ``newgame`` (answered ``ok``) and ``quit`` complete it.
+``nodes`` and ``score``); ``newgame`` (answered ``ok``) and ``quit`` complete it. An engine that
+says ``ready NAME history`` also gets, after the FEN, ``history FEN FEN ...``: the game's positions
+since its last capture or man's move, oldest first, so that its search can see repetitions.
 
 Like the other host players (``timed:``, ``compiled:``, ``pydraughts:``) it moves one game at a
 time: ``new_game(seed)`` returns the game's mover, called with the game's ``State`` at each of its
@@ -61,6 +63,8 @@ REPLY_GRACE = 5.0
 """Seconds past a move's time after which a silent engine is given up."""
 QUIT_WAIT = 2.0
 """Seconds an engine is given to exit after ``quit`` before it is killed."""
+MAX_HISTORY = 100
+"""The most earlier positions a ``go`` line carries (the 40-move rule allows 80 plies of them)."""
 
 
 class EngineError(RuntimeError):
@@ -138,6 +142,11 @@ def _matches(reply: Reply, squares: tuple[int, ...], captured: int) -> bool:
 def reply_actions(rules: Rules, position: Position, reply: Reply) -> tuple[int, ...]:
     """Our action sequence of the engine's move in ``position``; ``ValueError`` naming the legal moves
     when it is none of them, or is ambiguous (two moves to different positions fit what it wrote)."""
+    return reply_move(rules, position, reply)[0]
+
+
+def reply_move(rules: Rules, position: Position, reply: Reply) -> tuple[tuple[int, ...], Position]:
+    """``reply_actions`` and the position the move leads to."""
     geo = geometry(rules)
     rows = legal_rows(geo, position)
     paths = [_row_squares(geo, rules, row) for row in rows]
@@ -150,7 +159,15 @@ def reply_actions(rules: Rules, position: Position, reply: Reply) -> tuple[int, 
     if len({after(geo, position, rows[k]) for k in fits}) > 1:
         raise ValueError(f"it fits several moves; give the whole path (legal: {legal})")
     source, _, captured, path = (int(x) for x in rows[fits[0]][:4])
-    return move_actions(rules, source, captured, path)
+    return move_actions(rules, source, captured, path), after(geo, position, rows[fits[0]])
+
+
+def reversible(before: Position, later: Position) -> bool:
+    """Whether a move from ``before`` to ``later`` neither moved a man (men only go forward) nor
+    captured: only such positions can repeat."""
+    kings = (int(before.black_kings).bit_count(), int(before.white_kings).bit_count())
+    same_men = (before.black_men, before.white_men) == (later.black_men, later.white_men)
+    return same_men and kings == (int(later.black_kings).bit_count(), int(later.white_kings).bit_count())
 
 
 class EngineProcess:
@@ -176,6 +193,8 @@ class EngineProcess:
         hello = self._read_line(START_TIMEOUT, "start")
         if hello.split()[:1] != ["ready"]:
             self.fail(f"said {hello[:80]!r} on start instead of 'ready NAME'")
+        self.features = frozenset(hello.split()[2:])
+        """What the engine said it understands after its name (``history``: see docs/engines.md)."""
 
     def fail(self, what: str) -> None:
         """Kill the engine and raise ``EngineError`` naming it and ``what``."""
@@ -294,6 +313,19 @@ class EngineGame:
         self.infos: list[SearchReport] = []
         """One report a searched move: the depth, nodes and score the engine says, the wall time."""
         self._pending: list[int] = []
+        self._line: list[Position] = []
+        """The game's positions since its last capture or man's move, oldest first, before now."""
+        self._after: Position | None = None
+        """The position our previous move led to."""
+
+    def _history(self, now: Position) -> str:
+        """`` history FEN FEN ...`` (the positions since the last capture or man's move, at most
+        ``MAX_HISTORY``), or nothing when there are none or the engine did not ask for them."""
+        if self._after is not None:
+            self._line = [*self._line, self._after] if reversible(self._after, now) else []
+        if not self._line or "history" not in self.player.process().features:
+            return ""
+        return " history " + " ".join(to_fen(p) for p in self._line[-MAX_HISTORY:])
 
     def __call__(self, state: State, seconds: float | None = None) -> int:
         if bool(np.asarray(state.terminated)):
@@ -305,16 +337,18 @@ class EngineGame:
         p = self.player
         seconds = (FIRST_MOVE_SECONDS if seconds is None else seconds) if p.equal_time else p.seconds
         ms = max(MIN_MILLISECONDS, round(1000 * seconds))
-        fen = to_fen(state)
+        fen, now = to_fen(state), Position.from_state(state)
         engine = p.process()
+        history = self._history(now)
         start = time.perf_counter()
-        line = engine.request(f"go {ms} {fen}", ms / 1000 + REPLY_GRACE)
+        line = engine.request(f"go {ms} {fen}{history}", ms / 1000 + REPLY_GRACE)
         spent = time.perf_counter() - start
         try:
             reply = parse_reply(line)
-            actions = reply_actions(p.rules, Position.from_state(state), reply)
+            actions, self._after = reply_move(p.rules, now, reply)
         except ValueError as error:
             engine.fail(f"answered {line[:80]!r} in {fen}: {error}")
+        self._line = [*self._line, now] if reversible(now, self._after) else []
         info = reply.info
         report = SearchReport(
             actions, info.get("score", 0), info.get("depth", 0), info.get("nodes", 0), spent

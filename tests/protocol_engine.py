@@ -2,12 +2,15 @@
 for the tests of ``neurocheckers.external_engine``: it picks a legal move with our rules.
 
     python tests/protocol_engine.py [--rules PRESET] [--seed N] [--fail MODE] [--after K] [--short]
+                                    [--history]
 
 It plays a uniformly random legal move (``--seed``), writing captures as their whole path (or as
 ``FROMxTO captured ...`` with ``--short``). ``--fail`` misbehaves after ``K`` good moves: ``crash``
 (exits with a message on stderr), ``silent`` (never answers), ``garbage`` (prints nonsense),
 ``illegal`` (answers a move that is not legal), ``no-ready`` (never says ready). The project is
-imported before ``ready``, except by a failing engine (which starts at once).
+imported before ``ready``, except by a failing engine (which starts at once). With ``--history`` it
+says ``ready fake history``, takes ``go MS FEN history FEN ...`` (each earlier position must be a
+FEN, the last one with the other side to move) and answers ``score N``, N the positions it got.
 """
 
 from __future__ import annotations
@@ -65,6 +68,7 @@ def main() -> None:
     parser.add_argument("--fail", choices=["crash", "silent", "garbage", "illegal", "no-ready"])
     parser.add_argument("--after", type=int, default=0)
     parser.add_argument("--short", action="store_true")
+    parser.add_argument("--history", action="store_true")
     args = parser.parse_args()
     if args.fail == "no-ready":
         time.sleep(3600)
@@ -72,7 +76,7 @@ def main() -> None:
     if not args.fail:  # loaded before "ready", as an engine loads its network
         rules, rng = load(args)
         pick(rules, rng, "B:W:B1", args.short)
-    print("ready fake", flush=True)
+    print("ready fake history" if args.history else "ready fake", flush=True)
     moves = 0
     for line in sys.stdin:
         words = line.split()
@@ -83,7 +87,11 @@ def main() -> None:
         if words[0] == "newgame":
             print("ok", flush=True)
             continue
-        if words[0] != "go" or len(words) != 3:
+        history = words[4:] if args.history and len(words) > 4 and words[3] == "history" else []
+        if history and history[-1][0] == words[2][0]:
+            print(f"error the last history position {history[-1]!r} has the same mover", flush=True)
+            continue
+        if words[0] != "go" or len(words) != 3 + (len(history) + 1 if history else 0):
             print(f"error unknown command {line.strip()!r}", flush=True)
             continue
         if args.fail and moves >= args.after:
@@ -96,7 +104,12 @@ def main() -> None:
         if rules is None:
             rules, rng = load(args)
         print("info thinking", flush=True)
-        print(pick(rules, rng, words[2], args.short), flush=True)
+        from neurocheckers.rules.fen import read_fen
+
+        for fen in history:
+            read_fen(fen, rules.board_size, rules.men_per_side)  # raises for a bad one
+        score = f" score {len(history)}" if args.history else ""
+        print(pick(rules, rng, words[2], args.short) + score, flush=True)
         moves += 1
 
 

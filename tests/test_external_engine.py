@@ -133,3 +133,31 @@ def test_the_match_command_says_one_line(tmp_path, capsys):
     assert main(["match", spec, "random", "--rules", "american8", "--games", "1", "--json"]) == 2
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"neurocheckers: error: engine {spec}: exited (code 1)")
+
+
+def _host_move(state, source: int, dest: int) -> int:
+    """Our action moving the piece on ``source`` to ``dest`` (1-based squares)."""
+    from neurocheckers.rules.notation import action_squares
+
+    legal = np.flatnonzero(np.asarray(state.legal_action_mask))
+    return int(next(a for a in legal if action_squares(AMERICAN8, state, int(a))[:2] == (source, dest)))
+
+
+def test_an_engine_that_asks_gets_the_positions_since_the_last_mans_move():
+    """The fake engine, with ``--history``, answers with the number of earlier positions it got: none
+    at first, none after White's man moves, then two more each turn while only kings move."""
+    from neurocheckers.rules.engine import from_position, step
+
+    engine = fake(AMERICAN8, "--history", seconds=0.01)
+    # Black: a king on 1; White: a king on 32 and a man on 29. White's replies: the man, then the
+    # king back and forth. Black's king cannot reach a capture in four moves.
+    state = from_position(AMERICAN8, 0, 1 << 0, 1 << 28, 1 << 31)
+    replies = [(29, 25), (32, 27), (27, 32), (32, 27)]
+    game = engine.new_game()
+    try:
+        for reply in replies:
+            state = step(AMERICAN8, state, game(state))
+            state = step(AMERICAN8, state, _host_move(state, *reply))
+    finally:
+        engine.close()
+    assert [info.score for info in game.infos] == [0, 0, 2, 4]

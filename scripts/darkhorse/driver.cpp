@@ -1,8 +1,12 @@
 // neurocheckers' driver for the DarkHorse checkers engine (MIT, github.com/CheckersGuy/DarkHorse).
 // It speaks neurocheckers' line protocol (docs/engines.md) on stdin/stdout:
-//   on start          -> "ready darkhorse"
+//   on start          -> "ready darkhorse history"
 //   "newgame"         -> "ok"                 (clears the hash table and the move-ordering scores)
-//   "go MS FEN"       -> "bestmove MOVE captured S,S depth D nodes N score V"
+//   "go MS FEN [history FEN FEN ...]"
+//                     -> "bestmove MOVE captured S,S depth D nodes N score V"
+// The history (the game's positions since its last capture or man's move, oldest first) goes below
+// the root on the engine's position stack, where its search looks for repetitions (it scores a
+// position met before with the same side to move as a draw).
 //   "quit"            -> exits
 // Squares are ACF numbers (1-32, Black on 1-12 moving first), the engine's own: square s is bit s - 1.
 // A step is written FROM-TO, a capture FROMxTO with the captured squares after "captured".
@@ -17,6 +21,11 @@
 #include <iostream>
 #include <sstream>
 #include <string>
+#include <vector>
+
+// The most history positions kept below the root: the stack holds MAX_PLY positions, the search's
+// own plies included.
+static constexpr size_t MAX_HISTORY = 100;
 
 static std::string square_list(uint32_t bits) {
   std::string out;
@@ -50,6 +59,17 @@ static void go(const std::string &args) {
     return;
   }
   Board board(Position::pos_from_fen(fen));
+  std::string word;
+  std::vector<Position> history;
+  if (in >> word && word == "history")
+    while (in >> word)
+      history.push_back(Position::pos_from_fen(word));
+  size_t first = history.size() > MAX_HISTORY ? history.size() - MAX_HISTORY : 0;
+  int top = 0;
+  for (size_t i = first; i < history.size(); ++i)
+    board.pStack[top++] = history[i];
+  board.pStack[top] = Position::pos_from_fen(fen);
+  board.pCounter = top;
   MoveListe legal;
   get_moves(board.get_position(), legal);
   if (legal.length() == 0) {
@@ -79,7 +99,7 @@ int main(int argc, char **argv) {
   Statistics::mPicker.init();
   network.load_bucket(net);  // exits with a message on stderr when the file is missing
   TT.resize(hash_bits);
-  std::cout << "ready darkhorse" << std::endl;
+  std::cout << "ready darkhorse history" << std::endl;
   std::string line;
   while (std::getline(std::cin, line)) {
     std::istringstream in(line);
