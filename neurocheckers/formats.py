@@ -68,6 +68,27 @@ FITNESS_COLUMNS = (
 )
 """The quantiles and mean of the members' points against the boss in an epoch."""
 
+PBT_COLUMNS = (
+    "pbt_best",
+    "pbt_best_score",
+    "pbt_worst_score",
+    "pbt_learning_rate",
+    "pbt_lambda",
+    "pbt_learning_rate_min",
+    "pbt_learning_rate_max",
+    "pbt_lambda_min",
+    "pbt_lambda_max",
+    "pbt_exploration_min",
+    "pbt_exploration_max",
+    "pbt_sources",
+)
+"""Population-based training's columns (``strategy = "pbt"``; its loss, TD error, epsilon and value
+columns are the best member's, its game columns every member's self-play games): the best member (the
+latest tournament's winner), its learning rate and lambda; the smallest and largest learning rate,
+lambda and exploration rate of the members; and on a tournament's epoch the best and worst members'
+points per game in it and ``pbt_sources``, each member's source at the exploit (the member whose
+network and hyperparameters it copied, -1 where it kept its own), space-separated."""
+
 METRIC_COLUMNS = (
     "epoch",
     *FITNESS_COLUMNS,
@@ -89,6 +110,7 @@ METRIC_COLUMNS = (
     "benchmark_score",
     *STRENGTH_COLUMNS,
     *LEARNER_COLUMNS,
+    *PBT_COLUMNS,
     "plies_per_second",
     "wall_seconds",
 )

@@ -54,7 +54,8 @@ class StrategySettings(Section, section="run"):
 
     strategy: str = "boss_ga"
     """A name of the strategy registry: boss_ga (the study), memetic_pool (its learners train on every
-    member's games), an evosax strategy (SimpleGA, Open_ES, SNES, CMA_ES), td_lambda, td_leaf or dqn.
+    member's games), an evosax strategy (SimpleGA, Open_ES, SNES, CMA_ES), td_lambda, td_leaf, dqn or pbt
+    (population-based training of TD learners).
     The hybrid is boss_ga with supervised_target = "td_lambda" (experiments/learners/hybrid_simple6.toml)."""
 
 
@@ -245,6 +246,28 @@ class DQNSectionSettings(Section, section="dqn"):
 
 DQN_AT_LEAST_ONE = ("envs", "steps_per_epoch", "target_update_every")
 """The DQN keys that count things done at least once."""
+
+
+PBT_MEMBER_LEARNERS = ("td_lambda", "td_leaf")
+"""What a PBT member may learn by (``member_learner``)."""
+
+
+class PBTSectionSettings(Section, section="pbt"):
+    """Population-based training's own keys (``strategy = "pbt"``): TD learners trained side by side,
+    the worst copying the best every ``exploit_interval`` epochs."""
+
+    members: int = 8
+    """PBT: TD learners trained side by side (>= 2), each with its own learning rate, lambda, exploration."""
+    member_learner: str = "td_lambda"
+    """PBT: what each member learns by: td_lambda, or td_leaf (alpha-beta of depth >= 2)."""
+    exploit_interval: int = 4
+    """PBT: epochs between tournaments; after each, the worst quantile copies the best quantile."""
+    perturbation: float = 0.2
+    """PBT: a copied member's hyperparameters are each multiplied by 1 - perturbation or 1 + perturbation."""
+    quantile: float = 0.25
+    """PBT: the share of members replaced after a tournament (by copies of as many best ones), in (0, 0.5]."""
+    tournament_openings: int = 2
+    """PBT: openings each pair of members plays in a tournament, each with both colours (games = 2 x it)."""
 
 
 @dataclasses.dataclass(frozen=True)

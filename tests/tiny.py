@@ -35,6 +35,7 @@ TINY_BY_STRATEGY = {
     **{name: [*TINY_RUN, f"strategy={name}"] for name in ("SimpleGA", "Open_ES", "SNES", "CMA_ES")},
     "td_lambda": [*TINY_LEARNER, "strategy=td_lambda"],
     "td_leaf": [*TINY_LEARNER, "strategy=td_leaf", "depth=2"],
+    "pbt": [*TINY_LEARNER, "strategy=pbt", "members=4", "exploit_interval=2", "tournament_openings=1"],
     "dqn": [
         *TINY_SELF_TRAINED,
         "strategy=dqn",

@@ -21,6 +21,7 @@ from neurocheckers.sections import (
     LambdaSettings,
     LearningRateSettings,
     MinibatchSettings,
+    PBTSectionSettings,
     PlaySettings,
     RunSettings,
     SelfPlaySettings,
@@ -58,6 +59,7 @@ def __getattr__(name: str) -> tuple[str, ...]:
 
 @dataclasses.dataclass(frozen=True)
 class ExperimentConfig(
+    PBTSectionSettings,
     DQNSectionSettings,
     SelfPlaySettings,
     BossGASettings,
@@ -320,7 +322,8 @@ def section_of(key: str) -> str:
 
 
 SECTION_NAMES = tuple(sections_of(ExperimentConfig))
-"""The sections, in the config's order: run, game, network, search, learning, boss_ga, td_lambda, dqn."""
+"""The sections, in the config's order: run, game, network, search, learning, boss_ga, td_lambda, dqn,
+pbt."""
 
 
 def flat_keys(data: dict[str, Any], where: str) -> dict[str, Any]:

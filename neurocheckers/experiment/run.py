@@ -194,6 +194,8 @@ def _format(value: Any) -> str:
     if value is None or isinstance(value, str):  # a column this epoch has no value for
         return value or ""
     value = np.asarray(value)
+    if value.ndim:  # a vector metric (PBT's sources): its values, space-separated
+        return " ".join(_format(x) for x in value)
     if value.dtype == np.bool_:
         return str(int(value))
     if np.issubdtype(value.dtype, np.integer):

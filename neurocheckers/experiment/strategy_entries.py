@@ -6,7 +6,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from neurocheckers.experiment.strategy_registry import EVOLUTION, LEARNER, StrategyEntry, register
-from neurocheckers.formats import FITNESS_COLUMNS
+from neurocheckers.formats import FITNESS_COLUMNS, PBT_COLUMNS
+from neurocheckers.sections import PBT_MEMBER_LEARNERS
 
 if TYPE_CHECKING:
     from neurocheckers.experiment.config import ExperimentConfig
@@ -82,6 +83,22 @@ def check_td_leaf(c: ExperimentConfig) -> None:
     )
 
 
+def check_pbt(c: ExperimentConfig) -> None:
+    """PBT trains its members as a TD learner, and replaces at most half of them after a tournament."""
+    check_learner(c)
+    _need(
+        c.member_learner in PBT_MEMBER_LEARNERS,
+        f"member_learner must be one of {', '.join(PBT_MEMBER_LEARNERS)}, got {c.member_learner!r}",
+    )
+    if c.member_learner == "td_leaf":
+        check_td_leaf(c)
+    _need(c.members >= 2, f"members must be >= 2, got {c.members}")
+    _need(c.exploit_interval >= 1, f"exploit_interval must be >= 1, got {c.exploit_interval}")
+    _need(0 < c.perturbation < 1, f"perturbation must be in (0, 1), got {c.perturbation}")
+    _need(0 < c.quantile <= 0.5, f"quantile must be in (0, 0.5], got {c.quantile}")
+    _need(c.tournament_openings >= 1, f"tournament_openings must be >= 1, got {c.tournament_openings}")
+
+
 def _search_words(c: ExperimentConfig, simulations: int) -> str:
     return f"alpha-beta depth {c.depth}" if c.search == "alphabeta" else f"{simulations} simulations/move"
 
@@ -106,6 +123,16 @@ def selfplay_summary(c: ExperimentConfig, simulations: int) -> str:
         f"{c.name}: {c.rules}, {_network_words(c)}, strategy {c.strategy}, lambda {c.lambda_:g}, "
         f"{c.selfplay_games} self-play games/epoch, {_search_words(c, c.simulations)}, "
         f"{c.exploration} {c.exploration_rate:g}, seed {c.seed}"
+    )
+
+
+def pbt_summary(c: ExperimentConfig, simulations: int) -> str:
+    """A PBT run in one line: its members, their games, the exploit interval and the starting values."""
+    return (
+        f"{c.name}: {c.rules}, {_network_words(c)}, strategy pbt: {c.members} {c.member_learner} members x "
+        f"{c.selfplay_games} self-play games/epoch, exploit every {c.exploit_interval} epochs, "
+        f"{_search_words(c, c.simulations)}, starting from lambda {c.lambda_:g}, learning rate "
+        f"{c.learning_rate:g}, {c.exploration} {c.exploration_rate:g}, seed {c.seed}"
     )
 
 
@@ -184,5 +211,17 @@ register(
         validate=check_learner,
         metric_columns=(*DQN_COLUMNS, *GAME_COLUMNS),
         summary=dqn_summary,
+    )
+)
+register(
+    StrategyEntry(
+        "pbt",
+        LEARNER,
+        algorithm="neurocheckers.experiment.trainers:PBT",
+        settings="neurocheckers.learners.pbt:PBTSettings",
+        sections=("td_lambda", "pbt"),
+        validate=check_pbt,
+        metric_columns=(*TD_COLUMNS, *PBT_COLUMNS, *GAME_COLUMNS),
+        summary=pbt_summary,
     )
 )

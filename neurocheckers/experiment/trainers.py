@@ -27,7 +27,7 @@ from neurocheckers.evolution.selection import fixed_opponent_policy
 from neurocheckers.experiment.config import ExperimentConfig
 from neurocheckers.experiment.folder import RunError, search_metadata
 from neurocheckers.experiment.strategy_registry import LEARNER, StrategyEntry, strategy
-from neurocheckers.learners import dqn, td_lambda
+from neurocheckers.learners import dqn, pbt, td_lambda
 from neurocheckers.rules.presets import Rules, get_rules
 from neurocheckers.search.play_settings import epoch_key, population_search
 from neurocheckers.sharding import MemoryLimitError, check_memory
@@ -150,6 +150,8 @@ def dqn_epoch(settings: dqn.DQNSettings, state: dqn.DQNState, key: jax.Array):
 
 TD_LAMBDA = Learner(td_lambda.init, td_lambda.epoch, td_lambda.epoch_in_pieces)
 """TD(lambda) and TDLeaf(lambda) (their settings tell them apart)."""
+PBT = Learner(pbt.init, pbt.epoch)
+"""Population-based training of TD(lambda) / TDLeaf(lambda) members (``learners.pbt``)."""
 DQN = Learner(dqn_init, dqn_epoch)
 """Afterstate DQN, against the opponent its settings name."""
 

@@ -1,0 +1,173 @@
+"""Population-based training (``strategy = "pbt"``): exploit/explore copies the best members into the
+worst and perturbs within bounds, the tournament's points are a round-robin's, and a tiny run writes
+metrics and snapshots, resumes to identical metrics and repeats them with the same seed."""
+
+from __future__ import annotations
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from cli_errors import error_line
+from tiny import TINY_BY_STRATEGY
+
+from neurocheckers.cli import main
+from neurocheckers.experiment.config import ConfigError, load_config
+from neurocheckers.experiment.run import create_run, run
+from neurocheckers.experiment.trainers import make_trainer
+from neurocheckers.formats import PBT_COLUMNS, TIMING_COLUMNS, read_lineage, read_metrics
+from neurocheckers.learners import pbt
+
+TINY_PBT = [*TINY_BY_STRATEGY["pbt"], "epochs=4", "checkpoint_every=2", "name=tinypbt"]
+"""4 members, a tournament every 2 epochs of one opening with both colours (12 games)."""
+
+
+def _settings(*items: str) -> pbt.PBTSettings:
+    return make_trainer(load_config(None, [*TINY_PBT, *items])).settings
+
+
+def _marked_state(settings: pbt.PBTSettings) -> pbt.PBTState:
+    """A state whose member i's every weight is i and whose hyperparameters are known."""
+    state = jax.eval_shape(lambda: pbt.init(settings, jax.random.key(0)))
+    m = settings.members
+    marks = jnp.arange(m, dtype=jnp.float32)
+
+    def marked(x):
+        return jnp.broadcast_to(marks.reshape((m,) + (1,) * (len(x.shape) - 1)), x.shape).astype(x.dtype)
+
+    members = jax.tree.map(marked, state.members)
+    hypers = pbt.Hyperparameters(
+        learning_rate=0.01 * (1 + marks), lambda_=jnp.full(m, 0.9), exploration_rate=jnp.full(m, 0.95)
+    )
+    return pbt.PBTState(
+        params=jax.tree.map(lambda x: x[0], members.params),
+        members=members,
+        hypers=hypers,
+        best=jnp.int32(0),
+        scores=jnp.zeros(m),
+        sources=jnp.full(m, -1, jnp.int32),
+        epoch=jnp.int32(0),
+    )
+
+
+def test_exploit_copies_the_best_into_the_worst_and_perturbs_within_bounds():
+    settings = _settings("members=8", "quantile=0.25", "perturbation=0.2")
+    state = _marked_state(settings)
+    order = jnp.array([5, 2, 7, 0, 1, 3, 6, 4])  # best first: 5 and 2 are the best quarter, 6 and 4 the worst
+    for seed in range(4):
+        new, sources = pbt.exploit_and_explore(settings, state, order, jax.random.key(seed))
+        sources = np.asarray(sources)
+        assert set(np.flatnonzero(sources >= 0)) == {6, 4}
+        assert set(sources[[6, 4]]) <= {5, 2}
+        copied = jax.tree.leaves((new.members.params, new.members.opt_state))
+        for member in range(8):
+            source = sources[member] if sources[member] >= 0 else member
+            assert all(np.all(np.asarray(leaf)[member] == source) for leaf in copied)
+            old_rate = 0.01 * (1 + source)
+            rate = float(new.hypers.learning_rate[member])
+            if sources[member] < 0:
+                assert rate == pytest.approx(old_rate)
+            else:
+                assert rate == pytest.approx(old_rate * 0.8) or rate == pytest.approx(old_rate * 1.2)
+        assert np.all((np.asarray(new.hypers.lambda_) >= 0) & (np.asarray(new.hypers.lambda_) <= 1))
+        assert np.all(np.asarray(new.hypers.exploration_rate) <= 1)  # 0.95 x 1.2 is clipped
+        assert np.asarray(new.hypers.lambda_)[sources < 0].tolist() == [pytest.approx(0.9)] * 6
+
+
+def test_exploit_count_is_the_quantile_of_the_members_at_least_one():
+    assert pbt.exploit_count(_settings("members=8", "quantile=0.25")) == 2
+    assert pbt.exploit_count(_settings("members=4", "quantile=0.25")) == 1
+    assert pbt.exploit_count(_settings("members=2", "quantile=0.1")) == 1
+    assert pbt.exploit_count(_settings("members=10", "quantile=0.5")) == 5
+
+
+def test_ranking_orders_by_score_and_breaks_ties_at_random():
+    scores = jnp.array([0.5, 0.9, 0.5, 0.1])
+    orders = {tuple(np.asarray(pbt.ranking(scores, jax.random.key(s))).tolist()) for s in range(16)}
+    assert orders == {(1, 0, 2, 3), (1, 2, 0, 3)}
+
+
+def test_initial_hypers_start_from_the_config_and_stay_in_range():
+    settings = _settings("members=8", "exploration_rate=1.0", "lambda_=1.0", "learning_rate=0.01")
+    hypers = pbt.initial_hypers(settings, jax.random.key(3))
+    assert float(hypers.learning_rate[0]) == pytest.approx(0.01)
+    assert np.all(np.asarray(hypers.learning_rate) >= 0.01 * 0.8 - 1e-7)
+    assert np.all(np.asarray(hypers.learning_rate) <= 0.01 * 1.2 + 1e-7)
+    assert len(set(np.asarray(hypers.learning_rate).tolist())) == 8  # the members start apart
+    assert np.all(np.asarray(hypers.lambda_) <= 1) and np.all(np.asarray(hypers.exploration_rate) <= 1)
+
+
+@pytest.fixture(scope="module")
+def whole_run(tmp_path_factory):
+    return run(create_run(load_config(None, TINY_PBT), tmp_path_factory.mktemp("runs")))
+
+
+def _stable_rows(run_dir):
+    return [{k: v for k, v in row.items() if k not in TIMING_COLUMNS} for row in read_metrics(run_dir)]
+
+
+def test_a_pbt_run_writes_its_metrics_tournaments_and_snapshots(whole_run):
+    rows = read_metrics(whole_run)
+    assert [int(r["epoch"]) for r in rows] == [0, 1, 2, 3]
+    assert all(r[c] for r in rows for c in ("loss", "td_error", "epsilon", "games", "plies", *PBT_COLUMNS))
+    assert [int(r["games"]) for r in rows] == [16] * 4  # 4 members x 4 self-play games
+    sources = [[int(x) for x in r["pbt_sources"].split()] for r in rows]
+    assert sources[0] == sources[2] == [-1] * 4  # no tournament after epochs 0 and 2
+    for row, copied in zip(rows[1::2], sources[1::2], strict=True):  # after epochs 1 and 3: one copy
+        assert sorted(copied)[:3] == [-1, -1, -1] and max(copied) >= 0
+        assert copied[int(row["pbt_best"])] == -1  # the best keeps its own
+        assert 0 <= float(row["pbt_worst_score"]) <= float(row["pbt_best_score"]) <= 1
+    for r in rows:
+        for name in ("learning_rate", "lambda", "exploration"):
+            assert float(r[f"pbt_{name}_min"]) <= float(r[f"pbt_{name}_max"])
+    assert [int(r["epoch"]) for r in read_lineage(whole_run)] == [-1, 1, 3]  # snapshots of the best
+
+
+def test_an_interrupted_pbt_run_resumes_and_the_same_seed_repeats_its_metrics(whole_run, tmp_path):
+    run_dir = create_run(load_config(None, TINY_PBT), tmp_path)
+    run(run_dir, stop_after=3)  # checkpoint after epoch 1; epoch 2 is played again
+    run(run_dir)
+    assert _stable_rows(run_dir) == _stable_rows(whole_run)
+    assert read_lineage(run_dir) == read_lineage(whole_run)
+
+
+def test_the_best_members_network_is_the_runs_network():
+    trainer = make_trainer(load_config(None, TINY_PBT))
+    state = trainer.init(trainer.settings, jax.random.key(0))
+    state, _ = trainer.run_epoch(state, jax.random.key(1))
+    state, metrics = trainer.run_epoch(state, jax.random.key(2))  # a tournament's epoch
+    best = int(metrics["pbt_best"])
+    for mine, members in zip(
+        jax.tree.leaves(trainer.network(state)), jax.tree.leaves(state.members.params), strict=True
+    ):
+        np.testing.assert_array_equal(mine, members[best])
+    scores = np.asarray(state.scores)  # a round-robin's points per game: they average 1/2
+    assert np.mean(scores) == pytest.approx(0.5) and scores[best] == np.max(scores)
+    assert np.all((scores >= 0) & (scores <= 1))
+
+
+@pytest.mark.parametrize(
+    "items, message",
+    [
+        (["members=1"], "members must be >= 2, got 1"),
+        (["quantile=0.6"], "quantile must be in (0, 0.5], got 0.6"),
+        (["perturbation=1.0"], "perturbation must be in (0, 1), got 1.0"),
+        (["exploit_interval=0"], "exploit_interval must be >= 1, got 0"),
+        (["tournament_openings=0"], "tournament_openings must be >= 1, got 0"),
+        (["member_learner=dqn"], "member_learner must be one of td_lambda, td_leaf, got 'dqn'"),
+        (["member_learner=td_leaf", "depth=1"], "it needs search = alphabeta and depth >= 2"),
+    ],
+)
+def test_bad_pbt_settings_are_refused_in_one_line(items, message):
+    with pytest.raises(ConfigError) as raised:
+        load_config(None, [*TINY_PBT, *items])
+    assert message in str(raised.value) and "\n" not in str(raised.value)
+
+
+def test_pbt_keys_are_refused_for_other_strategies(tmp_path, capsys):
+    with pytest.raises(ConfigError, match=r"members = 6 is a key of \[pbt\], which strategy 'td_lambda'"):
+        load_config(None, [*TINY_BY_STRATEGY["td_lambda"], "members=6"])
+    config = tmp_path / "pbt.toml"
+    config.write_text('[run]\nstrategy = "pbt"\n[pbt]\nmembers = 0\n')
+    assert main(["evolve", str(config), "--out", str(tmp_path)]) == 2
+    assert error_line(capsys, "members must be >= 2, got 0").endswith("members must be >= 2, got 0")
