@@ -4,6 +4,7 @@ published perft counts (tests/data/perft.json, inside the checkout)."""
 from __future__ import annotations
 
 import os
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -95,8 +96,37 @@ SLOW_TESTS = Path(__file__).resolve().parent / "slow_tests.txt"
 """The tests (node ids) and test modules marked ``slow``, measured; the inner loop leaves them out."""
 
 
+LONGEST_FILES_FIRST = (
+    "tests/test_fullwidth.py",
+    "tests/test_every_strategy.py",
+    "tests/test_bench_scripts.py",
+    "tests/test_devices.py",
+    "tests/test_bench_scripts_search.py",
+    "tests/test_hybrid.py",
+    "tests/test_learner_runs.py",
+    "tests/test_sweep.py",
+    "tests/test_endgame.py",
+    "tests/test_td_leaf.py",
+    "tests/test_evolution.py",
+    "tests/test_engine_vs_openspiel.py",
+)
+"""The files whose tests take longest in all (whole-suite ``--durations``, warm caches), longest
+first. pytest-xdist hands whole files to its workers in collection order (``--no-loadscope-reorder``
+in pyproject.toml), so these start first and short files fill in at the end. xdist's own order, by
+test count, handed out a 3-test file of 90 s (test_devices) among the last, for one worker to run
+while the other had finished."""
+
+
+def file_of(item) -> str:
+    return item.nodeid.split("::")[0]
+
+
 def pytest_collection_modifyitems(config, items):
     listed = {line.strip() for line in SLOW_TESTS.read_text().splitlines() if line.strip() and line[0] != "#"}
     for item in items:
-        if item.nodeid in listed or item.nodeid.split("::")[0] in listed:
+        if item.nodeid in listed or file_of(item) in listed:
             item.add_marker(pytest.mark.slow)
+    # The longest files first, then the others by test count (most first), each file's tests in order.
+    rank = {name: i for i, name in enumerate(LONGEST_FILES_FIRST)}
+    count = Counter(file_of(item) for item in items)
+    items.sort(key=lambda item: (rank.get(file_of(item), len(rank)), -count[file_of(item)]))

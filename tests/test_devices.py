@@ -16,8 +16,9 @@ import pytest
 
 pytestmark = pytest.mark.devices
 
-# Two epochs of a tiny config; population 8 splits evenly over 2 devices, so the sharded path runs.
-EPOCHS_OF_A_TINY_RUN = textwrap.dedent(
+# One process per device count runs every check below (two processes for the file, not six: each
+# start imports JAX and traces the programs again). Each check prints one JSON line, by name.
+DEVICES_SCRIPT = textwrap.dedent(
     """
     import hashlib, json, sys
     from neurocheckers.devices import use_host_devices
@@ -25,21 +26,52 @@ EPOCHS_OF_A_TINY_RUN = textwrap.dedent(
     import jax, numpy as np
     from neurocheckers.evolution.boss_ga import epoch_key, evolve_epoch, init, make_setup
     from neurocheckers.experiment.config import load_config
-    config = load_config(None, ["population=8", "games_per_epoch=2", "layers=1", "width=4",
-                                "simulations=2", "train_steps=2", "max_plies=60", "name=tiny",
-                                *json.loads(sys.argv[2])])
-    setup = make_setup(config.evolution_settings())
-    state = init(setup, jax.random.key(0))
-    rows = []
-    for epoch in range(2):
-        state, metrics = evolve_epoch(setup, state, epoch_key(0, epoch))
-        rows.append({k: np.asarray(v).tolist() for k, v in jax.device_get(metrics).items()})
-    digest = hashlib.sha256()
-    for leaf in jax.tree.leaves((state.population, state.boss)):
-        digest.update(np.asarray(leaf).tobytes())
-    print(json.dumps({"devices": jax.local_device_count(), "metrics": rows, "params": digest.hexdigest()}))
+    from neurocheckers.learners.td_lambda import TDSettings, epoch, init as td_init
+
+    def digest_of(tree):
+        digest = hashlib.sha256()
+        for leaf in jax.tree.leaves(tree):
+            digest.update(np.asarray(leaf).tobytes())
+        return digest.hexdigest()
+
+    def rows_of(metrics):
+        return {k: np.asarray(v).tolist() for k, v in jax.device_get(metrics).items()}
+
+    def tiny_run(extra):
+        config = load_config(None, ["population=8", "games_per_epoch=2", "layers=1", "width=4",
+                                    "simulations=2", "train_steps=2", "max_plies=60", "name=tiny",
+                                    *extra])
+        setup = make_setup(config.evolution_settings())
+        state = init(setup, jax.random.key(0))
+        rows = []
+        for e in range(2):
+            state, metrics = evolve_epoch(setup, state, epoch_key(0, e))
+            rows.append(rows_of(metrics))
+        return rows, digest_of((state.population, state.boss))
+
+    # TD(lambda): self-play split by games, then the Adam steps read every game's positions (the
+    # minibatches were drawn differently, and 5x slower, from weights left split across the devices).
+    # 32 games (16 a device) make the same check as 256 did at half the CPU time.
+    def td_lambda():
+        settings = TDSettings(rules="simple6", layers=1, width=4, search="alphabeta", depth=1,
+                              selfplay_games=32, max_plies=60, updates_per_epoch=4, batch_size=64)
+        state = td_init(settings, jax.random.key(0))
+        rows = []
+        for e in range(2):
+            state, metrics = epoch(settings, state, jax.random.key(e))
+            rows.append(rows_of(metrics))
+        return rows, digest_of(state.params)
+
+    checks = {"study": lambda: tiny_run([]), "pooled_learners": lambda: tiny_run(json.loads(sys.argv[2])),
+              "td_lambda": td_lambda}
+    for name, check in checks.items():
+        rows, params = check()
+        print(json.dumps({"check": name, "devices": jax.local_device_count(), "metrics": rows,
+                          "params": params}), flush=True)
     """
 )
+"""Two epochs of a tiny evolution config (population 8 splits evenly over 2 devices, so the sharded
+path runs), plain and with pooled learners, and two TD(lambda) epochs."""
 
 
 # Pooled learners (every learner trains on the whole population's games) split the learners, not the
@@ -47,34 +79,8 @@ EPOCHS_OF_A_TINY_RUN = textwrap.dedent(
 POOLED_LEARNERS = ["learner_pool=true", "train_batch=4", "learner_sides=both", "supervised_target=td_lambda"]
 
 
-# TD(lambda): self-play split by games, then the Adam steps read every game's positions (the
-# minibatches were drawn differently, and 5x slower, from weights left split across the devices).
-# 32 games (16 a device) make the same check as 256 did at half the CPU time.
-TD_LAMBDA_EPOCHS = textwrap.dedent(
-    """
-    import hashlib, json, sys
-    from neurocheckers.devices import use_host_devices
-    use_host_devices(int(sys.argv[1]))
-    import jax, numpy as np
-    from neurocheckers.learners.td_lambda import TDSettings, epoch, init
-    settings = TDSettings(rules="simple6", layers=1, width=4, search="alphabeta", depth=1,
-                          selfplay_games=32, max_plies=60,
-                          updates_per_epoch=4, batch_size=64)
-    state = init(settings, jax.random.key(0))
-    rows = []
-    for e in range(2):
-        state, metrics = epoch(settings, state, jax.random.key(e))
-        rows.append({k: np.asarray(v).tolist() for k, v in jax.device_get(metrics).items()})
-    digest = hashlib.sha256()
-    for leaf in jax.tree.leaves(state.params):
-        digest.update(np.asarray(leaf).tobytes())
-    print(json.dumps({"devices": jax.local_device_count(), "metrics": rows, "params": digest.hexdigest()}))
-    """
-)
-
-
 def one_and_two_devices(script: str, *args: str) -> tuple[dict, dict]:
-    """``script``'s last printed JSON line run with one host device and with two."""
+    """``script``'s printed JSON lines, by their "check", run with one host device and with two."""
     env = dict(os.environ)
     # The parent's other XLA flags (the tests' optimisation level, tests/conftest.py) stay; its device
     # count goes: the script sets its own.
@@ -97,21 +103,28 @@ def one_and_two_devices(script: str, *args: str) -> tuple[dict, dict]:
     for n, proc in procs.items():
         out, err = proc.communicate(timeout=600)
         assert proc.returncode == 0, err[-3000:]
-        results[n] = json.loads(out.strip().splitlines()[-1])
-    assert (results[1]["devices"], results[2]["devices"]) == (1, 2)
+        lines = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+        results[n] = {line.pop("check"): line for line in lines}
+        assert {line["devices"] for line in results[n].values()} == {n}
     return results[1], results[2]
 
 
-@pytest.mark.parametrize("extra", [[], POOLED_LEARNERS], ids=["study", "pooled_learners"])
-def test_two_host_devices_give_the_same_epochs(extra):
-    one, two = one_and_two_devices(EPOCHS_OF_A_TINY_RUN, json.dumps(extra))
+@pytest.fixture(scope="module")
+def epochs_by_devices() -> tuple[dict, dict]:
+    """Every check's results with one host device and with two (one process each, for the file)."""
+    return one_and_two_devices(DEVICES_SCRIPT, json.dumps(POOLED_LEARNERS))
+
+
+@pytest.mark.parametrize("check", ["study", "pooled_learners"])
+def test_two_host_devices_give_the_same_epochs(check, epochs_by_devices):
+    one, two = (results[check] for results in epochs_by_devices)
     assert len(one["metrics"]) == 2 and one["metrics"][0]["games"] == 16
     assert two["metrics"] == one["metrics"]
     assert two["params"] == one["params"]
 
 
-def test_two_host_devices_give_the_same_td_lambda_epochs():
-    one, two = one_and_two_devices(TD_LAMBDA_EPOCHS)
+def test_two_host_devices_give_the_same_td_lambda_epochs(epochs_by_devices):
+    one, two = (results["td_lambda"] for results in epochs_by_devices)
     assert one["metrics"][0]["games"] == 32
     # The same games and minibatches; sums over all the positions (value_mean, td_error) add the
     # devices' partial sums, so their last bits may differ.

@@ -140,9 +140,12 @@ def selfplay_batches(settings, vmapped: bool = True):
     return batched, vmapped
 
 
+# Each case compiles self-play three times (20-38 s on the 2-core machine). Together they cover depth
+# 1 (staged batches) and 2 (one batch), softmax and epsilon's tie-breaking, both board sizes. A depth-1
+# american8 epsilon case added nothing: depth-1 scores are checked on both boards above, epsilon's ties
+# here at depth 2, and staged epsilon self-play at depth 1 in the shrinking-batches test below.
 @pytest.mark.parametrize(
-    "rules_name,depth,exploration",
-    [("simple6", 1, "softmax"), ("american8", 1, "epsilon"), ("american8", 2, "epsilon")],
+    "rules_name,depth,exploration", [("simple6", 1, "softmax"), ("american8", 2, "epsilon")]
 )
 def test_selfplay_plays_the_same_games_with_the_batched_search(rules_name, depth, exploration, monkeypatch):
     settings = LearnerSettings(
