@@ -36,6 +36,7 @@ from neurocheckers.learners.td_lambda import TDSettings, learn
 from neurocheckers.learners.td_lambda import init as td_init
 from neurocheckers.population import member_or_boss_policy
 from neurocheckers.rules.openings import load_openings, opening_states
+from neurocheckers.rules.presets import Rules
 from neurocheckers.rules.state import State
 from neurocheckers.search.play_settings import population_search
 from neurocheckers.sections import PBTSectionSettings
@@ -160,9 +161,8 @@ def member_epoch(
 
 
 @functools.cache
-def committed_openings(settings: PBTSettings) -> State:
-    """The committed openings of the rules ([K] states), which the tournaments draw from."""
-    rules = learner_rules(settings)
+def committed_openings(rules: Rules) -> State:
+    """The committed openings of ``rules`` ([K] host arrays), which the tournaments draw from."""
     with jax.ensure_compile_time_eval():  # host arrays, though the first call may come while tracing
         return jax.device_get(opening_states(rules, load_openings(rules)))
 
@@ -174,7 +174,7 @@ def tournament(settings: PBTSettings, params: Any, key: jax.Array) -> jax.Array:
     m, games = settings.members, 2 * settings.tournament_openings
     first, second = (jnp.asarray(x, jnp.int32) for x in jnp.triu_indices(m, 1))
     pairs = first.shape[0]
-    openings = committed_openings(settings)
+    openings = committed_openings(learner_rules(settings))
     count = jax.tree.leaves(openings)[0].shape[0]
     order = jax.random.permutation(jax.random.fold_in(key, 0), count)
     chosen = order[jnp.arange(settings.tournament_openings) % count]
@@ -183,7 +183,7 @@ def tournament(settings: PBTSettings, params: Any, key: jax.Array) -> jax.Array:
         learner_rules(settings), learner_spec(settings), population_search(settings)
     )
 
-    def play(a_params, b_params, pair_ids, key):
+    def play(a_params, b_params, pair_ids, key, drawn):
         shape = (pair_ids.shape[0], games)
         numbers = jnp.broadcast_to(jnp.arange(games, dtype=jnp.int32), shape)
         game_ids = pair_ids[:, None] * games + numbers
@@ -209,10 +209,11 @@ def tournament(settings: PBTSettings, params: Any, key: jax.Array) -> jax.Array:
         )
         return records.score
 
-    play = over_leading_shards(play, pairs, (False, False, False, True))
+    play = over_leading_shards(play, pairs, (False, False, False, True, True))
     a_params = jax.tree.map(lambda x: x[first], params)
     b_params = jax.tree.map(lambda x: x[second], params)
-    score = jnp.mean(play(a_params, b_params, jnp.arange(pairs, dtype=jnp.int32), key), axis=1)
+    pair_ids = jnp.arange(pairs, dtype=jnp.int32)
+    score = jnp.mean(play(a_params, b_params, pair_ids, key, drawn), axis=1)
     points = jnp.full((m, m), 0.5).at[first, second].set(score)
     return points.at[second, first].set(1.0 - score)
 
