@@ -290,8 +290,10 @@ def _stable_metrics(sweep_dir: Path) -> dict[str, list[dict[str, str]]]:
 
 @pytest.mark.filterwarnings("ignore:os.fork")  # Ray starts its own processes; they exec at once
 def test_ray_sweep_writes_what_the_local_sweep_writes(tmp_path):
-    """Two runs as Ray tasks on a local Ray instance with 2 CPUs: the same metrics and lineage as
-    the same sweep run in this process. CI installs the ray extra, so there this test never skips."""
+    """Two runs as Ray tasks on a local Ray instance: the same metrics and lineage as the same sweep
+    run in this process. CI installs the ray extra, so there this test never skips. One CPU: Ray runs
+    the two tasks one after the other in one worker process, which imports JAX and traces the run
+    once (with 2 CPUs, two workers each paid both)."""
     try:
         import ray
     except ImportError:
@@ -300,7 +302,7 @@ def test_ray_sweep_writes_what_the_local_sweep_writes(tmp_path):
         pytest.skip("the ray extra is not installed (pip install -e '.[test,ray]')")
     path = write_tiny(tmp_path)
     local = run_sweep(load_sweep(path), tmp_path / "local", epochs=2)
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False)
     try:
         remote = run_sweep(load_sweep(path), tmp_path / "ray", epochs=2, ray_address="local")
     finally:
