@@ -132,7 +132,7 @@ def test_plot_and_lineage_work_on_a_learner_run(learner_run, tmp_path, capsys):
 
 def test_a_td_lambda_run_killed_with_sigkill_resumes_to_identical_metrics(tmp_path):
     items = [i for i in LEARNER_RUN if not i.startswith(("strength_every", "bootstrap"))]
-    assert_killed_run_resumes_identically(items, 150, tmp_path)
+    assert_killed_run_resumes_identically(items, 60, tmp_path)  # 10-40 ms an epoch: 57 to spare
 
 
 def test_a_td_run_learns_from_an_endgame_database(tmp_path, small_db):
