@@ -374,18 +374,3 @@ def epoch(
     """
     policy, params = _opponent(settings, opponent)
     return _epoch(_compiled_as(settings), policy, state, key, params)
-
-
-def agent_metadata(settings: DQNSettings, state: DQNState) -> dict[str, str]:
-    """Agent-file metadata of the learner's network (``agent_file.save_agent``): it was trained to
-    play greedily over afterstates, i.e. a 1-ply search, so ``search = alphabeta`` with ``depth =
-    1`` makes ``gauntlet FILE`` play it as ``alphabeta:1:FILE`` (the same move choice as
-    ``greedy:FILE``)."""
-    return {
-        "strategy": "dqn",
-        "search": "alphabeta",
-        "depth": "1",
-        "epoch": str(int(state.epoch)),
-        "updates": str(int(state.updates)),
-        "opponent": settings.opponent,
-    }
