@@ -102,6 +102,7 @@ LONGEST_FILES_FIRST = (
     "tests/test_bench_scripts.py",
     "tests/test_devices.py",
     "tests/test_bench_scripts_search.py",
+    "tests/test_pbt.py",
     "tests/test_hybrid.py",
     "tests/test_learner_runs.py",
     "tests/test_sweep.py",
@@ -109,6 +110,7 @@ LONGEST_FILES_FIRST = (
     "tests/test_td_leaf.py",
     "tests/test_evolution.py",
     "tests/test_engine_vs_openspiel.py",
+    "tests/test_seeds.py",
 )
 """The files whose tests take longest in all (whole-suite ``--durations``, warm caches), longest
 first. pytest-xdist hands whole files to its workers in collection order (``--no-loadscope-reorder``
