@@ -5,7 +5,8 @@ for members and boss, supervised quarter included. For each shape: the first epo
 included) and whether the persistent compile cache already held that shape ("hit": loaded, "miss":
 compiled here), then the median, min and max of ``--repeats`` (>= 5) further epochs, the searched
 plies per second (game plies played, each one MCTS search of ``sims`` simulations by the side to
-move), and at the end the peak resident memory of the process.
+move), the process's CPU time per epoch (median; steadier than the wall time on a shared machine),
+and at the end the peak resident memory of the process.
 
     python scripts/bench_evolve.py --devices 2   # base case + scaling (several minutes on 2 cores)
     python scripts/bench_evolve.py --quick       # a small smoke run
@@ -79,16 +80,18 @@ def measure(args: argparse.Namespace, population: int, games: int, sims: int) ->
     state, metrics = evolve_epoch(setup, state, epoch_key(0, 0))
     jax.block_until_ready(metrics)
     first = time.perf_counter() - start
-    times, plies = [], []
+    times, cpu_times, plies = [], [], []
     for epoch in range(1, args.repeats + 1):
-        start = time.perf_counter()
+        start, cpu_start = time.perf_counter(), time.process_time()
         state, metrics = evolve_epoch(setup, state, epoch_key(0, epoch))
         jax.block_until_ready(metrics)
         times.append(time.perf_counter() - start)
+        cpu_times.append(time.process_time() - cpu_start)
         plies.append(float(metrics["plies"]))
     median = statistics.median(times)
     return {
         "median": median,
+        "cpu": statistics.median(cpu_times),
         "min": min(times),
         "max": max(times),
         "first": first,
@@ -118,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"s/epoch: median of {args.repeats} epochs after the first (min .. max beside it)")
     header = (
         f"{'P':>5} {'G':>3} {'sims':>5} {'s/epoch':>8} {'min .. max':>13} {'1st epoch s':>12} "
-        f"{'cache':>6} {'searched plies/s':>17}"
+        f"{'cache':>6} {'searched plies/s':>17} {'cpu s/epoch':>12}"
     )
     print(header)
     print("-" * len(header))
@@ -128,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
         spread = f"{row['min']:.2f} .. {row['max']:.2f}"
         print(
             f"{population:>5} {games:>3} {sims:>5} {row['median']:>8.2f} {spread:>13} {row['first']:>12.1f} "
-            f"{row['cache']:>6} {row['searched_plies_per_s']:>17,.0f}{tag}",
+            f"{row['cache']:>6} {row['searched_plies_per_s']:>17,.0f} {row['cpu']:>12.2f}{tag}",
             flush=True,
         )
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -138,6 +141,10 @@ def main(argv: list[str] | None = None) -> int:
         "by the side to move (members' and boss's moves both count)"
     )
     print("1st epoch s: compiling (cache miss) or loading from the cache (hit), plus one epoch")
+    print(
+        "cpu s/epoch: the process's CPU time per epoch (all threads, median), steadier than the wall "
+        "time on a shared machine; on an idle machine about s/epoch x the cores kept busy"
+    )
     if not args.quick:
         print("(the study: 32-35 s per base-case epoch; target here: <= 3 s, i.e. 512 epochs in < 30 min)")
     if cold_dir is not None:
