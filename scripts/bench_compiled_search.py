@@ -5,6 +5,7 @@ Usage:
   python scripts/bench_compiled_search.py --perft 11          # perft on every preset, leaves/s
   python scripts/bench_compiled_search.py --check-moves 1000000  # move lists against the JAX rules
   python scripts/bench_compiled_search.py --match 30 --seconds 0.02  # LMR against none
+  python scripts/bench_compiled_search.py --match 20 --nodes 20000 --option lmr_log=1 --agent FILE
   python scripts/bench_compiled_search.py --against-timed 10 --seconds 0.1  # against the JAX search
   python scripts/bench_compiled_search.py --agent results/best_american8.safetensors --agent NNUE.safetensors
   python scripts/bench_compiled_search.py --games 10 --seconds 0.1 --agent FILE  # depth as played
@@ -41,6 +42,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE_CACHE = ROOT / "neurocheckers" / "compiled" / "__pycache__"
+MAX_GAME_PLIES = 600
+"""A benchmark game still going after this many actions is stopped and counted a draw (the game's own
+rule lets two searches shuffle kings for 79 plies between man moves for a long time)."""
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -64,6 +68,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="openings of a match compiled:SECONDSs against timed:SECONDSs:material (JAX)",
     )
     p.add_argument("--games", type=int, default=0, help="self-play games a leaf kind: depth as played")
+    p.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        help="KEY=VALUE of SearchOptions: the variant --match and --games try",
+    )
+    p.add_argument("--skip-material", action="store_true", help="--games: only the --agent networks")
     p.add_argument("--check-moves", type=int, default=0, help="random positions per preset to check")
     p.add_argument("--agent", action="append", default=[], help="an agent file whose network scores leaves")
     args = p.parse_args(argv)
@@ -200,6 +211,9 @@ def speed_main(args) -> None:
             "aspiration 0.5": dataclasses.replace(base, aspiration=0.5),
             "no lmr, aspiration": dataclasses.replace(base, lmr=False, aspiration=0.5),
         }
+    if args.option:
+        name, options = variant(args)
+        variants[name] = options
     runs = [(name, options, None) for name, options in variants.items()]
     for path in args.agent:
         leaves = network.load(path)
@@ -265,7 +279,8 @@ def check_main(count: int, seed: int) -> int:
 
 
 def play_game(rules, searches, opening, seconds: float | None, record=None, nodes: int | None = None) -> int:
-    """One game under the game's own draw rule from ``opening`` (FEN); +1 Black won, -1, 0.
+    """One game under the game's own draw rule from ``opening`` (FEN), at most ``MAX_GAME_PLIES``
+    actions; +1 Black won, -1, 0.
     ``record(result, cpu_seconds)`` is called after each searched move."""
     from neurocheckers.compiled.board import Position, game_rule
     from neurocheckers.compiled.game import Game
@@ -278,7 +293,7 @@ def play_game(rules, searches, opening, seconds: float | None, record=None, node
     game = Game(game_rule(rules), position, ply=opening[1])
     for search in searches:
         search.new_game()
-    while game.result is None:
+    while game.result is None and game.ply < MAX_GAME_PLIES:
         search = searches[game.position.color]
         cpu = time.thread_time()
         r = search.search(
@@ -287,30 +302,60 @@ def play_game(rules, searches, opening, seconds: float | None, record=None, node
         if record is not None and r.nodes:
             record(r, time.thread_time() - cpu)
         game.play(r.move)
-    return game.result
+    return 0 if game.result is None else game.result
+
+
+def variant(args):
+    """``(name, SearchOptions)`` of the ``--option KEY=VALUE`` switches (None without any)."""
+    import dataclasses
+
+    from neurocheckers.compiled.driver import SearchOptions
+
+    if not args.option:
+        return None
+    changes = {}
+    for item in args.option:
+        key, _, value = item.partition("=")
+        fields = {f.name: f.type for f in dataclasses.fields(SearchOptions)}
+        if key not in fields or not value:
+            raise SystemExit(f"--option {item!r}: expected KEY=VALUE, KEY one of {', '.join(fields)}")
+        kind = {"bool": lambda v: v.lower() in ("1", "true", "on", "yes"), "int": int, "float": float}
+        changes[key] = kind[fields[key]](value)
+    return ", ".join(args.option), dataclasses.replace(SearchOptions(), **changes)
 
 
 def match_main(args) -> None:
-    """Late-move reductions (the default) against none, each opening twice (both colours), equal time."""
+    """The ``--option`` variant (without one: the default, with late-move reductions, against no
+    LMR) against the default, each opening twice (both colours), equal time or ``--nodes``, leaves by
+    the first ``--agent``'s network (else material)."""
     import dataclasses
 
+    from neurocheckers.compiled import network
     from neurocheckers.compiled.driver import CompiledSearch, SearchOptions
     from neurocheckers.rules.openings import load_openings
     from neurocheckers.rules.presets import get_rules
 
     rules = get_rules(args.rules)
-    lmr = CompiledSearch(rules, SearchOptions())
-    default = CompiledSearch(rules, dataclasses.replace(SearchOptions(), lmr=False))
+    leaves = network.load(args.agent[0]) if args.agent else None
+    name, options = variant(args) or ("LMR (the default)", SearchOptions())
+    other = "the default" if args.option else "none"
+    mine = CompiledSearch(rules, options, leaves)
+    theirs = CompiledSearch(
+        rules, SearchOptions() if args.option else dataclasses.replace(SearchOptions(), lmr=False), leaves
+    )
+    seconds, nodes = (None, args.nodes) if args.nodes else (args.seconds, None)
     wins = draws = losses = 0
     for k, opening in enumerate(load_openings(rules, args.match)):
-        for lmr_black in (True, False):
-            result = play_game(rules, (lmr, default) if lmr_black else (default, lmr), opening, args.seconds)
-            mine = result if lmr_black else -result
-            wins, draws, losses = wins + (mine > 0), draws + (mine == 0), losses + (mine < 0)
-        print(f"after {k + 1} openings: LMR {wins} W / {draws} D / {losses} L", flush=True)
+        for black in (True, False):
+            pair = (mine, theirs) if black else (theirs, mine)
+            result = play_game(rules, pair, opening, seconds, nodes=nodes)
+            ours = result if black else -result
+            wins, draws, losses = wins + (ours > 0), draws + (ours == 0), losses + (ours < 0)
+        print(f"after {k + 1} openings: {name} {wins} W / {draws} D / {losses} L", flush=True)
     games = wins + draws + losses
+    budget = f"{nodes:,} nodes" if nodes else f"{seconds} s"
     print(
-        f"LMR (the default) against none, {args.seconds} s a move, the game's draw rule:"
+        f"{name} against {other}, {budget} a move, the game's draw rule:"
         f" {wins}/{draws}/{losses}, score {(wins + 0.5 * draws) / games:.3f} over {games} games"
     )
 
@@ -329,9 +374,14 @@ def games_main(args) -> None:
     seconds, nodes = (None, args.nodes) if args.nodes else (args.seconds, None)
     budget = f"{nodes:,} nodes" if nodes else f"{seconds} s"
     print(f"{args.rules}: {args.games} self-play games, {budget} a move, the game's draw rule")
-    for path in [None, *args.agent]:
+    leaves = args.agent if args.skip_material else [None, *args.agent]
+    runs = [(path, "", SearchOptions()) for path in leaves]
+    if args.option:
+        name, options = variant(args)
+        runs = [run for path, _, base in runs for run in ((path, "", base), (path, f" [{name}]", options))]
+    for path, label, options in runs:
         leaves = network.load(path) if path else None
-        searches = [CompiledSearch(rules, SearchOptions(), leaves) for _ in range(2)]
+        searches = [CompiledSearch(rules, options, leaves) for _ in range(2)]
         searches[0].search(middlegame_positions(rules, 1, 0)[0], depth=2)  # compiled before the clock
         moves: list[tuple] = []
 
@@ -341,12 +391,12 @@ def games_main(args) -> None:
         results = [play_game(rules, searches, opening, seconds, record, nodes) for opening in openings]
         depths = [m[0] for m in moves]
         wall, cpu = sum(m[2] for m in moves), sum(m[3] for m in moves)
-        nodes = sum(m[1] for m in moves)
-        name = Path(path).name if path else "material"
+        searched = sum(m[1] for m in moves)
+        name = (Path(path).name if path else "material") + label
         print(
             f"  {name:34s} {len(moves)} moves: depth median {statistics.median(depths)} (mean"
-            f" {statistics.mean(depths):.1f}), {nodes / wall / 1e6:.2f} M nodes/s"
-            f" ({nodes / max(cpu, 1e-9) / 1e6:.2f} M a CPU second), {wall / len(moves):.3f} s a move;"
+            f" {statistics.mean(depths):.1f}), {searched / wall / 1e6:.2f} M nodes/s"
+            f" ({searched / max(cpu, 1e-9) / 1e6:.2f} M a CPU second), {wall / len(moves):.3f} s a move;"
             f" results (Black) {results}",
             flush=True,
         )

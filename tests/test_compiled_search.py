@@ -70,8 +70,8 @@ def test_fixed_depth_scores_equal_jax_alphabeta(name):
     scores, legal = jax.device_get(jax_search(rules, depth)(jnp.asarray(batch.astype(np.int32))))
     assert len({float(np.max(np.where(ok, s, -np.inf))) for s, ok in zip(scores, legal, strict=True)}) > 2
     extras = SearchOptions(
-        table_bits=10, table=False, quiescence=False
-    )  # PVS, killers, history keep exact scores
+        table_bits=10, table=False, quiescence=False, counter=True, lmr_log=False
+    )  # PVS, killers, counter-moves, history keep exact scores
     for (pos, ply, quiet), s, ok in zip(cases, scores, legal, strict=True):
         best = float(np.max(np.where(ok, s, -np.inf)))
         for options in (SMALL_PLAIN, extras):
@@ -106,6 +106,17 @@ def test_forty_move_rule_draws_on_a_king_move():
     assert CompiledSearch(no_limit, SMALL_PLAIN).search(root, depth=1, quiet=79).score == -1.0
     assert CompiledSearch(game_rule(AMERICAN8), SMALL_PLAIN).search(root, depth=1, quiet=79).score == 0.0
     assert CompiledSearch(game_rule(AMERICAN8), SMALL_PLAIN).search(root, depth=1, quiet=10).score == -1.0
+
+
+def test_selective_switches_search_fewer_nodes_to_a_depth():
+    start = Position(0xFFF, 0, 0xFFF00000, 0, 0)
+    nodes = {}
+    for name, options in (("plain lmr", {"lmr_log": False}), ("lmr_log", {}), ("iir", {"iir": True})):
+        search = CompiledSearch(AMERICAN8, SearchOptions(table_bits=14, **options))
+        result = search.search(start, depth=11)
+        assert result.depth == 11 and tuple(result.move) in {tuple(r) for r in search.legal_moves(start)}
+        nodes[name] = result.nodes
+    assert nodes["lmr_log"] < 0.9 * nodes["plain lmr"], nodes
 
 
 def test_budgets_return_a_legal_move():

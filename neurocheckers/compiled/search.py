@@ -61,6 +61,7 @@ MAX_HISTORY = 512
 """Keys of earlier positions of the game kept for repetition."""
 
 OPT_TABLE, OPT_PVS, OPT_KILLERS, OPT_HISTORY, OPT_QUIESCENCE, OPT_LMR, OPT_LMR_DEEP = 1, 2, 4, 8, 16, 32, 64
+OPT_LMR_LOG, OPT_IIR, OPT_COUNTER = 128, 256, 512
 
 A_NODES, A_STOP, A_DEADLINE, A_NODE_LIMIT, A_OPTIONS, A_HISTORY_LEN, A_SELDEPTH = 0, 1, 2, 3, 4, 5, 6
 A_ENDGAME_PIECES = 7
@@ -69,7 +70,11 @@ A_BEST_FROM, A_BEST_TO, A_BEST_CAPTURED, A_BEST_PATH, A_BEST_SCORE, A_BEST_SET =
 A_KILLERS = 16
 A_HISTORY = A_KILLERS + 2 * MAX_PLY
 A_PATH = A_HISTORY + 2 * 32 * 32
-A_NET = A_PATH + MAX_HISTORY + MAX_PLY + 1
+A_PREVIOUS = A_PATH + MAX_HISTORY + MAX_PLY + 1
+"""The move (``src | dst << 6``) that led to each ply of the path."""
+A_COUNTER = A_PREVIOUS + MAX_PLY + 1
+"""Counter-moves: the quiet reply that last cut off after each (colour, source, destination)."""
+A_NET = A_COUNTER + 2 * 32 * 32
 """The leaf network's layout (``network.N_*``; kind 0: material leaves)."""
 EVAL_CACHE_BITS = 14
 """Network leaf scores kept by key: 2**14 entries (key, score)."""
@@ -80,6 +85,7 @@ EXACT, LOWER, UPPER = 0, 1, 2
 TT_MOVE_ORDER = 1 << 50
 CAPTURE_ORDER = 1 << 40
 KILLER_ORDER = 1 << 36
+COUNTER_ORDER = KILLER_ORDER - 1
 CHECK_EVERY = 1023
 """The clock and the node limit are read when ``nodes & CHECK_EVERY == 0``."""
 
@@ -210,8 +216,12 @@ def _repeated(aux, key, ply, rev):
 
 @njit(cache=True, inline="always")
 def _order_moves(aux, moves, base, n, color, ply, tt_move, options):
-    """Ordering scores: the table's move, captures (the longest first), killers, then history."""
+    """Ordering scores: the table's move, captures (the longest first), killers, the counter-move,
+    then history."""
     k0, k1 = aux[A_KILLERS + 2 * ply], aux[A_KILLERS + 2 * ply + 1]
+    counter = np.int64(-1)
+    if options & OPT_COUNTER and ply > 0:
+        counter = aux[_counter_slot(aux, color, ply)]
     for i in range(base, base + n):
         cap = moves[i, M_CAPTURED]
         src, dst = moves[i, M_FROM], moves[i, M_TO]
@@ -225,6 +235,8 @@ def _order_moves(aux, moves, base, n, color, ply, tt_move, options):
                 order = KILLER_ORDER + 1
             elif options & OPT_KILLERS and ident == k1:
                 order = KILLER_ORDER
+            elif ident == counter:
+                order = COUNTER_ORDER
             elif options & OPT_HISTORY:
                 order = aux[A_HISTORY + 1024 * color + 32 * src + dst]
             else:
@@ -243,6 +255,13 @@ def _pick(moves, base, n):
 
 
 @njit(cache=True, inline="always")
+def _counter_slot(aux, color, ply):
+    """Where the counter-move to the move that led to ``ply`` is kept."""
+    previous = aux[A_PREVIOUS + ply]
+    return A_COUNTER + 1024 * color + 32 * (previous & 63) + (previous >> 6)
+
+
+@njit(cache=True, inline="always")
 def _good_quiet_move(aux, moves, i, color, ply, depth):
     """A quiet move that cut off: a killer at this ply, and credit in the history table."""
     ident = moves[i, M_FROM] | (moves[i, M_TO] << 6)
@@ -250,7 +269,17 @@ def _good_quiet_move(aux, moves, i, color, ply, depth):
         aux[A_KILLERS + 2 * ply + 1] = aux[A_KILLERS + 2 * ply]
         aux[A_KILLERS + 2 * ply] = ident
     h = A_HISTORY + 1024 * color + 32 * moves[i, M_FROM] + moves[i, M_TO]
-    aux[h] = min(aux[h] + depth * depth, KILLER_ORDER - 1)
+    aux[h] = min(aux[h] + depth * depth, COUNTER_ORDER - 1)
+    if aux[A_OPTIONS] & OPT_COUNTER and ply > 0:
+        aux[_counter_slot(aux, color, ply)] = ident
+
+
+@njit(cache=True, inline="always")
+def _log_reduction(depth, k):
+    """A late quiet move's reduction growing with the depth and its place in the order (as in
+    chess engines: ``ln(depth) ln(k) / 2``), at least 1 and leaving at least a move to search."""
+    r = np.int64(0.5 + np.log(depth) * np.log(k + 1) / 2.0)
+    return max(1, min(r, depth - 2))
 
 
 @njit(cache=True, inline="always")
@@ -358,6 +387,8 @@ def negamax(
         cut, stored, tt_move = _probe(tt, key, depth, alpha, beta, dist)
         if cut and ply > 0:
             return stored
+        if tt_move < 0 and options & OPT_IIR and depth >= 4 and ply > 0:
+            depth -= 1  # internal iterative reduction: a node the table knows nothing of goes shallower
     base = ply * CAPACITY
     n = generate(geo, om, ok, pm, pk, color, moves, base)
     if not horizon:
@@ -384,6 +415,7 @@ def negamax(
         if options & OPT_TABLE and depth > 1:
             prefetch(tt, c_key & (tt.shape[0] - 2))
         c_color, c_ply, d1 = 1 - color, ply + 1, depth - 1
+        aux[A_PREVIOUS + c_ply] = src | (dst << 6)
         leaf = NOT_TERMINAL
         if d1 <= 0:  # settle a quiet leaf here: a call with this many arguments costs more than it
             leaf = _settled(geo, aux, net, edb, c_om, c_ok, c_pm, c_pk, c_color, c_key, True, c_ply, c_dist,
@@ -399,6 +431,8 @@ def negamax(
             r = 1 if options & OPT_LMR and depth >= 3 and k >= 3 and order < KILLER_ORDER else 0
             if r and options & OPT_LMR_DEEP and depth >= 4 and k >= 5:
                 r = 2
+            elif r and options & OPT_LMR_LOG:
+                r = _log_reduction(depth, k)
             score = -negamax(geo, tt, moves, aux, net, edb, c_om, c_ok, c_pm, c_pk, c_color, c_key, d1 - r,
                              -alpha - 1, -alpha, c_ply, c_dist, c_gply, c_quiet, c_rev)  # fmt: skip
             if score > alpha and (r or score < beta):
