@@ -111,7 +111,7 @@ def test_forty_move_rule_draws_on_a_king_move():
 def test_selective_switches_search_fewer_nodes_to_a_depth():
     start = Position(0xFFF, 0, 0xFFF00000, 0, 0)
     nodes = {}
-    for name, options in (("plain lmr", {"lmr_log": False}), ("lmr_log", {}), ("iir", {"iir": True})):
+    for name, options in (("plain lmr", {}), ("lmr_log", {"lmr_log": True}), ("iir", {"iir": True})):
         search = CompiledSearch(AMERICAN8, SearchOptions(table_bits=14, **options))
         result = search.search(start, depth=11)
         assert result.depth == 11 and tuple(result.move) in {tuple(r) for r in search.legal_moves(start)}
