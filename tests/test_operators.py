@@ -363,7 +363,7 @@ def test_es_tell_maximises_our_fitness():
 
 
 def test_make_strategy_rejects_unknown_names():
-    with pytest.raises(ValueError, match="SimpleGA.*Open_ES.*SNES.*CMA_ES"):
+    with pytest.raises(ValueError, match="'PSOish': evosax has no algorithm of that name"):
         make_strategy("PSOish", 8, member())
     with pytest.raises(ValueError, match="bogus"):
         make_strategy("SNES", 8, member(), bogus=1.0)
