@@ -283,6 +283,17 @@ def _log_reduction(depth, k):
 
 
 @njit(cache=True, inline="always")
+def _late_move_reduction(options, depth, k, order):
+    """How much shallower the ``k``-th move (``order`` its ordering key) is searched first: quiet
+    moves late in the order, with ``OPT_LMR`` (and ``OPT_LMR_DEEP`` or ``OPT_LMR_LOG``); else 0."""
+    if not (options & OPT_LMR and depth >= 3 and k >= 3 and order < KILLER_ORDER):
+        return 0
+    if options & OPT_LMR_DEEP and depth >= 4 and k >= 5:
+        return 2
+    return _log_reduction(depth, k) if options & OPT_LMR_LOG else 1
+
+
+@njit(cache=True, inline="always")
 def _record_root(aux, moves, i, score):
     aux[A_BEST_FROM], aux[A_BEST_TO] = moves[i, M_FROM], moves[i, M_TO]
     aux[A_BEST_CAPTURED], aux[A_BEST_PATH] = moves[i, M_CAPTURED], moves[i, M_PATH]
@@ -428,11 +439,7 @@ def negamax(
             score = -negamax(geo, tt, moves, aux, net, edb, c_om, c_ok, c_pm, c_pk, c_color, c_key, d1, -beta,
                              -alpha, c_ply, c_dist, c_gply, c_quiet, c_rev)  # fmt: skip
         else:  # a null window first (one move shallower for a late quiet move), then the full one
-            r = 1 if options & OPT_LMR and depth >= 3 and k >= 3 and order < KILLER_ORDER else 0
-            if r and options & OPT_LMR_DEEP and depth >= 4 and k >= 5:
-                r = 2
-            elif r and options & OPT_LMR_LOG:
-                r = _log_reduction(depth, k)
+            r = _late_move_reduction(options, depth, k, order)
             score = -negamax(geo, tt, moves, aux, net, edb, c_om, c_ok, c_pm, c_pk, c_color, c_key, d1 - r,
                              -alpha - 1, -alpha, c_ply, c_dist, c_gply, c_quiet, c_rev)  # fmt: skip
             if score > alpha and (r or score < beta):
