@@ -27,16 +27,8 @@ mirror image): above what a network says of a position it does not know, and a q
 
 @struct.dataclass
 class DeviceDB:
-    """Fields ([T] over the positions of every held slice, end to end; P the most pieces):
-    values: [T] int8, LOSS/DRAW/WIN for the side to move.
-    distances: [T] int32, whole moves to the end under perfect play.
-    slice_start: [P+1, P+1, P+1, P+1] int32, where each slice (men, kings, opponent men, opponent
-      kings) starts in ``values``; -1 for a slice not held.
-    men_offsets: [M] int32, ``index.men_offsets`` of every (men, opponent men) pair, end to end.
-    men_start: [P+1, P+1] int32, where each pair's offsets start in ``men_offsets``.
-    binom: [33, P+1] int32, binomial coefficients.
-    num_squares, max_pieces: static.
-    """
+    """``flat.FlatDB``'s arrays on the device (its docstring gives every field's shape); num_squares,
+    max_pieces and masks are static."""
 
     values: jax.Array
     distances: jax.Array
