@@ -10,7 +10,9 @@ scripted input. The agent thinks until a wall-clock limit a move, with one of tw
   (``prepare_agent``); ``agent_turn`` plays a whole turn;
 - ``compiled``, the default on 8x8 (``default_search``): the compiled (numba) search with the
   agent's network at the leaves (``compiled:SECONDSs:FILE``, MLP and NNUE agents), loaded before
-  the first move; ``host_turn`` plays a whole turn. Each move line says the depth it reached.
+  the first move, and an endgame database probed in its search when one is given (``endgame``);
+  ``compiled_turn`` plays a whole turn. Each move line says the depth it reached, and what the
+  database decided (``database_word``).
 
 Either way thinking time is spent thinking, not compiling.
 """
@@ -23,11 +25,15 @@ from collections.abc import Callable
 from typing import Any
 
 import jax
+import numpy as np
 
 from neurocheckers.agent_file import Agent
 from neurocheckers.analysis.games import result_text
+from neurocheckers.compiled import endgame as search_db
+from neurocheckers.compiled import search as compiled_search
+from neurocheckers.compiled.board import Position
 from neurocheckers.compiled.driver import SearchOptions
-from neurocheckers.compiled_player import CompiledPlayer, parse_compiled
+from neurocheckers.compiled_player import CompiledGame, CompiledPlayer, parse_compiled
 from neurocheckers.evaluator import value_fn
 from neurocheckers.game_session import GameLine
 from neurocheckers.player_kinds import SearchReport
@@ -59,6 +65,9 @@ SEARCHES = ("compiled", "alphabeta", "mcts")
 default elsewhere) or the anytime MCTS."""
 PROVEN_SCORE = WIN_SCORE - MAX_DEPTH - EXTENSION
 """A timed search's score at least this large (in absolute value) is a proven win (or loss)."""
+COMPILED_PROVEN_SCORE = compiled_search.WIN_BOUND / compiled_search.UNIT
+"""A compiled search's score (men) beyond this is a won or lost game: the database's wins count
+their whole distance to the end, so they fall short of ``PROVEN_SCORE``."""
 WARM_UP_NODES = 64
 """The node budget of ``prepare_timed``'s search: enough to compile, too small to take time."""
 MIN_TURN_SECONDS = 0.001
@@ -169,12 +178,15 @@ class SearchedMove:
     seconds: float
     search: str = "alpha-beta"
     """How ``search_text`` names the search."""
+    database: str | None = None
+    """What the endgame database decided, from the mover's view (``database_word``), else None."""
 
 
-def default_search(rules: Rules, agent_path: str | None, seconds: float) -> str:
-    """``compiled`` on 8x8 when the compiled search evaluates the agent file's network (an MLP or an
-    NNUE agent), else ``alphabeta``."""
-    if rules.board_size != 8 or agent_path is None:
+def default_search(rules: Rules, agent_path: str | None, seconds: float, database: bool = False) -> str:
+    """``compiled`` on 8x8 (on any board with a ``database``, which only the compiled search reads)
+    when the compiled search evaluates the agent file's network (an MLP or an NNUE agent), else
+    ``alphabeta``."""
+    if (rules.board_size != 8 and not database) or agent_path is None:
         return "alphabeta"
     try:
         compiled_agent_player(agent_path, rules, seconds)
@@ -183,10 +195,52 @@ def default_search(rules: Rules, agent_path: str | None, seconds: float) -> str:
     return "compiled"
 
 
-def compiled_agent_player(agent_path: str, rules: Rules, seconds: float) -> CompiledPlayer:
-    """``compiled:SECONDSs:FILE`` with a table of the search's default size (a game at a time);
-    ``ValueError`` (one line) for a network it does not evaluate."""
-    return parse_compiled(f"compiled:{seconds:g}s:{agent_path}", rules, SearchOptions())
+def compiled_agent_player(
+    agent_path: str, rules: Rules, seconds: float, endgame: search_db.SearchDB | None = None
+) -> CompiledPlayer:
+    """``compiled:SECONDSs:FILE`` with a table of the search's default size (a game at a time) and
+    the endgame database ``endgame`` (loaded once by the caller: ``load_endgame``) probed in its
+    search; ``ValueError`` (one line) for a network it does not evaluate."""
+    player = parse_compiled(f"compiled:{seconds:g}s:{agent_path}", rules, SearchOptions())
+    return dataclasses.replace(player, endgame=endgame)
+
+
+def load_endgame(folder: str, rules: Rules) -> search_db.SearchDB:
+    """The endgame database in ``folder`` as the compiled search reads it; ``EndgameError`` (one
+    line, naming the folder) for none, an empty one or one of other rules. ``american8`` up to 5
+    pieces takes some seconds and about 600 MB."""
+    return search_db.load(folder, rules)
+
+
+def database_word(endgame: search_db.SearchDB | None, state: State, info: Any) -> str | None:
+    """What the endgame database decided of a compiled search's turn in ``state``, from the mover's
+    view: the position's own value when the database holds it (``database: won in 7 moves``,
+    ``database: drawn``), else a won or lost game proven in the searched lines (``proven win in the
+    searched lines``: the database's positions or the game's end); None without a database or when
+    neither holds."""
+    if endgame is None:
+        return None
+    position = Position.from_state(state)
+    entry = int(search_db.probe(endgame.array, *position.relative(), np.int64(position.color)))
+    if entry >= 0:
+        value, moves = entry & 3, entry >> 2
+        if value == search_db.WIN or value == search_db.LOSS:
+            unit = "move" if moves == 1 else "moves"
+            return f"database: {'won' if value == search_db.WIN else 'lost'} in {moves} {unit}"
+        return "database: drawn"
+    if info is not None and abs(info.score) > COMPILED_PROVEN_SCORE:
+        return f"proven {'win' if info.score > 0 else 'loss'} in the searched lines"
+    return None
+
+
+def compiled_turn(
+    game: CompiledGame, rules: Rules, state: State, seconds: float | None = None
+) -> SearchedMove:
+    """The compiled search's whole turn (``host_turn``) with the endgame database's word on it
+    (``SearchedMove.database``)."""
+    searched = host_turn(game, rules, state, seconds, "compiled search")
+    word = database_word(game.player.endgame, state, searched.info)
+    return dataclasses.replace(searched, database=word)
 
 
 def host_turn(
@@ -344,12 +398,14 @@ def _agent_plays(game: _Game, thinker: _Thinker, key: jax.Array, write: Callable
     if thinker.compiled is not None or thinker.timed is not None:
         if thinker.compiled is not None:
             game.mover = game.mover or thinker.compiled.new_game()
-            searched = host_turn(game.mover, rules, state)
+            searched = compiled_turn(game.mover, rules, state)
         else:
             searched = timed_turn(thinker.timed, rules, state, key)
         move = searched.move
         said = search_text(searched)
-        if searched.info is not None:
+        if searched.database is not None:  # the database's word replaces the network's guess
+            said += f", {searched.database}"
+        elif searched.info is not None:
             said += f", {chance_text(searched.info)}"
     else:
         turn = agent_turn(thinker.agent, rules, state, key, thinker.seconds, thinker.config,
@@ -415,6 +471,7 @@ def play_game(
     names: tuple[str, str] = ("human", "agent"),
     search: str | None = None,
     agent_path: str | None = None,
+    endgame: search_db.SearchDB | None = None,
 ) -> dict[str, Any]:
     """Play one game between a person (through ``read_line(prompt)`` and ``write(text)``) and ``agent``.
 
@@ -425,14 +482,17 @@ def play_game(
     at most ``MAX_SECONDS``, or MCTS with ``config`` up to ``max_simulations``; None:
     ``default_search``). ``names`` are the (person, agent) names written in the returned game dict,
     the ``analysis.games`` format (``save_games`` writes it); a game quit before its end has the
-    result ``"*"``.
+    result ``"*"``. ``endgame`` (``load_endgame``) is probed by the compiled search, the only one
+    that reads it.
     """
     human = parse_color(human_color)
     if not seconds > 0:
         raise ValueError(f"seconds must be > 0, got {seconds!r}")
-    search = default_search(rules, agent_path, seconds) if search is None else search
+    search = default_search(rules, agent_path, seconds, endgame is not None) if search is None else search
     if search not in SEARCHES:
         raise ValueError(f"search must be one of {', '.join(SEARCHES)}, got {search!r}")
+    if endgame is not None and search != "compiled":
+        raise ValueError(f"an endgame database needs the compiled search, not {search}")
     if search != "mcts" and seconds > MAX_SECONDS:
         raise ValueError(f"seconds must be at most {MAX_SECONDS:g} for the {search} search, got {seconds}")
     if agent.rules != rules:
@@ -440,7 +500,7 @@ def play_game(
     if search == "compiled" and agent_path is None:
         raise ValueError("the compiled search needs the agent's file (agent_path)")
     timed = agent_player(agent, rules, seconds, name=f"timed:{seconds:g}s") if search == "alphabeta" else None
-    compiled = compiled_agent_player(agent_path, rules, seconds) if search == "compiled" else None
+    compiled = compiled_agent_player(agent_path, rules, seconds, endgame) if search == "compiled" else None
     thinker = _Thinker(agent, rules, seconds, config, max_simulations, timed, compiled)
     write("preparing the agent...")
     write(f"ready ({_prepare(thinker)}). You play {_side(human)}; type 'help' for help.")

@@ -18,6 +18,9 @@ bottom right seen from the starting player, the bottom-left corner a playing squ
 are written ``21,B,6,6,N1,0``: the same game type and notation on a 6x6 board. PDN has no type for
 ``simple6``'s rules (optional one-jump captures), so the ``Variant`` tag names the preset; a file
 without it is read as ``american8`` on 8x8 and ``american6`` on 6x6.
+
+``file_verdicts`` replays each game of a file and says what an endgame database makes of its last
+position (``neurocheckers verdicts``).
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 import jax
+import numpy as np
 
 from neurocheckers.analysis.games import GameFile, load_games, replay_game, result_text, save_games
 from neurocheckers.experiment.files import atomic_write_text
@@ -195,3 +199,84 @@ def load_game_file(path: str | os.PathLike) -> GameFile:
     """The games of a game file of either format: PDN when ``path`` ends in ``.pdn``, else the JSON
     of ``analysis.games``. Raises a one-line ``ValueError`` naming the file and the problem."""
     return load_pdn(path) if is_pdn(path) else load_games(path)
+
+
+def _final_board(rules: Rules, game: dict[str, Any]) -> list[int]:
+    """The game's last position as ``GameRecords.final_boards`` has it: four bitboards and the mover."""
+    last = replay_game(rules, game)[0][-1]
+    fields = (last.black_men, last.black_kings, last.white_men, last.white_kings, last.color)
+    return [int(x) for x in fields]
+
+
+def _players(games: Sequence[dict[str, Any]]) -> tuple[str, str, list[bool]]:
+    """Players A and B of a file's games and whether A played Black in each: the first game's Black
+    and White when only those two play; else Black and White themselves."""
+    a, b = games[0]["black"], games[0]["white"]
+    if all({g["black"], g["white"]} == {a, b} for g in games) and a != b:
+        return a, b, [g["black"] == a for g in games]
+    return "Black", "White", [True] * len(games)
+
+
+def file_verdicts(game_file: GameFile, db: Any) -> dict[str, Any]:
+    """What the endgame database ``db`` (an ``endgame.EndgameDB`` of the file's rules) says of the last
+    position of each game of ``game_file`` (``match_report.endgame_verdicts``: ``covered``,
+    ``drawn``, ``drawn_a_wins``, ``drawn_b_wins``, ``drawn_draws``, ``disagree``, ``values``), A and
+    B the two players (``_players``), with the file's ``wins`` (A's), ``draws``, ``losses`` and
+    ``unfinished`` games, the database's ``max_pieces`` and, per kind of game, how many ended with
+    more pieces than it holds (``beyond``: no verdict) or in a slice it lacks (``not_held``)."""
+    from neurocheckers.analysis.match_report import endgame_verdicts
+
+    games = game_file.games
+    boards = np.array([_final_board(game_file.rules, g) for g in games], dtype=np.uint32).reshape(-1, 5)
+    a, b, a_is_black = _players(games)
+    black_points = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5, "*": 0.5}
+    score = np.array([black_points[g["result"]] if black else 1 - black_points[g["result"]]
+                      for g, black in zip(games, a_is_black, strict=True)])  # fmt: skip
+    finished = np.array([g["result"] != "*" for g in games], dtype=bool)
+    verdicts = endgame_verdicts(db, boards, score, finished, np.array(a_is_black))
+    max_pieces = max(s.pieces for s in db.slices)
+    pieces = np.array([sum(bin(int(x)).count("1") for x in row[:4]) for row in boards], dtype=int)
+    held = np.array([v is not None for v in verdicts["values"]])
+    drawn = finished & (score == 0.5)
+    kinds = {"draws": drawn, "decisive": finished & ~drawn, "unfinished": ~finished}
+    return {
+        "rules": game_file.rules.name,
+        "player_a": a,
+        "player_b": b,
+        "games": len(games),
+        "wins": int((finished & (score == 1.0)).sum()),
+        "draws": int(drawn.sum()),
+        "losses": int((finished & (score == 0.0)).sum()),
+        "unfinished": int((~finished).sum()),
+        "max_pieces": max_pieces,
+        # a game won by taking every piece is held (a mover without pieces has lost) at any count
+        "beyond": {kind: int((rows & ~held & (pieces > max_pieces)).sum()) for kind, rows in kinds.items()},
+        "not_held": {  # an unfinished game has no verdict (``endgame_verdicts``), held or not
+            kind: int((kinds[kind] & (pieces <= max_pieces) & ~held).sum()) for kind in ("draws", "decisive")
+        },
+        "numbers": [n for n, _ in game_file.numbered()],
+        **verdicts,
+    }
+
+
+def format_file_verdicts(verdicts: dict[str, Any]) -> str:
+    """``file_verdicts`` in words: the players and results, ``match_report.format_verdicts``' line,
+    and the games the database gives no verdict."""
+    from neurocheckers.analysis.match_report import format_verdicts
+
+    v, beyond, missing = verdicts, verdicts["beyond"], verdicts["not_held"]
+    lines = [
+        f"{v['games']} games of {v['rules']}: A = {v['player_a']}, B = {v['player_b']}",
+        f"  A wins {v['wins']}, draws {v['draws']}, A losses {v['losses']}, unfinished {v['unfinished']}",
+        format_verdicts(v),
+        f"  of the {v['draws']} draws it holds the last position of {v['drawn']};"
+        f" {v['covered'] - v['drawn']} of the {v['wins'] + v['losses']} decisive games",
+        f"  no verdict (the last position has more than {v['max_pieces']} pieces): {beyond['draws']} draws,"
+        f" {beyond['decisive']} decisive games, {beyond['unfinished']} unfinished",
+    ]
+    if any(missing.values()):
+        lines.append(
+            f"  outside the slices it holds (fewer pieces): {missing['draws']} draws,"
+            f" {missing['decisive']} decisive games"
+        )
+    return "\n".join(lines)

@@ -42,17 +42,32 @@ def play(
         str | None,
         typer.Option(metavar="PATH", help="Write the game to this file (PDN if it ends in .pdn, else JSON)."),
     ] = None,
+    endgame_db: Annotated[
+        str | None,
+        typer.Option(
+            metavar="DIR",
+            help="An endgame database of the agent's rules (endgame build) for the compiled search to probe"
+            " (--search compiled; the default with it); each move says what the database decided.",
+        ),
+    ] = None,
 ) -> None:
     """Play against an agent in the terminal.
 
     Type moves in standard notation: on 6x6 (simple6, american6) as 5-8, 1x8 or 1x8x15 (multi-jumps
     in american6 only), on 8x8 (american8) as 9-14, 9x18 or 1x10x19; or help, moves, board, undo,
     quit. The agent thinks --seconds a move with the compiled search on 8x8, the timed alpha-beta
-    search elsewhere, or with MCTS (--search mcts); each of its moves says the depth it reached."""
+    search elsewhere, or with MCTS (--search mcts); each of its moves says the depth it reached
+    and, with --endgame-db, the database's value when it decided the position."""
     from pathlib import Path
 
     from neurocheckers.agent_file import load_agent
-    from neurocheckers.play import SEARCHES, compiled_agent_player, default_search, parse_color, play_game
+    from neurocheckers.play import (
+        SEARCHES,
+        compiled_agent_player,
+        default_search,
+        parse_color,
+        play_game,
+    )
     from neurocheckers.timed_player import MAX_SECONDS
 
     preset = checks.rules_preset(rules) if rules is not None else None
@@ -73,13 +88,16 @@ def play(
     with checks.user_errors(ValueError):
         loaded = load_agent(agent, preset)
     names = ("human", Path(agent).name)
+    with_db = endgame_db is not None
     with checks.user_errors(ValueError):
-        search = default_search(loaded.rules, agent, seconds) if search is None else search
+        search = default_search(loaded.rules, agent, seconds, with_db) if search is None else search
         if search == "compiled":
             compiled_agent_player(agent, loaded.rules, seconds)  # a network it cannot evaluate: one line
-    game = play_game(
-        loaded, loaded.rules, seconds, color, seed=seed, names=names, search=search, agent_path=agent
-    )
+    if with_db and search != "compiled":
+        raise UserError(f"--endgame-db is read by the compiled search only (--search compiled), not {search}")
+    database = _endgame_for_search(endgame_db, loaded.rules) if with_db else None
+    game = play_game(loaded, loaded.rules, seconds, color, seed=seed, names=names, search=search,
+                     agent_path=agent, endgame=database)  # fmt: skip
     if save is not None:
         from neurocheckers.analysis.pdn_games import save_game_file
 
@@ -87,6 +105,18 @@ def play(
             print(f"game saved to {save_game_file(save, loaded.rules, [game])}")
         except OSError as e:
             raise UserError(f"cannot write --save {save!r}: {e.strerror or e}") from None
+
+
+def _endgame_for_search(folder: str, rules):
+    """The compiled search's copy of the endgame database in ``folder`` for ``rules``; a one-line
+    error naming the folder for none, an empty one or one of other rules."""
+    from neurocheckers.endgame.database import EndgameError
+    from neurocheckers.play import load_endgame
+
+    try:
+        return load_endgame(folder, rules)
+    except EndgameError as e:
+        raise UserError(f"--endgame-db {folder!r}: {e}") from None
 
 
 @app.command(
@@ -149,3 +179,51 @@ def show(
             print(f"animation: {save_gif(loaded.rules, chosen, target, fps)}")
     except OSError as e:
         raise UserError(f"cannot write the drawing: {e.strerror or e}") from None
+
+
+@app.command(
+    epilog=example(
+        "neurocheckers verdicts runs/games.pdn --endgame-db runs/endgame/american8",
+        "neurocheckers verdicts runs/games.json --endgame-db runs/endgame/american6 --json",
+    )
+)
+def verdicts(
+    games_file: Annotated[
+        str,
+        typer.Argument(
+            metavar="GAMES_FILE",
+            help="A game file (from match --save-games or play --save): JSON, or PDN when it ends in .pdn.",
+        ),
+    ],
+    endgame_db: Annotated[
+        str,
+        typer.Option(metavar="DIR", help="An endgame database of the games' rules (endgame build --out)."),
+    ],
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the counts and each game's value as JSON.")
+    ] = False,
+) -> None:
+    """Say what an endgame database makes of each saved game's last position.
+
+    Replays every game and looks its last position up: of the draws, how many the database calls won
+    for either player or drawn; of the decisive games, whether it agrees; and how many games ended
+    with more pieces than it holds (no verdict). A and B are the first game's Black and White (Black
+    and White themselves when more than two players play in the file)."""
+    import json
+
+    from neurocheckers.analysis.pdn_games import file_verdicts, format_file_verdicts, load_game_file
+    from neurocheckers.endgame.database import EndgameDB, EndgameError
+
+    with checks.user_errors(ValueError):
+        loaded = load_game_file(games_file)
+    for reason in loaded.skipped:
+        print(f"neurocheckers: warning: skipped {reason}", file=sys.stderr)
+    try:
+        db = EndgameDB(endgame_db, loaded.rules)
+        if not db.slices:
+            raise EndgameError(f"{endgame_db} holds no solved slice yet")
+        found = file_verdicts(loaded, db)
+    except EndgameError as e:
+        raise UserError(f"--endgame-db {endgame_db!r}: {e}") from None
+    found = {"games_file": games_file, **found}
+    print(json.dumps(found, indent=1) if as_json else f"{games_file}: {format_file_verdicts(found)}")

@@ -26,9 +26,12 @@ def serve(
     endgame: Annotated[
         list[str] | None,
         typer.Option(
+            "--endgame",
+            "--endgame-db",
             metavar="DIR",
             help="An endgame database folder (endgame build --out), one a rules preset; repeat it or "
-            "give a comma list. The Play page then shows the database's value of the positions it holds.",
+            "give a comma list. The Play page then shows the database's value of the positions it holds,"
+            " and a compiled-search opponent of those rules probes it in its search.",
         ),
     ] = None,
 ) -> None:

@@ -1,22 +1,27 @@
 """The opponent of a game on the Play page: a player spec (an agent file alone is the compiled search
 on 8x8, the timed search elsewhere) resolved against the served folder, checked, and its search
-compiled before its first move."""
+compiled before its first move. A compiled opponent probes the endgame database of its rules that
+the server opened (``serve --endgame``), unless its spec names one."""
 
 from __future__ import annotations
 
 import dataclasses
+import threading
 from pathlib import Path
 
 from neurocheckers.agent_file import Agent, load_agent
+from neurocheckers.compiled.endgame import SearchDB
+from neurocheckers.compiled_player import CompiledPlayer
+from neurocheckers.endgame.database import EndgameDB, EndgameError
 from neurocheckers.engines import AnyPlayer, is_engine_spec, parse_any_player
-from neurocheckers.play import prepare_agent, prepare_timed
+from neurocheckers.play import load_endgame, prepare_agent, prepare_timed
 from neurocheckers.player_kinds import spec_agent_file, with_agent_file
 from neurocheckers.rules.presets import Rules
 from neurocheckers.search.limits import MAX_MOVE_SECONDS
 from neurocheckers.search.mcts import MCTSConfig
 from neurocheckers.timed_player import TimedPlayer
 from neurocheckers.web.agents import find_agent_file
-from neurocheckers.web.folder import relative_name
+from neurocheckers.web.folder import LOG, relative_name
 
 MAX_THINK_SECONDS = MAX_MOVE_SECONDS
 """The longest thinking time a game may ask for (a player's longest move, ``search.limits``)."""
@@ -57,13 +62,39 @@ def _is_agent_file(spec: str) -> bool:
     return opponent_spec(spec, 1.0) != spec.strip()
 
 
-def make_opponent(root: str | Path, spec: str, rules: Rules, think_seconds: float = 1.0) -> Opponent:
+_SEARCH_DBS: dict[Path, SearchDB] = {}
+"""The compiled search's copies of the server's endgame databases, by folder: loaded once a process
+(``american8`` up to 5 pieces: some seconds and about 600 MB), at the first compiled game of their
+rules, and shared by every game (the search only reads them)."""
+_SEARCH_DBS_LOCK = threading.Lock()
+
+
+def search_database(db: EndgameDB) -> SearchDB:
+    """The compiled search's copy of the server's database ``db``; ``SessionError`` (one line, no
+    path: the page shows none) when it cannot be read."""
+    folder = db.folder.resolve()
+    with _SEARCH_DBS_LOCK:
+        if folder not in _SEARCH_DBS:
+            try:
+                _SEARCH_DBS[folder] = load_endgame(str(db.folder), db.rules)
+            except EndgameError as error:
+                LOG.warning("endgame database of %s for the compiled search: %s", db.rules.name, error)
+                unreadable = f"the server's endgame database for {db.rules.name} cannot be read"
+                raise SessionError(unreadable) from None
+        return _SEARCH_DBS[folder]
+
+
+def make_opponent(
+    root: str | Path, spec: str, rules: Rules, think_seconds: float = 1.0, endgame: EndgameDB | None = None
+) -> Opponent:
     """The opponent of ``spec`` (``opponent_spec``) for ``rules``, its agent file looked up in the
     served folder ``root``; ``SessionError`` naming what is wrong. An agent file alone plays the
-    compiled search on 8x8 when it evaluates the agent's network (an MLP or NNUE), else the timed one."""
+    compiled search on 8x8 when it evaluates the agent's network (an MLP or NNUE), else the timed one.
+    A compiled search whose spec names no database probes ``endgame`` (the server's, of ``rules``)."""
     if _is_agent_file(spec) and rules.board_size == 8:
         try:
-            return make_opponent(root, opponent_spec(spec, think_seconds, "compiled"), rules, think_seconds)
+            compiled = opponent_spec(spec, think_seconds, "compiled")
+            return make_opponent(root, compiled, rules, think_seconds, endgame)
         except SessionError:
             pass  # a network the compiled search does not evaluate: the timed search
     spec = opponent_spec(spec, think_seconds)
@@ -82,6 +113,8 @@ def make_opponent(root: str | Path, spec: str, rules: Rules, think_seconds: floa
         raise SessionError(str(error)) from None
     if isinstance(player, TimedPlayer) and player.nodes is not None and player.nodes > MAX_THINK_NODES:
         raise SessionError(f"{spec!r}: a node budget must be at most {MAX_THINK_NODES:,} here")
+    if isinstance(player, CompiledPlayer) and player.endgame is None and endgame is not None:
+        player = dataclasses.replace(player, endgame=search_database(endgame))
     shown = spec if file is None else with_agent_file(spec, relative_name(root, path))
     sims = int(spec.rsplit(":", 1)[1]) if spec.startswith("mcts:") and agent is not None else None
     return Opponent(shown, player, agent, sims)

@@ -41,12 +41,14 @@ from typing import Any
 import jax
 
 from neurocheckers.analysis.pdn_games import pdn_of_game
+from neurocheckers.compiled_player import CompiledPlayer
 from neurocheckers.endgame.database import EndgameDB
 from neurocheckers.evaluator import value_fn
 from neurocheckers.game_session import GameLine
 from neurocheckers.play import (
     SearchedMove,
     agent_turn,
+    compiled_turn,
     host_turn,
     parse_color,
     search_text,
@@ -100,11 +102,12 @@ class GameSession(GameLine):
 
 def new_session(
     root: str | Path, opponent: str, rules: str = "simple6", human: str = "black", think_seconds: float = 1.0,
-    seed: int = 0, start: State | None = None,
+    seed: int = 0, start: State | None = None, endgame: dict[str, EndgameDB] | None = None,
 ) -> GameSession:  # fmt: skip
     """A new game against ``opponent`` (a player spec, or an agent file: ``opponent_spec``) with the
     person playing ``human``, from ``start`` (default: the rules' start position); the opponent's
-    search is compiled here (``build_session``)."""
+    search is compiled here (``build_session``), a compiled one probing the database of its rules
+    among ``endgame`` (by rules name)."""
     if not isinstance(human, str):
         raise SessionError(f"'human' must be black or white, got {human!r}")
     try:
@@ -122,18 +125,19 @@ def new_session(
         raise SessionError(str(e)) from None
     start = jax.device_get(init(preset)) if start is None else start
     # Random ids: a link to an old game never opens another one.
+    database = (endgame or {}).get(preset.name)
     return build_session(
-        root, f"g{secrets.token_hex(6)}", preset, color, opponent, float(think_seconds), seed, start
+        root, f"g{secrets.token_hex(6)}", preset, color, opponent, float(think_seconds), seed, start, database
     )
 
 
 def build_session(
     root: str | Path, game_id: str, rules: Rules, human: int, opponent: str, think_seconds: float, seed: int,
-    start: State,
+    start: State, endgame: EndgameDB | None = None,
 ) -> GameSession:  # fmt: skip
-    """The game ``game_id`` with no move played yet: its opponent made (``make_opponent``) and its
-    search compiled (``prepare_opponent``)."""
-    player = make_opponent(root, opponent, rules, think_seconds)
+    """The game ``game_id`` with no move played yet: its opponent made (``make_opponent``, a compiled
+    search probing ``endgame``) and its search compiled (``prepare_opponent``)."""
+    player = make_opponent(root, opponent, rules, think_seconds, endgame)
     prepare_opponent(player, rules, think_seconds)
     session = GameSession(
         rules=rules,
@@ -143,6 +147,7 @@ def build_session(
         opponent=player,
         think_seconds=think_seconds,
         seed=seed,
+        endgame=endgame,
     )
     session.engine = _new_engine(session)
     return session
@@ -359,13 +364,16 @@ def _timed_evaluation(session: GameSession, state: State, turn: SearchedMove) ->
     and what the search did
     (``search``: depth, nodes, seconds, score; absent for a forced move)."""
     info = turn.info
-    if info is None:  # forced: no search to report
-        return _evaluation(session, state, None, "")
+    if info is None:  # forced: no search to report, but the database may have a word on the position
+        return _evaluation(session, state, None, turn.database or "")
     network = session.opponent.agent is not None
     chance = timed_win_chance(info, network)
     detail = search_text(turn) + ("" if chance is not None else f", score {info.score:+.2f}")
+    if turn.database is not None:  # the endgame database decided the root or the searched lines
+        detail += f"; {turn.database}"
     evaluation = _evaluation(session, state, chance, detail)
-    search = {"depth": info.depth, "nodes": turn.nodes, "seconds": turn.seconds, "score": info.score}
+    search = {"depth": info.depth, "nodes": turn.nodes, "seconds": turn.seconds, "score": info.score,
+              "database": turn.database}  # fmt: skip
     return {**evaluation, "search": search}
 
 
@@ -394,8 +402,10 @@ def opponent_reply(session: GameSession) -> None:
             play_ply(session, action, False)
         return
     seconds = session.think_seconds if getattr(player, "equal_time", False) else None
-    name = "compiled search" if player.name.startswith("compiled:") else player.name
-    searched = host_turn(session.engine, session.rules, state, seconds, name)
+    if isinstance(player, CompiledPlayer):
+        searched = compiled_turn(session.engine, session.rules, state, seconds)
+    else:
+        searched = host_turn(session.engine, session.rules, state, seconds, player.name)
     session.evaluation = None if player.name == "random" else _timed_evaluation(session, state, searched)
     for action in searched.move.actions:
         play_ply(session, action, False)

@@ -53,9 +53,12 @@ def game_record(session: GameSession) -> dict[str, Any]:
     }
 
 
-def game_of_record(root: str | Path, record: dict[str, Any]) -> GameSession:
-    """The game a ``game_record`` saved, its opponent made again and its plies replayed;
-    ``ValueError`` when the record is not one or a ply is not legal."""
+def game_of_record(
+    root: str | Path, record: dict[str, Any], endgame: dict[str, EndgameDB] | None = None
+) -> GameSession:
+    """The game a ``game_record`` saved, its opponent made again (a compiled one probing the database
+    of its rules among ``endgame``) and its plies replayed; ``ValueError`` when the record is not one
+    or a ply is not legal."""
     if not isinstance(record, dict) or record.get("format") != GAME_FORMAT:
         raise ValueError(f"not a saved game of this server (format {GAME_FORMAT})")
     rules = get_rules(record["rules"])
@@ -64,7 +67,7 @@ def game_of_record(root: str | Path, record: dict[str, Any]) -> GameSession:
     human = 0 if record["human"] == side_name(0).lower() else 1
     session = build_session(
         root, record["id"], rules, human, record["opponent"], float(record["think_seconds"]),
-        int(record["seed"]), state,
+        int(record["seed"]), state, (endgame or {}).get(rules.name),
     )  # fmt: skip
     for action, by_human in record["plies"]:
         if int(action) not in legal_actions(session.state):
@@ -123,7 +126,7 @@ class Sessions:
             LOG.warning("old saved games not removed: %s", error.strerror or error)
 
     def create(self, **settings: Any) -> GameSession:
-        session = self._hold(new_session(self.root, **settings))
+        session = self._hold(new_session(self.root, **settings, endgame=self.endgame))
         self._save(session)
         if self.folder is not None:
             self._prune()
@@ -139,7 +142,7 @@ class Sessions:
         except OSError:
             return None
         try:
-            return game_of_record(self.root, json.loads(text))
+            return game_of_record(self.root, json.loads(text), self.endgame)
         except (ValueError, KeyError, TypeError) as error:
             reason = str(error.args[0]) if error.args else type(error).__name__
             raise NotFound(f"game {game_id!r} was saved but cannot be read back: {reason}") from None
