@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import io
 import json
+import shutil
 import sys
 import warnings
 
@@ -106,6 +107,18 @@ def test_the_play_pages_compiled_opponent_probes_the_servers_database(small_db, 
     body = {"opponent": "compiled:2000n", "rules": "american6", "human": "white", "fen": FOUR_PIECES}
     game = without.post("/api/games", json=body).json()
     assert without.post(f"/api/games/{game['id']}/reply").json()["evaluation"]["search"]["database"] is None
+
+
+def test_an_unreadable_database_refuses_the_compiled_opponent_without_its_path(small_db, tmp_path):
+    from neurocheckers.endgame.database import EndgameDB
+    from neurocheckers.web.opponents import SessionError, make_opponent
+
+    damaged = tmp_path / "damaged"
+    shutil.copytree(small_db, damaged)
+    first = next(damaged.glob("*.wdl"))
+    first.write_bytes(bytes(len(first.read_bytes())) + b"x")
+    with pytest.raises(SessionError, match="^the server's endgame database for american6 cannot be read$"):
+        make_opponent(tmp_path, "compiled:100n", AMERICAN6, endgame=EndgameDB(damaged))
 
 
 def _pdn_game(black: str, white: str, result: str, moves: str = "", fen: str | None = None) -> str:

@@ -36,6 +36,10 @@ class SessionError(ValueError):
     unchanged."""
 
 
+class DatabaseUnreadable(SessionError):
+    """The server's endgame database could not be loaded for the compiled search."""
+
+
 @dataclasses.dataclass(frozen=True)
 class Opponent:
     """The player the person faces: its spec (agent file resolved), the player (our policy, the timed
@@ -80,7 +84,7 @@ def search_database(db: EndgameDB) -> SearchDB:
             except EndgameError as error:
                 LOG.warning("endgame database of %s for the compiled search: %s", db.rules.name, error)
                 unreadable = f"the server's endgame database for {db.rules.name} cannot be read"
-                raise SessionError(unreadable) from None
+                raise DatabaseUnreadable(unreadable) from None
         return _SEARCH_DBS[folder]
 
 
@@ -95,6 +99,8 @@ def make_opponent(
         try:
             compiled = opponent_spec(spec, think_seconds, "compiled")
             return make_opponent(root, compiled, rules, think_seconds, endgame)
+        except DatabaseUnreadable:
+            raise
         except SessionError:
             pass  # a network the compiled search does not evaluate: the timed search
     spec = opponent_spec(spec, think_seconds)
