@@ -132,3 +132,25 @@ def pytest_collection_modifyitems(config, items):
     rank = {name: i for i, name in enumerate(LONGEST_FILES_FIRST)}
     count = Counter(file_of(item) for item in items)
     items.sort(key=lambda item: (rank.get(file_of(item), len(rank)), -count[file_of(item)]))
+
+
+CPU_DURATIONS = os.environ.get("NEUROCHECKERS_CPU_DURATIONS")
+"""A file to which each test's CPU seconds are appended (this process's and the processes it waited
+for), one ``seconds<TAB>node id`` line a test: wall-clock durations mean little on a loaded machine."""
+
+
+if CPU_DURATIONS:
+    import resource
+    import time
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_protocol(item, nextitem):
+        def cpu_seconds() -> float:
+            own = resource.getrusage(resource.RUSAGE_SELF)
+            children = resource.getrusage(resource.RUSAGE_CHILDREN)
+            return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+        start, wall = cpu_seconds(), time.perf_counter()
+        yield
+        with open(CPU_DURATIONS, "a") as out:
+            out.write(f"{cpu_seconds() - start:.2f}\t{time.perf_counter() - wall:.2f}\t{item.nodeid}\n")

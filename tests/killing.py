@@ -1,5 +1,8 @@
-"""A real ``kill -9`` of ``neurocheckers evolve`` in the middle of a run, then ``--resume``: the
-check shared by the evolution and learner tests."""
+"""A run stopped in the middle, then resumed, equals an uninterrupted run: a real ``kill -9`` of
+``neurocheckers evolve`` (``assert_killed_run_resumes_identically``, the process-level check) and a
+crash inside the run loop in this process (``assert_crashed_run_resumes_identically``, the same
+check of a strategy's checkpointed state without starting processes), shared by the evolution and
+learner tests."""
 
 from __future__ import annotations
 
@@ -74,6 +77,38 @@ def assert_killed_run_resumes_identically(items: list[str], epochs: int, tmp_pat
     assert len(read_metrics(run_dir)) == epochs
     assert stable_rows(run_dir) == stable_rows(whole)
     assert lineage_rows(run_dir) == lineage_rows(whole)
+
+
+class CrashedEpoch(Exception):
+    """Raised after an epoch's metrics row is written and before its checkpoint is due: a crash."""
+
+
+def assert_crashed_run_resumes_identically(items: list[str], epochs: int, tmp_path: Path) -> None:
+    """Run config ``items`` (``epochs`` epochs, a checkpoint every 2) whole; run it again and crash it
+    (an exception from ``on_epoch``) after its third epoch, which has a metrics row but no checkpoint;
+    resume it: the resumed run drops that row, plays the epoch again and ends with the whole run's
+    metrics and lineage. Everything runs in this process, so the compiled programs are shared."""
+    values = dict(item.split("=", 1) for item in items)
+    config = load_config(None, [f"{k}={v}" for k, v in {**values, "epochs": str(epochs)}.items()])
+    assert config.checkpoint_every == 2, "the crash must fall between two checkpoints"
+    whole = run(create_run(config, tmp_path / "whole"))
+
+    def crash_after_the_third_epoch(row: dict) -> None:
+        if int(row["epoch"]) == 2:
+            raise CrashedEpoch
+
+    crashed = create_run(config, tmp_path / "crashed")
+    try:
+        run(crashed, on_epoch=crash_after_the_third_epoch)
+    except CrashedEpoch:
+        pass
+    else:
+        raise AssertionError("the run did not reach its third epoch")
+    assert len(read_metrics(crashed)) == 3  # the third epoch's row, after the checkpoint of two
+    run(crashed)
+    assert len(read_metrics(crashed)) == epochs
+    assert stable_rows(crashed) == stable_rows(whole)
+    assert lineage_rows(crashed) == lineage_rows(whole)
 
 
 def _is_toml_value(text: str) -> bool:
