@@ -136,7 +136,8 @@ def pytest_collection_modifyitems(config, items):
 
 CPU_DURATIONS = os.environ.get("NEUROCHECKERS_CPU_DURATIONS")
 """A file to which each test's CPU seconds are appended (this process's and the processes it waited
-for), one ``seconds<TAB>node id`` line a test: wall-clock durations mean little on a loaded machine."""
+for), one ``CPU seconds<TAB>wall seconds<TAB>node id`` line a test: wall-clock durations mean
+little on a loaded machine."""
 
 
 if CPU_DURATIONS:
