@@ -53,10 +53,12 @@ class StrategySettings(Section, section="run"):
     """Which method learns the network."""
 
     strategy: str = "boss_ga"
-    """A name of the strategy registry: boss_ga (the study), memetic_pool (its learners train on every
-    member's games), an evosax strategy (SimpleGA, Open_ES, SNES, CMA_ES), td_lambda, td_leaf, dqn or pbt
-    (population-based training of TD learners).
-    The hybrid is boss_ga with supervised_target = "td_lambda" (experiments/learners/hybrid_simple6.toml)."""
+    """A name of the strategy registry: `neurocheckers strategies` lists them, one line each, plug-ins
+    included. The hybrid is the default (the study's GA) with supervised_target = "td_lambda"
+    (experiments/learners/hybrid_simple6.toml)."""
+    plugins: str = ""
+    """Plug-in modules imported before the strategy is looked up, each registering strategies
+    (TOML: a list of names, or one comma-separated string), e.g. "my_pkg.my_strategy"."""
 
 
 class RulesSettings(Section, section="game"):

@@ -1,27 +1,41 @@
-"""Strategies are plug-ins: one module and one registry line make a strategy that ``evolve`` runs;
-the memetic pool is a strategy of its own; DQN's section is checked by one set of rules."""
+"""Strategies are plug-ins: one module and one registry line make a strategy that ``evolve`` runs,
+imported from outside the package (a config's ``plugins``, ``evolve --plugin``, or an installed
+package's entry point); its metric columns decide what ``metrics.csv`` holds; the memetic pool is a
+strategy of its own; DQN's section is checked by one set of rules."""
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
+import re
 import sys
 import textwrap
 
 import pytest
 from tiny import TINY_RUN
 
+from neurocheckers.cli import main
 from neurocheckers.experiment import strategy_registry
 from neurocheckers.experiment.config import ConfigError, load_config, make_config
-from neurocheckers.experiment.strategy_registry import EVOLUTION, StrategyEntry, register
+from neurocheckers.experiment.strategy_registry import (
+    EVOLUTION,
+    EVOLUTION_COLUMNS,
+    PluginError,
+    StrategyEntry,
+    register,
+)
+from neurocheckers.formats import METRIC_COLUMNS
 
 TOY_STRATEGY = textwrap.dedent(
     '''
     """Random search: each epoch's members are Gaussian samples around the boss (ask); nothing is
     learnt from their fitness (tell), the boss's promotion alone moves the search."""
     import jax
+    import jax.numpy as jnp
 
     from neurocheckers.evolution.boss_ga import Generation, no_state
-    from neurocheckers.experiment.strategy_registry import EVOLUTION, StrategyEntry, register
+    from neurocheckers.experiment.strategy_registry import EVOLUTION, EVOLUTION_COLUMNS
+    from neurocheckers.experiment.strategy_registry import StrategyEntry, register
 
 
     def ask(setup, state, key):
@@ -34,45 +48,179 @@ TOY_STRATEGY = textwrap.dedent(
         return jax.tree.unflatten(tree, [leaf + n for leaf, n in zip(leaves, noise)]), state.es_state
 
 
-    def tell(setup, state, told, key):
-        return told.population, told.es_state, {}
+    def tell(setup, state, told, key):  # its own metric: a metrics.csv column of its entry alone
+        return told.population, told.es_state, {"noise_scale": jnp.float32(setup.settings.mutation_rate)}
 
 
     RANDOM_SEARCH = Generation(no_state, ask, tell)
-    register(StrategyEntry("random_search", EVOLUTION, RANDOM_SEARCH, sections=("boss_ga",)))
+    ENTRY = StrategyEntry(
+        "random_search",
+        EVOLUTION,
+        RANDOM_SEARCH,
+        sections=("boss_ga",),
+        metric_columns=(*EVOLUTION_COLUMNS, "noise_scale"),
+        doc="random search around the boss",
+    )
+    register(ENTRY)
     '''
 )
+TOY = "toy_random_search"
 
 
 @pytest.fixture
-def toy_strategy(tmp_path, monkeypatch):
-    """The toy module written to ``tmp_path`` and imported (which registers it); removed after."""
-    (tmp_path / "toy_random_search.py").write_text(TOY_STRATEGY)
+def toy_path(tmp_path, monkeypatch):
+    """The toy module written to ``tmp_path`` (on ``sys.path``), not imported; unregistered after."""
+    (tmp_path / f"{TOY}.py").write_text(TOY_STRATEGY)
     monkeypatch.syspath_prepend(str(tmp_path))
-    module = importlib.import_module("toy_random_search")
-    yield module
+    yield tmp_path
     strategy_registry.unregister("random_search")
-    sys.modules.pop("toy_random_search", None)
+    sys.modules.pop(TOY, None)
 
 
-def test_a_strategy_from_one_module_runs_through_evolve(toy_strategy, tmp_path):
+@pytest.fixture
+def toy_strategy(toy_path):
+    """The toy module, imported (which registers it)."""
+    return importlib.import_module(TOY)
+
+
+def test_a_strategy_from_one_module_runs_through_evolve(toy_path, tmp_path, capsys):
+    """``evolve --plugin`` imports the module (nothing else does); the run folder's config records it,
+    so the folder reads anywhere; the entry's own column follows the columns every run has."""
     from neurocheckers.agent_file import load_agent
-    from neurocheckers.experiment.folder import config_summary, read_run_config, run_metrics
+    from neurocheckers.experiment.folder import RunError, config_summary, read_run_config, run_metrics
     from neurocheckers.experiment.run import create_run, run
     from neurocheckers.formats import read_lineage
 
-    config = load_config(None, [*TINY_RUN, "strategy=random_search", "epochs=2", "name=toy"])
-    run_dir = run(create_run(config, tmp_path / "runs"))
+    config_file = tmp_path / "toy.toml"
+    config_file.write_text(_toml([*TINY_RUN, "strategy=random_search", "epochs=2", "mutation_rate=0.25"]))
+    assert TOY not in sys.modules
+    out = tmp_path / "runs"
+    assert main(["evolve", str(config_file), "--plugin", TOY, "--out", str(out), "--no-plot"]) == 0
+    (run_dir,) = out.iterdir()
+    config = read_run_config(run_dir)[0]
+    assert (config.strategy, config.plugins) == ("random_search", TOY)
+    assert "strategy random_search" in config_summary(config, config.simulations)
     rows = run_metrics(run_dir)
     assert [int(r["epoch"]) for r in rows] == [0, 1]
+    assert list(rows[0]) == [*METRIC_COLUMNS, "noise_scale"]
     assert all(r["fitness_mean"] and r["games"] == "8" for r in rows)  # 4 members x 2 games
+    assert all(r["noise_scale"] == "0.25" for r in rows)
     assert all(r["learner_loss_before"] == "" for r in rows)  # no learner quarter
-    assert read_run_config(run_dir)[0].strategy == "random_search"
-    assert "strategy random_search" in config_summary(config, config.simulations)
     lineage = read_lineage(run_dir)
     assert len(lineage) == 1 + sum(int(r["boss_changed"]) for r in rows)
     agent = load_agent(run_dir / "lineage" / lineage[-1]["file"])
     assert agent.spec.layers == 1 and agent.spec.width == 4
+
+    undeclared = dataclasses.replace(strategy_registry.strategy("random_search"), metric_columns=None)
+    register(undeclared, replace=True)  # the same epoch (compiled already), its metric not declared
+    with pytest.raises(RunError, match="'random_search': its epoch returned the metric 'noise_scale', which"):
+        run(create_run(config, tmp_path / "undeclared"))
+
+
+def _toml(items: list[str]) -> str:
+    """A TOML file of ``key=value`` items (the rules' name quoted)."""
+    return "\n".join(f'{k} = "{v}"' if k in ("rules", "strategy") else f"{k} = {v}" for k, v in (
+        item.split("=", 1) for item in items)) + "\n"  # fmt: skip
+
+
+def test_the_config_imports_its_plugins(toy_path):
+    config = load_config(None, [*TINY_RUN, "strategy=random_search", f"plugins={TOY}"])
+    assert config.strategy == "random_search" and TOY in sys.modules
+    strategy_registry.unregister("random_search")  # as in a fresh process reading config.json
+    sys.modules.pop(TOY)
+    assert make_config(config.to_dict()) == config and TOY in sys.modules
+    (toy_path / "listed.toml").write_text(
+        _toml(TINY_RUN) + f'strategy = "random_search"\nplugins = ["{TOY}", "json"]\n'
+    )
+    assert load_config(toy_path / "listed.toml").plugins == f"{TOY},json"
+
+
+@pytest.mark.parametrize(
+    ("plugins", "message"),
+    [
+        ("no_such_plugin", "plugins: plug-in module 'no_such_plugin' not found (install it, or put its"),
+        (
+            "my/strategy.py",
+            "plugins: a plug-in is a module name like my_pkg.my_strategy, got 'my/strategy.py'",
+        ),
+        (
+            "broken_plugin",
+            "plugins: plug-in module 'broken_plugin' failed to load: RuntimeError: half-written",
+        ),
+        (
+            "needs_a_missing_package",
+            "plugins: plug-in module 'needs_a_missing_package' cannot be imported: "
+            "No module named 'not_there'",
+        ),
+    ],
+)
+def test_a_plugin_that_cannot_be_imported_is_named(tmp_path, monkeypatch, plugins, message):
+    (tmp_path / "broken_plugin.py").write_text("raise RuntimeError('half-written')\n")
+    (tmp_path / "needs_a_missing_package.py").write_text("import not_there\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(ConfigError, match=f"^{re.escape(message)}"):
+        load_config(None, [*TINY_RUN, f"plugins={plugins}"])
+
+
+def test_evolve_names_a_plugin_it_cannot_import(tmp_path, capsys):
+    assert main(["evolve", "x.toml", "--plugin", "no_such_plugin", "--out", str(tmp_path / "runs")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (
+        "neurocheckers: error: --plugin: plug-in module 'no_such_plugin' not found (install it, or put its "
+        "folder on PYTHONPATH)"
+    )
+    assert not (tmp_path / "runs").exists()
+
+
+def test_strategies_and_evolve_help_list_the_registry(toy_path, capsys):
+    assert main(["strategies", "--plugin", TOY]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.split()[0] for line in lines] == list(strategy_registry.strategy_names())
+    assert lines[-1].split(None, 3) == [
+        "random_search",
+        "evolution",
+        "boss_ga",
+        "random search around the boss",
+    ]
+    assert main(["evolve", "--help"]) == 0
+    help_lines = [line.strip() for line in capsys.readouterr().out.splitlines()]
+    assert all(line.strip() in help_lines for line in lines)
+
+
+def _installed(folder, dist: str, entry_points: str) -> None:
+    """A fake installed package ``dist`` in ``folder`` (its .dist-info) with ``entry_points``."""
+    info = folder / f"{dist}-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text(f"[{strategy_registry.PLUGIN_GROUP}]\n{entry_points}\n")
+
+
+def test_installed_packages_register_through_entry_points(toy_path, tmp_path, monkeypatch):
+    _installed(toy_path, "toy_strategies", f"random_search = {TOY}:ENTRY")
+    strategy_registry.load_entry_points()
+    assert strategy_registry.strategy("random_search").doc == "random search around the boss"
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    _installed(broken, "broken_strategies", "nope = no_such_plugin")
+    monkeypatch.syspath_prepend(str(broken))
+    with pytest.raises(
+        PluginError, match=r"^plug-in entry point nope = 'no_such_plugin' of neurocheckers\.s"
+    ):
+        strategy_registry.load_entry_points()
+
+
+def test_an_entry_declares_its_columns():
+    for name in strategy_registry.strategy_names():  # built-in runs keep their metrics.csv as it was
+        assert strategy_registry.strategy(name).metrics_header() == METRIC_COLUMNS
+    assert StrategyEntry("e", EVOLUTION, None).metric_columns == EVOLUTION_COLUMNS  # the kind's
+    with pytest.raises(ValueError, match="'e': the run loop fills metrics.csv column 'wall_seconds'"):
+        StrategyEntry("e", EVOLUTION, None, metric_columns=("wall_seconds",))
+    entry = StrategyEntry("e", EVOLUTION, None, unlogged=("debug",))
+    entry.check_metrics(["fitness_mean", "promoted_points", "debug"])
+    with pytest.raises(
+        ValueError, match="'e': its epoch returned the metric 'loss', which its registry entry"
+    ):
+        entry.check_metrics(["fitness_mean", "loss"])
 
 
 def test_a_plugin_reads_only_its_sections(toy_strategy):

@@ -6,6 +6,7 @@ import sys
 from typing import Annotated
 
 import typer
+from typer.core import TyperCommand
 
 from neurocheckers.cli import checks
 from neurocheckers.cli.common import (
@@ -43,7 +44,78 @@ def _config_keys_help() -> str:
     return "\n".join(lines) + "\n\n" + example(*examples)
 
 
-@app.command(epilog=_config_keys_help())
+def strategy_lines() -> list[str]:
+    """One line per registered strategy (built-in, then plug-ins): its name, kind, the config
+    sections it reads and its doc."""
+    from neurocheckers.experiment.strategy_registry import strategy, strategy_names
+
+    rows = [(e.name, e.kind, ",".join(e.sections) or "-", e.doc) for e in map(strategy, strategy_names())]
+    widths = [max(len(row[i]) for row in rows) for i in range(3)]
+    return [
+        "  ".join(f"{text:<{w}}" for text, w in zip(row, [*widths, 0], strict=True)).rstrip() for row in rows
+    ]
+
+
+class _StrategiesInHelp(TyperCommand):
+    """A command whose help lists the registered strategies, read when the help is shown (a plug-in
+    registered since the CLI was imported is listed; the CLI's import loads none)."""
+
+    def format_epilog(self, ctx, formatter) -> None:
+        from neurocheckers.experiment.strategy_registry import PluginError
+
+        try:
+            lines = ["  " + line for line in strategy_lines()]
+        except PluginError as e:
+            lines = [f"  cannot list them: {e}"]
+        formatter.write_paragraph()
+        with formatter.indentation():
+            formatter.write_text(
+                "\b\nStrategies (the config's strategy; `neurocheckers strategies`):\n" + "\n".join(lines)
+            )
+        super().format_epilog(ctx, formatter)
+
+
+Plugins = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--plugin",
+        metavar="MODULE",
+        help="Import this module first: a plug-in that registers strategies (repeatable).",
+    ),
+]
+"""A ``--plugin`` option: plug-in modules imported before the config is read."""
+
+
+def _load_plugins(plugins: list[str] | None) -> tuple[str, ...]:
+    """Import the ``--plugin`` modules; ``UserError`` naming one that cannot be imported."""
+    from neurocheckers.experiment.strategy_registry import PluginError, load_plugins
+
+    modules = tuple(plugins or ())
+    try:
+        load_plugins(modules)
+    except PluginError as e:
+        raise UserError(f"--plugin: {e}") from None
+    return modules
+
+
+@app.command(epilog=example("neurocheckers strategies --plugin my_pkg.my_strategy"))
+def strategies(plugins: Plugins = None) -> None:
+    """List the strategies a config may name.
+
+    The built-in ones first, then the plug-ins: the installed packages' entry points (group
+    neurocheckers.strategies), a config's plugins key, --plugin. Each line: name, kind (evolution: a
+    population around the boss; learner: one network trained), the config sections it reads, what it
+    is."""
+    from neurocheckers.experiment.strategy_registry import PluginError
+
+    _load_plugins(plugins)
+    try:
+        print("\n".join(strategy_lines()))
+    except PluginError as e:
+        raise UserError(str(e)) from None
+
+
+@app.command(cls=_StrategiesInHelp, epilog=_config_keys_help())
 def evolve(
     config: Annotated[
         str | None, typer.Argument(metavar="CONFIG", help="Experiment TOML file (see experiments/).")
@@ -63,13 +135,16 @@ def evolve(
         typer.Option(metavar="RUN_DIR", help="Continue the run in this folder from its checkpoint."),
     ] = None,
     plot: Annotated[bool, typer.Option(help="Write fitness.png/svg in the run folder at the end.")] = True,
+    plugins: Plugins = None,
 ) -> None:
     """Evolve a population against a rising boss.
 
     Writes a run folder: its config, metrics.csv, lineage.csv and the bosses, and checkpoints. A run
-    resumed with --resume goes on from its last checkpoint; a finished run is left as it is."""
+    resumed with --resume goes on from its last checkpoint; a finished run is left as it is. A new
+    run's config records its --plugin modules (plugins), so the folder reads wherever they import."""
+    modules = _load_plugins(plugins)
     for one_seed in _seed_list(seed, seeds, resume):
-        prepared = _prepare_run(config, out, epochs, one_seed, set_, resume)
+        prepared = _prepare_run(config, out, epochs, one_seed, set_, resume, modules)
         if prepared is None:
             return
         run_dir, total = prepared
@@ -105,13 +180,13 @@ def _seed_list(seed: int | None, seeds: str | None, resume: str | None) -> list[
     return values
 
 
-def _prepare_run(config, out, epochs, seed, overrides, resume) -> tuple[str, int] | None:
+def _prepare_run(config, out, epochs, seed, overrides, resume, plugins=()) -> tuple[str, int] | None:
     """(run folder, epochs to reach) of a new run or of ``resume``, after printing the folder and its
     config; None (after saying so) when ``resume`` is already complete. Nothing is created for a
-    config that is refused."""
+    config that is refused. A new run's config records the ``plugins`` (imported already)."""
     from pathlib import Path
 
-    from neurocheckers.experiment.config import ConfigError, load_config
+    from neurocheckers.experiment.config import ConfigError, load_config, with_plugins
     from neurocheckers.experiment.folder import (
         CHECKPOINT,
         RunError,
@@ -147,7 +222,7 @@ def _prepare_run(config, out, epochs, seed, overrides, resume) -> tuple[str, int
         else:
             if config is None:
                 raise UserError("give a CONFIG.toml (or --resume RUN_DIR)")
-            cfg = load_config(config, overrides, epochs=epochs, seed=seed)
+            cfg = with_plugins(load_config(config, overrides, epochs=epochs, seed=seed), plugins)
             run_dir = str(create_run(cfg, out, check_memory=True))
             _, sims = read_run_config(run_dir)
             total = cfg.epochs

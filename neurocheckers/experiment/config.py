@@ -11,7 +11,14 @@ from pathlib import Path
 from typing import Any
 
 from neurocheckers.experiment.files import read_toml
-from neurocheckers.experiment.strategy_registry import LEARNER, legacy_keys, strategy, strategy_names
+from neurocheckers.experiment.strategy_registry import (
+    LEARNER,
+    PluginError,
+    legacy_keys,
+    load_plugins,
+    strategy,
+    strategy_names,
+)
 from neurocheckers.formats import parse_fixed_opponent
 from neurocheckers.rules.presets import PRESETS
 from neurocheckers.search.limits import MAX_ALPHABETA_DEPTH, MAX_SIMULATIONS
@@ -155,6 +162,7 @@ def validate(config: ExperimentConfig) -> None:
     need(c.learning_rate >= 0, f"learning_rate must be >= 0, got {c.learning_rate}")
     need(c.train_steps >= 0, f"train_steps must be >= 0, got {c.train_steps}")
     need(c.loss in LOSSES, f"loss must be one of {', '.join(LOSSES)}, got {c.loss!r}")
+    load_config_plugins(c.plugins)  # before the strategy is looked up: they may register it
     need(
         c.strategy in strategy_names(),
         f"strategy must be one of {', '.join(strategy_names())}, got {c.strategy!r}",
@@ -386,9 +394,45 @@ def read_legacy_keys(values: dict[str, Any]) -> dict[str, Any]:
     return values
 
 
+def plugin_modules(text: str) -> tuple[str, ...]:
+    """The module names of a config's ``plugins`` (comma-separated)."""
+    return tuple(name.strip() for name in text.split(",") if name.strip())
+
+
+def load_config_plugins(text: Any) -> None:
+    """Import the plug-in modules a config's ``plugins`` names (``strategy_registry.load_plugins``);
+    ``ConfigError`` naming one that cannot be imported. A value of another type is left for
+    ``validate`` to name."""
+    if isinstance(text, str):
+        try:
+            load_plugins(plugin_modules(text))
+        except PluginError as e:
+            raise ConfigError(f"plugins: {e}") from None
+
+
+def with_plugins(config: ExperimentConfig, modules: tuple[str, ...]) -> ExperimentConfig:
+    """``config`` whose ``plugins`` also name ``modules`` (after its own), so that the run folder's
+    config imports them wherever it is read (a resumed run, a sweep worker, the web app)."""
+    known = plugin_modules(config.plugins)
+    added = tuple(dict.fromkeys(m for m in modules if m not in known))
+    return dataclasses.replace(config, plugins=",".join((*known, *added))) if added else config
+
+
+def _plugins_as_text(values: dict[str, Any]) -> dict[str, Any]:
+    """``plugins`` given as a TOML list of module names becomes its text form ("a.b,c")."""
+    plugins = values.get("plugins")
+    if isinstance(plugins, list):
+        if not all(isinstance(name, str) for name in plugins):
+            raise ConfigError(f"plugins must be a list of module names, got {plugins!r}")
+        values = {**values, "plugins": ",".join(plugins)}
+    return values
+
+
 def make_config(values: dict[str, Any]) -> ExperimentConfig:
-    """An ``ExperimentConfig`` from a flat dict (older keys read as today's, the strategy's defaults
-    where a key is not given), rejecting unknown keys by name."""
+    """An ``ExperimentConfig`` from a flat dict (its plug-ins imported first, older keys read as
+    today's, the strategy's defaults where a key is not given), rejecting unknown keys by name."""
+    values = _plugins_as_text(values)
+    load_config_plugins(values.get("plugins", ""))
     values = read_legacy_keys(values)
     unknown = sorted(set(values) - set(_TYPES))
     if unknown:

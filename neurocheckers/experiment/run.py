@@ -45,6 +45,7 @@ from neurocheckers.experiment.folder import (
     run_lock,
     written_by,
 )
+from neurocheckers.experiment.strategy_registry import strategy
 from neurocheckers.experiment.strength import is_probe_epoch, strength_probe
 from neurocheckers.experiment.trainers import Trainer, all_finite, make_trainer
 from neurocheckers.formats import (
@@ -52,7 +53,6 @@ from neurocheckers.formats import (
     LINEAGE_COLUMNS,
     LINEAGE_DIR,
     LINEAGE_FILE,
-    METRIC_COLUMNS,
     METRICS_FILE,
     read_lineage,
     read_metrics,
@@ -105,7 +105,7 @@ def create_run(config: ExperimentConfig, out: str | Path = "runs", check_memory:
     atomic_write_text(path / CONFIG_FILE, json.dumps(resolved, indent=2) + "\n")
     (path / LINEAGE_DIR).mkdir()
     with open(path / METRICS_FILE, "w", newline="") as f:
-        csv_writer(f).writerow(METRIC_COLUMNS)
+        csv_writer(f).writerow(metric_columns(config))
     with open(path / LINEAGE_FILE, "w", newline="") as f:
         csv_writer(f).writerow(LINEAGE_COLUMNS)
     return path
@@ -165,10 +165,15 @@ def read_checkpoint(run_dir: Path, config: ExperimentConfig, template: Any) -> A
 # --- metrics and lineage -----------------------------------------------------------------------
 
 
-def _truncate_run(run_dir: Path, epochs_done: int) -> None:
+def metric_columns(config: ExperimentConfig) -> tuple[str, ...]:
+    """The columns of the run's ``metrics.csv``: its strategy's (``StrategyEntry.metrics_header``)."""
+    return strategy(config.strategy).metrics_header()
+
+
+def _truncate_run(run_dir: Path, epochs_done: int, columns: tuple[str, ...]) -> None:
     """Drop metrics rows and lineage entries from epochs after the checkpoint (they are replayed)."""
     rows = [r for r in read_metrics(run_dir) if int(r["epoch"]) < epochs_done]
-    atomic_write_text(run_dir / METRICS_FILE, csv_text(METRIC_COLUMNS, rows))
+    atomic_write_text(run_dir / METRICS_FILE, csv_text(columns, rows))
     with open(run_dir / LINEAGE_FILE, newline="") as f:
         lineage = list(csv.DictReader(f))
     kept = [r for r in lineage if int(r["epoch"]) < epochs_done]
@@ -270,10 +275,10 @@ def _start(run_dir: Path, config: ExperimentConfig, trainer: Trainer, saved: Any
     afresh with its first network as lineage entry 0). Rows and lineage entries written after the
     checkpoint are dropped: they are played again."""
     if saved is not None:
-        _truncate_run(run_dir, int(saved.epoch))
+        _truncate_run(run_dir, int(saved.epoch), metric_columns(config))
         return saved
     state = trainer.init(trainer.settings, jax.random.key(config.seed))
-    _truncate_run(run_dir, 0)
+    _truncate_run(run_dir, 0, metric_columns(config))
     _save_network(run_dir, trainer, trainer.network(state), 0, -1, float("nan"))
     return state
 
@@ -341,6 +346,10 @@ def _run_epoch(
     budget.used += wall
     budget.next_epoch = wall
     last = epoch + 1 == total or budget.spent()
+    try:
+        strategy(config.strategy).check_metrics(metrics)  # each name is a column or declared unlogged
+    except ValueError as e:
+        raise RunError(str(e)) from None
     row = {"epoch": epoch, **metrics}
     if trainer.snapshots:
         row.update(_lineage_columns(run_dir, config, epoch, last))
@@ -349,7 +358,7 @@ def _run_epoch(
     if is_probe_epoch(epoch, config.strength_every, total) or (last and config.strength_every > 0):
         row.update(strength_probe(trainer, trainer.network(state)))
     with open(run_dir / METRICS_FILE, "a", newline="") as f:
-        csv_writer(f).writerow([_format(row.get(c)) for c in METRIC_COLUMNS])
+        csv_writer(f).writerow([_format(row.get(c)) for c in metric_columns(config)])
     if bool(row["boss_changed"]):
         points = float(row.get(trainer.points_column, float("nan")))
         _save_network(run_dir, trainer, trainer.network(state), int(row["boss_id"]), epoch, points)

@@ -5,30 +5,26 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from neurocheckers.experiment.strategy_registry import EVOLUTION, LEARNER, StrategyEntry, register
-from neurocheckers.formats import FITNESS_COLUMNS, PBT_COLUMNS
+from neurocheckers.experiment.strategy_registry import (
+    EVOLUTION,
+    EVOLUTION_COLUMNS,
+    GAME_COLUMNS,
+    LEARNER,
+    StrategyEntry,
+    register,
+)
+from neurocheckers.formats import PBT_COLUMNS
 from neurocheckers.sections import PBT_MEMBER_LEARNERS
 
 if TYPE_CHECKING:
     from neurocheckers.experiment.config import ExperimentConfig
 
-GAME_COLUMNS = ("games", "wins", "draws", "losses", "plies", "boss_changed", "boss_id", "boss_age")
-"""What every strategy's epoch fills: its games, and its lineage (a boss, or a learner's snapshot)."""
-EVOLUTION_COLUMNS = (
-    *FITNESS_COLUMNS,
-    "best_member",
-    "best_points",
-    "confirm_score",
-    "confirm_low",
-    "hall_of_fame_score",
-    "benchmark_score",
-    *GAME_COLUMNS,
-)
-"""An evolution epoch's columns (the selection columns stay empty with their settings off)."""
 BREEDING_COLUMNS = (*EVOLUTION_COLUMNS, "learner_loss_before", "learner_loss_after")
 """The boss GA's columns: evolution's and its learner quarter's losses."""
 TD_COLUMNS = ("loss", "td_error", "epsilon", "value_mean", "learner_loss_before", "learner_loss_after")
 DQN_COLUMNS = ("loss", "epsilon", "score_vs_opponent")
+DQN_UNLOGGED = ("buffer_size", "games_finished", "mean_target", "updates_taken", "win_rate_vs_opponent")
+"""DQN's diagnostics, returned by its epoch and kept out of ``metrics.csv``."""
 
 CMA_ES_MAX_PARAMS = 10_000
 """The most weights CMA_ES may evolve: it keeps a full D x D covariance and decomposes it every
@@ -145,7 +141,7 @@ def dqn_summary(c: ExperimentConfig, simulations: int) -> str:
     )
 
 
-def evosax(name: str, validate=None) -> StrategyEntry:
+def evosax(name: str, doc: str, validate=None) -> StrategyEntry:
     """The entry of evosax's strategy ``name``: the boss's games and promotion, evosax's ask/tell."""
     return StrategyEntry(
         name,
@@ -155,10 +151,11 @@ def evosax(name: str, validate=None) -> StrategyEntry:
         validate=validate,
         metric_columns=EVOLUTION_COLUMNS,
         summary=evolution_summary,
+        doc=f"evosax's {doc} over the flat weights",
     )
 
 
-def self_play(name: str, settings: str, validate=check_learner) -> StrategyEntry:
+def self_play(name: str, settings: str, doc: str, validate=check_learner) -> StrategyEntry:
     """The entry of a TD self-play learner (``td_lambda`` section) over its ``settings`` dataclass."""
     return StrategyEntry(
         name,
@@ -169,6 +166,7 @@ def self_play(name: str, settings: str, validate=check_learner) -> StrategyEntry
         validate=validate,
         metric_columns=(*TD_COLUMNS, *GAME_COLUMNS),
         summary=selfplay_summary,
+        doc=doc,
     )
 
 
@@ -180,6 +178,7 @@ register(
         sections=("boss_ga",),
         metric_columns=BREEDING_COLUMNS,
         summary=evolution_summary,
+        doc="the study's GA: elites, mutants, crossovers, learners",
     )
 )
 register(
@@ -193,14 +192,22 @@ register(
         summary=evolution_summary,
         defaults={"train_batch": 256},
         legacy={"boss_ga.learner_pool": True},  # the boss GA's flag before the pool was a strategy
+        doc="the boss GA, its learners trained on all members' games",
     )
 )
-register(evosax("SimpleGA"))
-register(evosax("Open_ES"))
-register(evosax("SNES"))
-register(evosax("CMA_ES", validate=check_cma_es))
-register(self_play("td_lambda", "neurocheckers.learners.td_lambda:TDSettings"))
-register(self_play("td_leaf", "neurocheckers.learners.td_lambda:TDLeafSettings", validate=check_td_leaf))
+register(evosax("SimpleGA", "simple GA"))
+register(evosax("Open_ES", "OpenAI-ES"))
+register(evosax("SNES", "separable NES"))
+register(evosax("CMA_ES", "CMA-ES (small networks only)", validate=check_cma_es))
+register(self_play("td_lambda", "neurocheckers.learners.td_lambda:TDSettings", "self-play TD(lambda)"))
+register(
+    self_play(
+        "td_leaf",
+        "neurocheckers.learners.td_lambda:TDLeafSettings",
+        "self-play TDLeaf(lambda), on alpha-beta leaves",
+        validate=check_td_leaf,
+    )
+)
 register(
     StrategyEntry(
         "dqn",
@@ -210,7 +217,9 @@ register(
         sections=("dqn",),
         validate=check_learner,
         metric_columns=(*DQN_COLUMNS, *GAME_COLUMNS),
+        unlogged=DQN_UNLOGGED,
         summary=dqn_summary,
+        doc="afterstate DQN against a fixed opponent or itself",
     )
 )
 register(
@@ -223,5 +232,6 @@ register(
         validate=check_pbt,
         metric_columns=(*TD_COLUMNS, *PBT_COLUMNS, *GAME_COLUMNS),
         summary=pbt_summary,
+        doc="population-based training of TD learners",
     )
 )

@@ -10,20 +10,24 @@ A new strategy is one module and one line::
     MY_GENERATION = Generation(init=..., ask=..., tell=...)
     register(StrategyEntry("my_strategy", EVOLUTION, algorithm=MY_GENERATION))
 
-The built-in strategies' lines are in ``strategy_entries`` (loaded on the first lookup). No JAX here:
-the algorithm and settings of a built-in entry are ``"module:name"`` references, imported only when a
-run builds its trainer.
+The built-in strategies' lines are in ``strategy_entries`` (loaded on the first lookup). A user's
+strategy needs no edit of the package: its module is a plug-in, imported (which registers it) through
+the Python entry-point group ``neurocheckers.strategies`` of an installed package (loaded with the
+built-ins), or named by a config's ``plugins`` key / ``evolve --plugin`` (``load_plugins``). No JAX
+here: the algorithm and settings of a built-in entry are ``"module:name"`` references, imported only
+when a run builds its trainer.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import importlib
+import importlib.metadata
 import types
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from neurocheckers.formats import METRIC_COLUMNS
+from neurocheckers.formats import FITNESS_COLUMNS, METRIC_COLUMNS, STRENGTH_COLUMNS
 
 EVOLUTION = "evolution"
 """A strategy that evolves a population around the boss (``boss_ga.Generation``); its lineage is the
@@ -31,6 +35,34 @@ bosses."""
 LEARNER = "learner"
 """A strategy that trains one network (``trainers.Learner``); its lineage is its snapshots."""
 KINDS = (EVOLUTION, LEARNER)
+
+GAME_COLUMNS = ("games", "wins", "draws", "losses", "plies", "boss_changed", "boss_id", "boss_age")
+"""What every strategy's epoch fills: its games, and its lineage (a boss, or a learner's snapshot)."""
+EVOLUTION_COLUMNS = (
+    *FITNESS_COLUMNS,
+    "best_member",
+    "best_points",
+    "confirm_score",
+    "confirm_low",
+    "hall_of_fame_score",
+    "benchmark_score",
+    *GAME_COLUMNS,
+)
+"""What the shared fitness step (``boss_ga.play_the_boss``) fills in every evolution epoch (the
+selection columns stay empty with their settings off): an evolution entry's default columns."""
+KIND_COLUMNS = {EVOLUTION: EVOLUTION_COLUMNS, LEARNER: GAME_COLUMNS}
+"""The ``metric_columns`` of an entry that gives none, by kind."""
+KIND_UNLOGGED = {EVOLUTION: ("promoted_points",), LEARNER: ()}
+"""What every epoch of a kind returns besides its columns: an evolution epoch's promoted boss's points
+(the lineage's ``points``)."""
+RUN_LOOP_COLUMNS = ("epoch", *STRENGTH_COLUMNS, "plies_per_second", "wall_seconds")
+"""The ``metrics.csv`` columns the run loop fills itself (the epoch, the strength probe, timing)."""
+PLUGIN_GROUP = "neurocheckers.strategies"
+"""The entry-point group whose entries (``name = "module"`` or ``"module:ENTRY"``) are plug-ins."""
+
+
+class PluginError(ValueError):
+    """A plug-in that cannot be loaded; the one-line message names it."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -47,12 +79,17 @@ class StrategyEntry:
       sections: the config sections of strategy-specific keys it reads (``boss_ga``, ``td_lambda``,
         ``dqn``); a key of another such section set away from its default is refused.
       validate: ``validate(config)``: raises ``ConfigError`` for values this strategy cannot run.
-      metric_columns: the ``metrics.csv`` columns its epochs fill (besides ``epoch`` and timing).
+      metric_columns: the ``metrics.csv`` columns its epochs fill (besides ``RUN_LOOP_COLUMNS``);
+        None: its kind's (``KIND_COLUMNS``). A column ``metrics.csv`` lacks is added after the
+        others in this strategy's runs.
+      unlogged: other metrics its epochs return, kept out of ``metrics.csv`` (diagnostics); an epoch
+        that returns a name neither here nor among its columns stops the run, naming it.
       summary: ``summary(config, simulations) -> str``: the run's one-line description.
       defaults: config values it implies where the config gives none.
       legacy: keys of older configs (``section.key``) whose value meant this strategy: a config that
         gives one that value (and no other strategy) is read as this strategy, any other value of
         it is dropped.
+      doc: one line for ``neurocheckers strategies``.
     """
 
     name: str
@@ -61,10 +98,12 @@ class StrategyEntry:
     settings: Any = None
     sections: tuple[str, ...] = ()
     validate: Callable[[Any], None] | None = None
-    metric_columns: tuple[str, ...] = ()
+    metric_columns: tuple[str, ...] | None = None
+    unlogged: tuple[str, ...] = ()
     summary: Callable[[Any, int], str] | None = None
     defaults: Mapping[str, Any] = dataclasses.field(default_factory=lambda: types.MappingProxyType({}))
     legacy: Mapping[str, Any] = dataclasses.field(default_factory=lambda: types.MappingProxyType({}))
+    doc: str = ""
 
     def __post_init__(self) -> None:
         if not self.name or not self.name.isidentifier():
@@ -72,11 +111,35 @@ class StrategyEntry:
         if self.kind not in KINDS:
             kinds = ", ".join(KINDS)
             raise ValueError(f"strategy {self.name!r}: kind must be one of {kinds}, got {self.kind!r}")
-        unknown = [c for c in self.metric_columns if c not in METRIC_COLUMNS]
-        if unknown:
-            raise ValueError(f"strategy {self.name!r}: metrics.csv has no column {unknown[0]!r}")
+        columns = KIND_COLUMNS[self.kind] if self.metric_columns is None else tuple(self.metric_columns)
+        object.__setattr__(self, "metric_columns", columns)
+        object.__setattr__(self, "unlogged", tuple(self.unlogged))
+        for column in (*columns, *self.unlogged):
+            if not column.isidentifier():
+                raise ValueError(
+                    f"strategy {self.name!r}: a metric is one word (letters, digits, _), got {column!r}"
+                )
+        taken = [c for c in columns if c in RUN_LOOP_COLUMNS]
+        if taken:
+            raise ValueError(f"strategy {self.name!r}: the run loop fills metrics.csv column {taken[0]!r}")
         for name in ("defaults", "legacy"):
             object.__setattr__(self, name, types.MappingProxyType(dict(getattr(self, name))))
+
+    def metrics_header(self) -> tuple[str, ...]:
+        """The ``metrics.csv`` columns of this strategy's runs: ``METRIC_COLUMNS`` (every built-in
+        strategy's, so their files stay as they were), then its own columns the file has no place for."""
+        return METRIC_COLUMNS + tuple(c for c in self.metric_columns if c not in METRIC_COLUMNS)
+
+    def check_metrics(self, names: Iterable[str]) -> None:
+        """``ValueError`` naming a metric an epoch returned that this entry does not declare (in
+        ``metric_columns`` or ``unlogged``; an evolution epoch's promoted points are declared)."""
+        declared = {*self.metric_columns, *self.unlogged, *KIND_UNLOGGED[self.kind]}
+        unknown = sorted(set(names) - declared)
+        if unknown:
+            raise ValueError(
+                f"strategy {self.name!r}: its epoch returned the metric {unknown[0]!r}, which its registry "
+                "entry does not declare: add it to metric_columns (written to metrics.csv) or unlogged"
+            )
 
     def loaded_algorithm(self) -> Any:
         """The algorithm, imported when the entry holds its reference."""
@@ -107,6 +170,44 @@ def register(entry: StrategyEntry, replace: bool = False) -> StrategyEntry:
         raise ValueError(f"strategy {entry.name!r} is already registered")
     _REGISTRY[entry.name] = entry
     return entry
+
+
+def load_plugins(modules: Iterable[str]) -> None:
+    """Import each plug-in module (``"my_pkg.my_strategy"``), which registers its strategies; one
+    already imported is not imported again. ``PluginError`` naming a module that cannot be imported."""
+    for module in modules:
+        if not all(part.isidentifier() for part in module.split(".")):
+            raise PluginError(f"a plug-in is a module name like my_pkg.my_strategy, got {module!r}")
+        try:
+            importlib.import_module(module)
+        except ModuleNotFoundError as e:
+            if e.name is not None and (module == e.name or module.startswith(e.name + ".")):
+                raise PluginError(
+                    f"plug-in module {module!r} not found (install it, or put its folder on PYTHONPATH)"
+                ) from None
+            raise PluginError(f"plug-in module {module!r} cannot be imported: {e}") from None
+        except PluginError:
+            raise
+        except Exception as e:  # the plug-in's own error, told in one line
+            raise PluginError(f"plug-in module {module!r} failed to load: {type(e).__name__}: {e}") from None
+
+
+def load_entry_points() -> None:
+    """Load every plug-in of the installed packages' ``PLUGIN_GROUP`` entry points: a module (whose
+    import registers its strategies) or a ``StrategyEntry`` (registered here). ``PluginError`` naming
+    the entry point that cannot be loaded."""
+    for point in importlib.metadata.entry_points(group=PLUGIN_GROUP):
+        where = f"entry point {point.name} = {point.value!r} of {PLUGIN_GROUP}"
+        try:
+            loaded = point.load()
+        except Exception as e:
+            raise PluginError(f"plug-in {where} cannot be loaded: {type(e).__name__}: {e}") from None
+        if isinstance(loaded, StrategyEntry):
+            register(loaded)
+        elif not isinstance(loaded, types.ModuleType):
+            raise PluginError(
+                f"plug-in {where} names a {type(loaded).__name__}, not a module or a StrategyEntry"
+            )
 
 
 def unregister(name: str) -> None:
@@ -140,11 +241,21 @@ def is_learner(name: str) -> bool:
 
 
 _BUILTINS_LOADED = False
+_ENTRY_POINTS_LOADED = False
 
 
 def _load_builtins() -> None:
-    """Register the built-in strategies (``strategy_entries``) once, before the first lookup."""
-    global _BUILTINS_LOADED
+    """Register the built-in strategies (``strategy_entries``), then the installed plug-ins
+    (``load_entry_points``), once, before the first lookup; a plug-in that fails is tried again (and
+    named again) at the next lookup."""
+    global _BUILTINS_LOADED, _ENTRY_POINTS_LOADED
     if not _BUILTINS_LOADED:
         _BUILTINS_LOADED = True
         importlib.import_module("neurocheckers.experiment.strategy_entries")
+    if not _ENTRY_POINTS_LOADED:
+        _ENTRY_POINTS_LOADED = True  # set first: a plug-in's own register() looks up the registry
+        try:
+            load_entry_points()
+        except PluginError:
+            _ENTRY_POINTS_LOADED = False
+            raise
