@@ -209,6 +209,31 @@ def test_installed_packages_register_through_entry_points(toy_path, tmp_path, mo
         strategy_registry.load_entry_points()
 
 
+def test_a_broken_installed_plugin_is_one_line_naming_it(tmp_path):
+    """A fresh process loads the installed plug-ins at its first registry lookup: one that cannot be
+    loaded is named in one line by the commands that read the registry."""
+    import os
+    import subprocess
+
+    _installed(tmp_path, "broken_strategies", "nope = no_such_plugin")
+    (tmp_path / "tiny.toml").write_text(_toml(TINY_RUN))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
+    expected = (
+        "neurocheckers: error: plug-in entry point nope = 'no_such_plugin' of neurocheckers.strategies "
+        "cannot be loaded: ModuleNotFoundError: No module named 'no_such_plugin'"
+    )
+    for args in (["strategies"], ["evolve", str(tmp_path / "tiny.toml"), "--out", str(tmp_path / "runs")]):
+        done = subprocess.run(
+            [sys.executable, "-m", "neurocheckers", *args],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert (done.returncode, done.stderr.strip()) == (2, expected), args
+    assert not (tmp_path / "runs").exists()
+
+
 def test_an_entry_declares_its_columns():
     for name in strategy_registry.strategy_names():  # built-in runs keep their metrics.csv as it was
         assert strategy_registry.strategy(name).metrics_header() == METRIC_COLUMNS

@@ -400,9 +400,13 @@ def plugin_modules(text: str) -> tuple[str, ...]:
 
 
 def load_config_plugins(text: Any) -> None:
-    """Import the plug-in modules a config's ``plugins`` names (``strategy_registry.load_plugins``);
-    ``ConfigError`` naming one that cannot be imported. A value of another type is left for
-    ``validate`` to name."""
+    """Import the installed plug-ins (entry points, once) and the modules a config's ``plugins``
+    names (``strategy_registry.load_plugins``); ``ConfigError`` naming one that cannot be imported.
+    A value of another type is left for ``validate`` to name."""
+    try:
+        strategy_names()  # the first lookup loads the installed packages' plug-ins
+    except PluginError as e:
+        raise ConfigError(str(e)) from None
     if isinstance(text, str):
         try:
             load_plugins(plugin_modules(text))
