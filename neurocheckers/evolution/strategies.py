@@ -1,5 +1,5 @@
 """Run evosax's own strategies on a member's flat genome, by their evosax names (the experiment's
-strategy registry names the ones a run may use: SimpleGA, Open_ES, SNES, CMA_ES).
+strategy registry names the ones a run may use; ``neurocheckers strategies`` lists them).
 
 evosax works on a flat vector: ``make_strategy`` ravels one example member with
 ``jax.flatten_util.ravel_pytree`` and hands evosax that flat ``[N]`` vector as its solution template;
