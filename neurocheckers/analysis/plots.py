@@ -125,7 +125,9 @@ def fitness_figure(
     """
     runs = _read_runs(run_dirs)
     names = list(labels) if labels else _labels([r[0] for r in runs], [r[2] for r in runs])
-    learners = [is_learner_run(rows) for _, rows, _, _ in runs]
+    from neurocheckers.experiment.strategy_registry import is_learner
+
+    learners = [is_learner(config.strategy) for _, _, config, _ in runs]  # the registry's kind
     if all(learners):
         return learning_figure(runs, names, smooth)
     if any(learners):
@@ -158,11 +160,6 @@ def fitness_figure(
     handles = _style_handles(single) + ([] if single else _run_handles(runs, names))
     fig.legend(handles=_row_major(handles, 3), loc="outside lower center", ncol=3, fontsize=8)
     return fig
-
-
-def is_learner_run(rows: list[dict[str, str]]) -> bool:
-    """Whether metrics rows come from a self-play learner (a loss, no fitness)."""
-    return bool(rows[0].get("loss")) and not rows[0].get("fitness_mean")
 
 
 def learning_figure(runs, names: list[str], smooth: int | None = None) -> Figure:
