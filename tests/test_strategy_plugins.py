@@ -209,27 +209,36 @@ def test_installed_packages_register_through_entry_points(toy_path, tmp_path, mo
         strategy_registry.load_entry_points()
 
 
-def test_a_broken_installed_plugin_is_one_line_naming_it(tmp_path):
-    """A fresh process loads the installed plug-ins at its first registry lookup: one that cannot be
-    loaded is named in one line by the commands that read the registry."""
+def test_a_fresh_process_loads_the_installed_plugins(toy_path, tmp_path):
+    """A fresh process loads the installed plug-ins at its first registry lookup, after the built-in
+    strategies; one that cannot be loaded is named in one line by the commands that read the registry."""
     import os
     import subprocess
 
-    _installed(tmp_path, "broken_strategies", "nope = no_such_plugin")
+    def neurocheckers(*args: str) -> subprocess.CompletedProcess:
+        path = os.pathsep.join([str(toy_path), str(tmp_path / "broken"), os.environ.get("PYTHONPATH", "")])
+        return subprocess.run(
+            [sys.executable, "-m", "neurocheckers", *args],
+            env={**os.environ, "PYTHONPATH": path},
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+
+    _installed(toy_path, "toy_strategies", f"random_search = {TOY}:ENTRY")
+    listed = neurocheckers("strategies").stdout.splitlines()
+    names = [line.split()[0] for line in listed]
+    assert names == [*strategy_registry.strategy_names(), "random_search"], names
+
+    (tmp_path / "broken").mkdir()
+    _installed(tmp_path / "broken", "broken_strategies", "nope = no_such_plugin")
     (tmp_path / "tiny.toml").write_text(_toml(TINY_RUN))
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
     expected = (
         "neurocheckers: error: plug-in entry point nope = 'no_such_plugin' of neurocheckers.strategies "
         "cannot be loaded: ModuleNotFoundError: No module named 'no_such_plugin'"
     )
     for args in (["strategies"], ["evolve", str(tmp_path / "tiny.toml"), "--out", str(tmp_path / "runs")]):
-        done = subprocess.run(
-            [sys.executable, "-m", "neurocheckers", *args],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        done = neurocheckers(*args)
         assert (done.returncode, done.stderr.strip()) == (2, expected), args
     assert not (tmp_path / "runs").exists()
 

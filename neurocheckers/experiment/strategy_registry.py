@@ -240,22 +240,22 @@ def is_learner(name: str) -> bool:
     return strategy(name).kind == LEARNER
 
 
-_BUILTINS_LOADED = False
-_ENTRY_POINTS_LOADED = False
+_LOADED = False
+"""Whether the built-ins and the installed plug-ins are registered (True while they are loading too:
+their own ``register`` calls look the registry up)."""
 
 
 def _load_builtins() -> None:
     """Register the built-in strategies (``strategy_entries``), then the installed plug-ins
-    (``load_entry_points``), once, before the first lookup; a plug-in that fails is tried again (and
-    named again) at the next lookup."""
-    global _BUILTINS_LOADED, _ENTRY_POINTS_LOADED
-    if not _BUILTINS_LOADED:
-        _BUILTINS_LOADED = True
+    (``load_entry_points``), once, before the first lookup; after a failure (a plug-in that cannot
+    be loaded) the next lookup tries again, and names it again."""
+    global _LOADED
+    if _LOADED:
+        return
+    _LOADED = True
+    try:
         importlib.import_module("neurocheckers.experiment.strategy_entries")
-    if not _ENTRY_POINTS_LOADED:
-        _ENTRY_POINTS_LOADED = True  # set first: a plug-in's own register() looks up the registry
-        try:
-            load_entry_points()
-        except PluginError:
-            _ENTRY_POINTS_LOADED = False
-            raise
+        load_entry_points()  # after every built-in line: `neurocheckers strategies` lists them first
+    except BaseException:
+        _LOADED = False
+        raise
