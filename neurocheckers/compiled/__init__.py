@@ -10,3 +10,32 @@ moves as JAX actions), ``movegen`` (move generation, copy-make, perft), ``search
 ``network`` (MLP and NNUE leaves, the first layer kept incrementally), ``check`` (agreement with the
 JAX rules).
 """
+
+import hashlib as _hashlib
+from pathlib import Path as _Path
+
+
+def _drop_stale_cache() -> None:
+    """Delete numba's cache of this package when any of its sources changed since it was written.
+
+    numba checks only the source file of each cached function, so a function of ``search.py`` that
+    inlined or called an older ``network.py`` would be loaded with the old code; a stamp of all the
+    sources (``__pycache__/sources.sha1``) catches that. Only the package's own ``__pycache__`` (with
+    ``NUMBA_CACHE_DIR`` set, clear that folder after changing these files)."""
+    folder = _Path(__file__).resolve().parent
+    digest = _hashlib.sha1()
+    for source in sorted(folder.glob("*.py")):
+        digest.update(source.name.encode() + source.read_bytes())
+    cache, stamp = folder / "__pycache__", folder / "__pycache__" / "sources.sha1"
+    try:
+        if stamp.is_file() and stamp.read_text() == digest.hexdigest():
+            return
+        for entry in [*cache.glob("*.nbi"), *cache.glob("*.nbc")]:
+            entry.unlink(missing_ok=True)
+        cache.mkdir(exist_ok=True)
+        stamp.write_text(digest.hexdigest())
+    except OSError:  # a read-only install: numba will not write a cache there either
+        pass
+
+
+_drop_stale_cache()

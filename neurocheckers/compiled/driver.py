@@ -89,6 +89,19 @@ PLAIN = SearchOptions(table=False, pvs=False, killers=False, history=False, quie
 """Plain fixed-depth alpha-beta: the same scores as the JAX ``alphabeta_search``."""
 
 
+CACHE_LINE = 64
+"""Bytes of a CPU cache line: a bucket of the table (two 16-byte entries) never straddles two."""
+
+
+def aligned_table(bits: int) -> np.ndarray:
+    """A zeroed transposition table of ``2**bits`` entries ([rows, 2] int64: key, data) whose start is
+    aligned to a cache line, so each bucket's probe touches one line (NumPy aligns to 16 bytes)."""
+    rows = 1 << bits
+    raw = np.zeros(2 * rows + CACHE_LINE // 8, np.int64)
+    skip = (-raw.ctypes.data % CACHE_LINE) // 8
+    return raw[skip : skip + 2 * rows].reshape(rows, 2)
+
+
 @dataclasses.dataclass(frozen=True)
 class SearchResult:
     """One move's search: the move (its JAX actions), its score and what it cost."""
@@ -134,7 +147,7 @@ class CompiledSearch:
         self.edb = eg.NONE if endgame is None else endgame.array
         self.net = self.leaves.fresh(s.MAX_PLY + 1)
         self.geo = geometry(self.search_rules)
-        self.tt = np.zeros((1 << self.options.table_bits, 2), np.int64)
+        self.tt = aligned_table(self.options.table_bits)
         self.moves = move_buffer(s.MAX_PLY)
         self.aux = np.zeros(s.AUX_SIZE, np.int64)
 
@@ -231,6 +244,7 @@ class CompiledSearch:
         key = s.position_key(self.geo, om, ok, pm, pk, color)
         if self.leaves.kind != nw.KIND_MATERIAL:
             nw.refresh(self.geo, self.net, self.aux[s.A_NET :], om, ok, pm, pk, color, np.int64(0))
+        self.aux[s.A_ACC_VALID] = 0
         return om, ok, pm, pk, color, key, np.int64(ply), np.int64(quiet), np.int64(rev)
 
     def _iteration(self, args, depth: int, previous: int | None) -> tuple[int, bool]:

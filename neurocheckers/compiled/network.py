@@ -47,7 +47,8 @@ class LeafNetwork:
     included) and ``header`` (the ``aux`` entries at ``A_NET``)."""
 
     weights: np.ndarray
-    """float32: first-layer rows, biases, dense layers (transposed), output, scratch, accumulators."""
+    """float32: first-layer rows, biases, dense layers (the MLP's a row an input unit, NNUE's a row an
+    output unit), output, scratch, accumulators."""
     header: tuple[int, ...]
     """``N_SIZE`` ints: kind, widths, layer count and offsets into ``weights``."""
     name: str = ""
@@ -101,8 +102,9 @@ def pack(kind: int, num_squares: int, tensors: dict[str, np.ndarray], name: str 
     parts = [_first_rows(num_squares, kernel, kind == KIND_NNUE).reshape(-1)]
     bias = np.asarray(tensors[f"{first}/bias"], np.float32)
     parts.append(np.concatenate([bias, bias]))
-    for layer in dense:
-        parts.append(np.ascontiguousarray(np.asarray(tensors[f"{layer}/kernel"], np.float32).T).reshape(-1))
+    for layer in dense:  # the MLP's input-major ([n_in, n_out], the file's order), NNUE's output-major
+        kernel_l = np.asarray(tensors[f"{layer}/kernel"], np.float32)
+        parts.append(np.ascontiguousarray(kernel_l.T if kind == KIND_NNUE else kernel_l).reshape(-1))
         parts.append(np.asarray(tensors[f"{layer}/bias"], np.float32))
     material = tensors.get(f"{out}/material_weight", np.zeros(1, np.float32))
     parts.append(np.asarray(tensors[f"{out}/kernel"], np.float32).reshape(-1))
@@ -110,7 +112,7 @@ def pack(kind: int, num_squares: int, tensors: dict[str, np.ndarray], name: str 
     sizes = [p.size for p in parts]
     offsets = np.cumsum([0, *sizes])
     o_bias, o_layers, o_output = int(offsets[1]), int(offsets[2]), int(offsets[-3])
-    scratch = 2 * max(2 * width, hidden) + 16
+    scratch = 3 * max(2 * width, hidden) + 16  # inputs, outputs, the MLP's nonzero inputs' indices
     o_scratch = int(offsets[-1])
     o_acc = o_scratch + scratch
     weights = np.zeros(o_acc, np.float32)
@@ -204,9 +206,10 @@ def _act(v, clip):
 
 
 @njit(cache=True, fastmath=True, inline="always")
-def _dense(w, b, x, y, n_out, n_in, clip):
-    """``y = act(W x + b)`` (ReLU, clipped to 1 when ``clip``) with ``W`` [n_out, n_in] row-major;
-    four rows a pass over contiguous slices (four independent dot products)."""
+def _dense_rows(w, b, x, y, n_out, n_in, clip):
+    """``y = act(W x + b)`` (ReLU, clipped to 1 when ``clip``) with ``W`` output-major ([n_out, n_in]);
+    four rows a pass over contiguous slices (four independent dot products): the NNUE network's
+    layers, whose wide first input (2 x 128) this suits best."""
     j = 0
     while j + 4 <= n_out:
         r0, r1 = w[j * n_in : (j + 1) * n_in], w[(j + 1) * n_in : (j + 2) * n_in]
@@ -230,30 +233,95 @@ def _dense(w, b, x, y, n_out, n_in, clip):
         j += 1
 
 
+@njit(cache=True, inline="always")
+def _nonzero(x, n, idx):
+    """Write the indices of the nonzero entries of ``x[:n]`` to ``idx`` (branch-free); their count.
+    About half the MLP's units after a ReLU are 0: its dense layers skip them."""
+    m = 0
+    for i in range(n):
+        idx[m] = i
+        m += np.int64(x[i] != np.float32(0.0))
+    return m
+
+
+@njit(cache=True, fastmath=True, inline="always")
+def _dense_sparse(w, b, x, idx, m, y, n_out):
+    """``y = ReLU(W x + b)`` over the ``m`` nonzero inputs ``idx`` of ``x``, ``W`` input-major
+    ([n_in, n_out]: a row per input): the MLP's layers. Four inputs' rows a pass over the outputs, a
+    contiguous loop the compiler vectorises (2x faster than the dot products on 64 x 64)."""
+    for j in range(n_out):
+        y[j] = b[j]
+    t = 0
+    while t + 4 <= m:
+        i0, i1, i2, i3 = idx[t], idx[t + 1], idx[t + 2], idx[t + 3]
+        x0, x1, x2, x3 = x[i0], x[i1], x[i2], x[i3]
+        w0, w1 = w[i0 * n_out : (i0 + 1) * n_out], w[i1 * n_out : (i1 + 1) * n_out]
+        w2, w3 = w[i2 * n_out : (i2 + 1) * n_out], w[i3 * n_out : (i3 + 1) * n_out]
+        for j in range(n_out):
+            y[j] += (x0 * w0[j] + x1 * w1[j]) + (x2 * w2[j] + x3 * w3[j])
+        t += 4
+    while t < m:
+        x0, w0 = x[idx[t]], w[idx[t] * n_out : (idx[t] + 1) * n_out]
+        for j in range(n_out):
+            y[j] += x0 * w0[j]
+        t += 1
+    for j in range(n_out):
+        y[j] = max(y[j], np.float32(0.0))
+
+
+@njit(cache=True, fastmath=True, inline="always")
+def _nnue_hidden(net, head, acc, x, y, color):
+    """The NNUE network's last hidden layer in ``x`` (returned): both halves of the accumulators
+    clipped to [0, 1], the mover's first, then the dense layers (clipped)."""
+    width, hidden = head[N_WIDTH], head[N_HIDDEN]
+    mine, theirs = acc[color * width : (color + 1) * width], acc[(1 - color) * width : (2 - color) * width]
+    for j in range(width):
+        x[j] = min(max(mine[j], np.float32(0.0)), np.float32(1.0))
+    for j in range(width):
+        x[width + j] = min(max(theirs[j], np.float32(0.0)), np.float32(1.0))
+    o, n_in = head[N_LAYERS], 2 * width
+    for _ in range(head[N_DENSE]):
+        w, b = net[o : o + hidden * n_in], net[o + hidden * n_in : o + hidden * n_in + hidden]
+        _dense_rows(w, b, x, y, hidden, n_in, True)
+        o += hidden * n_in + hidden
+        n_in = hidden
+        x, y = y, x
+    return x
+
+
+@njit(cache=True, fastmath=True, inline="always")
+def _mlp_hidden(net, head, acc, x, y, idx, color):
+    """The MLP's last hidden layer in ``x`` (returned): the mover's half of the accumulators through
+    ReLU, then the dense layers over their nonzero inputs."""
+    width, hidden = head[N_WIDTH], head[N_HIDDEN]
+    mine = acc[color * width : (color + 1) * width]
+    for j in range(width):
+        x[j] = max(mine[j], np.float32(0.0))
+    o, n_in = head[N_LAYERS], width
+    for _ in range(head[N_DENSE]):
+        m = _nonzero(x, n_in, idx)
+        w, b = net[o : o + hidden * n_in], net[o + hidden * n_in : o + hidden * n_in + hidden]
+        _dense_sparse(w, b, x, idx, m, y, hidden)
+        o += hidden * n_in + hidden
+        n_in = hidden
+        x, y = y, x
+    return x
+
+
 @njit(cache=True, fastmath=True)
 def logit(geo, net, head, om, ok, pm, pk, color, ply):
     """The network's output logit for the position at ``ply`` (its accumulators up to date)."""
     width, hidden, nnue = head[N_WIDTH], head[N_HIDDEN], head[N_KIND] == KIND_NNUE
     acc = net[head[N_ACC] + ply * 2 * width : head[N_ACC] + (ply + 1) * 2 * width]
-    size = 2 * max(2 * width, hidden)
-    x = net[head[N_SCRATCH] : head[N_SCRATCH] + size // 2]
-    y = net[head[N_SCRATCH] + size // 2 : head[N_SCRATCH] + size]
-    mine, theirs = color * width, (1 - color) * width
-    n_in = width
-    for j in range(width):
-        x[j] = max(acc[mine + j], np.float32(0.0))
+    size, scratch = max(2 * width, hidden), head[N_SCRATCH]
+    x, y = net[scratch : scratch + size], net[scratch + size : scratch + 2 * size]
     if nnue:
-        n_in = 2 * width
-        for j in range(width):
-            x[j] = min(x[j], np.float32(1.0))
-            x[width + j] = min(max(acc[theirs + j], np.float32(0.0)), np.float32(1.0))
-    o = head[N_LAYERS]
-    for _ in range(head[N_DENSE]):
-        _dense(net[o : o + hidden * n_in], net[o + hidden * n_in : o + hidden * n_in + hidden], x, y, hidden,
-               n_in, nnue)  # fmt: skip
-        o += hidden * n_in + hidden
-        n_in = hidden
-        x, y = y, x
+        x = _nnue_hidden(net, head, acc, x, y, color)
+        n_in = 2 * width if head[N_DENSE] == 0 else hidden
+    else:
+        idx = net[scratch + 2 * size : scratch + 3 * size].view(np.int32)
+        x = _mlp_hidden(net, head, acc, x, y, idx, color)
+        n_in = width if head[N_DENSE] == 0 else hidden
     out = head[N_OUTPUT]
     z = np.float32(0.0)
     for i in range(n_in):

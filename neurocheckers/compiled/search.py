@@ -79,7 +79,13 @@ A_NET = A_COUNTER + 2 * 32 * 32
 EVAL_CACHE_BITS = 14
 """Network leaf scores kept by key: 2**14 entries (key, score)."""
 A_EVAL_CACHE = A_NET + network.N_SIZE
-AUX_SIZE = A_EVAL_CACHE + 2 * (1 << EVAL_CACHE_BITS)
+A_ACC_VALID = 14
+"""The deepest ply of the path whose network accumulators are up to date (they are brought up to
+date only where a leaf is evaluated: most nodes never are)."""
+A_ACC_MOVES = A_EVAL_CACHE + 2 * (1 << EVAL_CACHE_BITS)
+"""Per ply of the path, the move that led to it for the accumulators: ``src | dst << 6 | color << 12``,
+the captured bitboard, and the mover's and the opponent's kings before it."""
+AUX_SIZE = A_ACC_MOVES + 4 * (MAX_PLY + 1)
 
 EXACT, LOWER, UPPER = 0, 1, 2
 TT_MOVE_ORDER = 1 << 50
@@ -102,6 +108,27 @@ def evaluate(om, ok, pm, pk):
 
 
 @njit(cache=True, inline="always")
+def _defer_update(aux, ok, pk, color, src, dst, cap, ply):
+    """Record the move from ``ply`` to ``ply + 1`` for the accumulators of ``ply + 1``, which are
+    computed only when a leaf below needs them (``_accumulators_to``)."""
+    j = A_ACC_MOVES + 4 * (ply + 1)
+    aux[j], aux[j + 1], aux[j + 2], aux[j + 3] = src | (dst << 6) | (color << 12), cap, ok, pk
+    aux[A_ACC_VALID] = min(aux[A_ACC_VALID], ply)
+
+
+@njit(cache=True, inline="always")
+def _accumulators_to(geo, net, aux, ply):
+    """Bring the accumulators of the path up to date down to ``ply`` from the recorded moves."""
+    while aux[A_ACC_VALID] < ply:
+        q = aux[A_ACC_VALID]
+        j = A_ACC_MOVES + 4 * (q + 1)
+        move = aux[j]
+        network.update(geo, net, aux[A_NET:], aux[j + 2], aux[j + 3], move >> 12, move & 63, (move >> 6) & 63,
+                       aux[j + 1], q)  # fmt: skip
+        aux[A_ACC_VALID] = q + 1
+
+
+@njit(cache=True, inline="always")
 def leaf_score(geo, net, aux, om, ok, pm, pk, color, ply, key):
     """A quiet leaf's score: material, or the network's ``2 v - 1`` men (``network``), kept in a
     cache by the position's key (leaves recur across iterations and re-searches)."""
@@ -110,6 +137,7 @@ def leaf_score(geo, net, aux, om, ok, pm, pk, color, ply, key):
     i = A_EVAL_CACHE + 2 * (key & ((1 << EVAL_CACHE_BITS) - 1))
     if aux[i] == key and key != 0:
         return aux[i + 1]
+    _accumulators_to(geo, net, aux, ply)
     score = network.leaf_score(geo, net, aux[A_NET:], om, ok, pm, pk, color, ply, UNIT)
     aux[i], aux[i + 1] = key, score
     return score
@@ -422,7 +450,7 @@ def negamax(
             geo, om, ok, pm, pk, color, key, src, dst, cap, dist, gply, quiet, rev
         )
         if aux[A_NET + network.N_KIND] != network.KIND_MATERIAL:
-            network.update(geo, net, aux[A_NET:], ok, pk, color, src, dst, cap, ply)
+            _defer_update(aux, ok, pk, color, src, dst, cap, ply)
         if options & OPT_TABLE and depth > 1:
             prefetch(tt, c_key & (tt.shape[0] - 2))
         c_color, c_ply, d1 = 1 - color, ply + 1, depth - 1
