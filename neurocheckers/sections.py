@@ -39,6 +39,8 @@ class RunSettings(Section, section="run"):
     """Random seed: the same config and seed give the same metrics on the same machine."""
     checkpoint_every: int = 10
     """Write a checkpoint every this many epochs (and at the end)."""
+    epochs_per_call: int = 1
+    """Epochs in one compiled device call (a lax.scan); budget checks and checkpoints come between calls."""
     strength_every: int = 0
     """Rate the boss every N epochs (and at the last): alpha-beta 2 vs material, search vs random (0: off)."""
     budget_minutes: float = 0.0

@@ -75,6 +75,17 @@ class _StrategiesInHelp(TyperCommand):
         super().format_epilog(ctx, formatter)
 
 
+Plugins = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--plugin",
+        metavar="MODULE",
+        help="Import this module first: a plug-in that registers strategies (repeatable).",
+    ),
+]
+"""A ``--plugin`` option: plug-in modules imported before the config is read."""
+
+
 def _load_plugins(plugins: list[str] | None) -> tuple[str, ...]:
     """Import the ``--plugin`` modules; ``UserError`` naming one that cannot be imported."""
     from neurocheckers.experiment.strategy_registry import PluginError, load_plugins
@@ -87,19 +98,6 @@ def _load_plugins(plugins: list[str] | None) -> tuple[str, ...]:
     return modules
 
 
-Plugins = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--plugin",
-        metavar="MODULE",
-        help="Import this module first: a plug-in that registers strategies (repeatable).",
-        is_eager=True,  # imported as soon as parsed: a --help after it lists their strategies
-        callback=_load_plugins,
-    ),
-]
-"""A ``--plugin`` option: plug-in modules imported (``_load_plugins``) before the config is read."""
-
-
 @app.command(epilog=example("neurocheckers strategies --plugin my_pkg.my_strategy"))
 def strategies(plugins: Plugins = None) -> None:
     """List the strategies a config may name.
@@ -110,7 +108,8 @@ def strategies(plugins: Plugins = None) -> None:
     is."""
     from neurocheckers.experiment.strategy_registry import PluginError
 
-    try:  # the --plugin modules are imported already (``Plugins``)
+    _load_plugins(plugins)
+    try:
         print("\n".join(strategy_lines()))
     except PluginError as e:
         raise UserError(str(e)) from None
@@ -143,13 +142,16 @@ def evolve(
     Writes a run folder: its config, metrics.csv, lineage.csv and the bosses, and checkpoints. A run
     resumed with --resume goes on from its last checkpoint; a finished run is left as it is. A new
     run's config records its --plugin modules (plugins), so the folder reads wherever they import."""
-    modules = tuple(plugins or ())  # imported already (``Plugins``)
+    modules = _load_plugins(plugins)
+    prepared_runs = []
     for one_seed in _seed_list(seed, seeds, resume):
         prepared = _prepare_run(config, out, epochs, one_seed, set_, resume, modules)
         if prepared is None:
             return
-        run_dir, total = prepared
-        _evolve_with_progress(run_dir, total)
+        prepared_runs.append(prepared)
+    # The seeds of --seeds run as one vmapped program where their strategy allows (run_seeds).
+    _evolve_with_progress([run_dir for run_dir, _ in prepared_runs], prepared_runs[0][1])
+    for run_dir, total in prepared_runs:
         from neurocheckers.experiment.folder import stop_message
 
         print(stop_message(run_dir, total))
@@ -236,16 +238,17 @@ def _prepare_run(config, out, epochs, seed, overrides, resume, plugins=()) -> tu
     return run_dir, total
 
 
-def _evolve_with_progress(run_dir: str, total: int) -> None:
-    """``experiment.run.run`` up to ``total`` epochs under a progress bar of epochs."""
+def _evolve_with_progress(run_dirs: list[str], total: int) -> None:
+    """``experiment.run.run_seeds`` of ``run_dirs`` (one run, or the seeds of ``--seeds``) up to
+    ``total`` epochs under a progress bar of epochs for each."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from neurocheckers.experiment.folder import RunError, learner_status, read_run_config, run_metrics
-    from neurocheckers.experiment.run import run
+    from neurocheckers.experiment.run import run_seeds
     from neurocheckers.experiment.strategy_registry import is_learner
 
-    games = read_run_config(run_dir)[0].games_per_epoch
-    learner = is_learner(read_run_config(run_dir)[0].strategy)
+    config = read_run_config(run_dirs[0])[0]
+    games, learner = config.games_per_epoch, is_learner(config.strategy)
     columns = (
         TextColumn("epoch"),
         MofNCompleteColumn(),
@@ -254,11 +257,13 @@ def _evolve_with_progress(run_dir: str, total: int) -> None:
         TimeElapsedColumn(),
     )
     with Progress(*columns, transient=False) as progress:
-        task = progress.add_task("evolve", total=total, status="compiling...")
-        done = len(run_metrics(run_dir))
-        progress.update(task, completed=min(done, total))
+        tasks = {}
+        for run_dir in run_dirs:
+            tasks[str(run_dir)] = progress.add_task("evolve", total=total, status="compiling...")
+            progress.update(tasks[str(run_dir)], completed=min(len(run_metrics(run_dir)), total))
 
-        def on_epoch(row):
+        def on_epoch(run_dir, row):
+            task = tasks[str(run_dir)]
             if learner:
                 progress.update(task, completed=int(row["epoch"]) + 1, status=learner_status(row))
                 return
@@ -271,9 +276,10 @@ def _evolve_with_progress(run_dir: str, total: int) -> None:
 
         INTERRUPT_HINTS[:] = [
             f"the run resumes from its last checkpoint: neurocheckers evolve --resume {run_dir}"
+            for run_dir in run_dirs
         ]
         with checks.user_errors(RunError):
-            run(run_dir, epochs=total, on_epoch=on_epoch)
+            run_seeds(run_dirs, epochs=total, on_epoch=on_epoch)
 
 
 @app.command(

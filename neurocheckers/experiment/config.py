@@ -173,6 +173,12 @@ def validate(config: ExperimentConfig) -> None:
     need(c.opening_plies >= 0, f"opening_plies must be >= 0, got {c.opening_plies}")
     need(c.max_plies >= 1, f"max_plies must be >= 1, got {c.max_plies}")
     need(c.checkpoint_every >= 1, f"checkpoint_every must be >= 1, got {c.checkpoint_every}")
+    need(c.epochs_per_call >= 1, f"epochs_per_call must be >= 1, got {c.epochs_per_call}")
+    need(
+        c.epochs_per_call == 1 or strategy(c.strategy).pure_epoch,
+        f"epochs_per_call = {c.epochs_per_call}: strategy {c.strategy!r} does host work between epochs, "
+        "so its epochs cannot run in one call; use 1",
+    )
     need(c.search in SEARCHES, f"search must be one of {', '.join(SEARCHES)}, got {c.search!r}")
     need(1 <= c.depth <= MAX_ALPHABETA_DEPTH, f"depth must be in 1..{MAX_ALPHABETA_DEPTH}, got {c.depth}")
     need(

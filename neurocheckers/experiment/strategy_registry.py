@@ -86,6 +86,9 @@ class StrategyEntry:
         that returns a name neither here nor among its columns stops the run, naming it.
       summary: ``summary(config, simulations) -> str``: the run's one-line description.
       defaults: config values it implies where the config gives none.
+      pure_epoch: whether its epoch is a pure function of (state, key) with nothing on the host
+        between epochs: the run loop may then scan ``epochs_per_call`` epochs in one device call and
+        vmap the seeds of ``evolve --seeds`` (``experiment.run``).
       legacy: keys of older configs (``section.key``) whose value meant this strategy: a config that
         gives one that value (and no other strategy) is read as this strategy, any other value of
         it is dropped.
@@ -103,6 +106,7 @@ class StrategyEntry:
     summary: Callable[[Any, int], str] | None = None
     defaults: Mapping[str, Any] = dataclasses.field(default_factory=lambda: types.MappingProxyType({}))
     legacy: Mapping[str, Any] = dataclasses.field(default_factory=lambda: types.MappingProxyType({}))
+    pure_epoch: bool = True
     doc: str = ""
 
     def __post_init__(self) -> None:
