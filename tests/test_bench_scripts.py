@@ -42,3 +42,9 @@ def test_bench_gauntlet_times_a_gauntlet():
 def test_bench_baselines_prints_throughput_and_results():
     out = script("bench_baselines.py", "--scale", "1000", "--greedy-chunk", "50", "--ab-chunk", "10")
     assert "greedy(material) vs random" in out and "alphabeta:3 vs random" in out
+
+
+@pytest.mark.slow
+def test_bench_seeds_prints_the_epochs_per_second_of_seeds_vmapped():
+    out = script("bench_seeds.py", "--quick", "--modes", "vmapped", "--ks", "2", "--repeats", "1")
+    assert "epochs/s" in out and "vmapped       2" in out
