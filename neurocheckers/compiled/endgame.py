@@ -72,12 +72,12 @@ def load(folder: str | Path, rules: Rules) -> SearchDB:
     return SearchDB(pack(flat), flat.max_pieces, str(folder))
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def _u32(x):
     return np.int64(x) & 0xFFFFFFFF
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def _reversed(x, num_squares):
     """A bitboard turned half a turn: square ``s`` (1-based) to ``N + 1 - s``."""
     for shift, mask in ((1, 0x55555555), (2, 0x33333333), (4, 0x0F0F0F0F), (8, 0x00FF00FF)):
@@ -86,7 +86,7 @@ def _reversed(x, num_squares):
     return x >> (32 - num_squares)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def _colex(edb, binom, width, bits, universe):
     """The colexicographic rank of the set ``bits`` among the same-size subsets of ``universe``."""
     rank, i = np.int64(0), 1
@@ -98,7 +98,7 @@ def _colex(edb, binom, width, bits, universe):
     return rank
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def probe(edb, om, ok, pm, pk, color):
     """The entry (``value | distance << 2``) of a position (relative bitboards, ``color`` to move),
     or -1 when the database does not hold its slice."""

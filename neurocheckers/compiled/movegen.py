@@ -25,7 +25,7 @@ CAPACITY = 256
 MOBILITY_NONE, MOBILITY_STEPS, MOBILITY_CAPTURE = 0, 1, 2
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def shift_to(geo, d, x):
     """The squares adjacent in direction ``d`` to the squares of ``x``."""
     base = G_SHIFT + 4 * d
@@ -37,14 +37,14 @@ def shift_to(geo, d, x):
     return out
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def movers(color, d, men, kings):
     """The pieces that may move in direction ``d``: kings, and men going forward."""
     forward = (d < 2) == (color == 0)
     return kings | men if forward else kings
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def mobility(geo, om, ok, pm, pk, color):
     """MOBILITY_CAPTURE when the mover has a capture, MOBILITY_STEPS when only steps, else NONE."""
     empty = ~(om | ok | pm | pk) & geo[G_FULL]
@@ -60,7 +60,7 @@ def mobility(geo, om, ok, pm, pk, color):
     return MOBILITY_STEPS if steps else MOBILITY_NONE
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def _record(moves, n, source, dest, captured, path):
     if n >= moves.shape[0]:
         raise ValueError("move buffer overflow: more whole-turn moves than the compiled search holds")
@@ -73,7 +73,7 @@ def _record(moves, n, source, dest, captured, path):
 
 @njit(
     "int64(int64[::1], int64, int64, int64, int64, int64, int64, int64, int64, int64, int64[:, ::1], int64)",
-    cache=True,
+    cache=True, _nrt=False,
 )
 def _jumps_from(geo, square, king, color, opp, empty, captured, path, jumps, source, moves, n):
     """Record every capture path of the piece now on ``square`` (``jumps`` jumps made so far)."""
@@ -102,7 +102,7 @@ def _jumps_from(geo, square, king, color, opp, empty, captured, path, jumps, sou
     return n
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def generate(geo, om, ok, pm, pk, color, moves, base):
     """Write the whole-turn moves of the mover at rows ``base..`` of ``moves``; return their count."""
     empty = ~(om | ok | pm | pk) & geo[G_FULL]
@@ -129,7 +129,7 @@ def generate(geo, om, ok, pm, pk, color, moves, base):
     return n - base
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def make(geo, om, ok, pm, pk, color, source, dest, captured):
     """The position after a move, relative to the next mover: ``(om, ok, pm, pk)`` with sides swapped."""
     from_bit = np.int64(1) << source
@@ -145,7 +145,7 @@ def make(geo, om, ok, pm, pk, color, source, dest, captured):
     return pm & ~captured, pk & ~captured, om, ok
 
 
-@njit("int64(int64[::1], int64, int64, int64, int64, int64, int64, int64[:, ::1], int64)", cache=True)
+@njit("int64(int64[::1], int64, int64, int64, int64, int64, int64, int64[:, ::1], int64)", cache=True, _nrt=False)
 def perft(geo, om, ok, pm, pk, color, depth, moves, base):
     """Leaves of the whole-turn move tree of ``depth`` from the position (draw limits ignored)."""
     n = generate(geo, om, ok, pm, pk, color, moves, base)
@@ -158,7 +158,7 @@ def perft(geo, om, ok, pm, pk, color, depth, moves, base):
     return total
 
 
-@njit("int64(int64[::1], int64, int64, int64, int64, int64, int64, int64[:, ::1], int64)", cache=True)
+@njit("int64(int64[::1], int64, int64, int64, int64, int64, int64, int64[:, ::1], int64)", cache=True, _nrt=False)
 def longest_move(geo, om, ok, pm, pk, color, depth, moves, base):
     """The most jumps of any move within ``depth`` whole turns of the position (1 for a step)."""
     n = generate(geo, om, ok, pm, pk, color, moves, base)

@@ -156,19 +156,26 @@ def load(path) -> LeafNetwork:
 # ---------------------------------------------------------------------------
 
 
-@njit(cache=True, inline="always")
-def _add_row(acc, rows, row, sign):
+@njit(cache=True, _nrt=False, inline="always")
+def _row(net, width2, row):
+    """First-layer row ``row`` (``2 A`` floats); a 1-D slice, no reshape (a runtime call in numba)."""
+    return net[row * width2 : (row + 1) * width2]
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _add_row(acc, row, sign):
     for j in range(acc.size):
-        acc[j] += sign * rows[row, j]
+        acc[j] += sign * row[j]
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def refresh(geo, net, head, om, ok, pm, pk, color, ply):
     """Compute the accumulators of ``ply`` afresh from the position (the root's)."""
     width2 = 2 * head[N_WIDTH]
     acc = net[head[N_ACC] + ply * width2 : head[N_ACC] + (ply + 1) * width2]
-    rows = net[: ROWS * width2].reshape((ROWS, width2))
-    acc[:] = net[head[N_BIAS] : head[N_BIAS] + width2]
+    bias = net[head[N_BIAS] : head[N_BIAS] + width2]
+    for j in range(width2):  # a loop: a slice assignment may copy, which needs numba's runtime
+        acc[j] = bias[j]
     boards = (om, ok, pm, pk)
     for b in range(4):
         c = color if b < 2 else 1 - color
@@ -176,10 +183,10 @@ def refresh(geo, net, head, om, ok, pm, pk, color, ply):
         while bits:
             s = lowest_index(bits)
             bits &= bits - 1
-            _add_row(acc, rows, 64 * c + 32 * (b % 2) + s, np.float32(1.0))
+            _add_row(acc, _row(net, width2, 64 * c + 32 * (b % 2) + s), np.float32(1.0))
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def update(geo, net, head, ok, pk, color, source, dest, captured, ply):
     """The accumulators of ``ply + 1`` from those of ``ply`` after the mover's (``color``) move
     (``ok``, ``pk``: the mover's and the opponent's kings before it)."""
@@ -187,25 +194,32 @@ def update(geo, net, head, ok, pk, color, source, dest, captured, ply):
     base = head[N_ACC] + ply * width2
     parent = net[base : base + width2]
     acc = net[base + width2 : base + 2 * width2]
-    rows = net[: ROWS * width2].reshape((ROWS, width2))
     was_king = (ok >> source) & 1
     is_king = was_king | (1 if (np.int64(1) << dest) & geo[G_CROWN + color] else 0)
-    r_from, r_to = 64 * color + 32 * was_king + source, 64 * color + 32 * is_king + dest
-    for j in range(width2):
-        acc[j] = parent[j] - rows[r_from, j] + rows[r_to, j]
+    r_from = _row(net, width2, 64 * color + 32 * was_king + source)
+    r_to = _row(net, width2, 64 * color + 32 * is_king + dest)
+    if captured:  # the first captured piece in the same pass (most captures take one)
+        b = lowest_index(captured)
+        captured &= captured - 1
+        r_cap = _row(net, width2, 64 * (1 - color) + 32 * ((pk >> b) & 1) + b)
+        for j in range(width2):
+            acc[j] = parent[j] - r_from[j] + r_to[j] - r_cap[j]
+    else:
+        for j in range(width2):
+            acc[j] = parent[j] - r_from[j] + r_to[j]
     while captured:
         b = lowest_index(captured)
         captured &= captured - 1
-        _add_row(acc, rows, 64 * (1 - color) + 32 * ((pk >> b) & 1) + b, np.float32(-1.0))
+        _add_row(acc, _row(net, width2, 64 * (1 - color) + 32 * ((pk >> b) & 1) + b), np.float32(-1.0))
 
 
-@njit(cache=True, fastmath=True, inline="always")
+@njit(cache=True, _nrt=False, fastmath=True, inline="always")
 def _act(v, clip):
     v = max(v, np.float32(0.0))
     return min(v, np.float32(1.0)) if clip else v
 
 
-@njit(cache=True, fastmath=True, inline="always")
+@njit(cache=True, _nrt=False, fastmath=True, inline="always")
 def _dense_rows(w, b, x, y, n_out, n_in, clip):
     """``y = act(W x + b)`` (ReLU, clipped to 1 when ``clip``) with ``W`` output-major ([n_out, n_in]);
     four rows a pass over contiguous slices (four independent dot products): the NNUE network's
@@ -233,7 +247,7 @@ def _dense_rows(w, b, x, y, n_out, n_in, clip):
         j += 1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def _nonzero(x, n, idx):
     """Write the indices of the nonzero entries of ``x[:n]`` to ``idx`` (branch-free); their count.
     About half the MLP's units after a ReLU are 0: its dense layers skip them."""
@@ -244,7 +258,7 @@ def _nonzero(x, n, idx):
     return m
 
 
-@njit(cache=True, fastmath=True, inline="always")
+@njit(cache=True, _nrt=False, fastmath=True, inline="always")
 def _dense_sparse(w, b, x, idx, m, y, n_out):
     """``y = ReLU(W x + b)`` over the ``m`` nonzero inputs ``idx`` of ``x``, ``W`` input-major
     ([n_in, n_out]: a row per input): the MLP's layers. Four inputs' rows a pass over the outputs, a
@@ -269,7 +283,7 @@ def _dense_sparse(w, b, x, idx, m, y, n_out):
         y[j] = max(y[j], np.float32(0.0))
 
 
-@njit(cache=True, fastmath=True, inline="always")
+@njit(cache=True, _nrt=False, fastmath=True, inline="always")
 def _nnue_hidden(net, head, acc, x, y, color):
     """The NNUE network's last hidden layer in ``x`` (returned): both halves of the accumulators
     clipped to [0, 1], the mover's first, then the dense layers (clipped)."""
@@ -289,7 +303,7 @@ def _nnue_hidden(net, head, acc, x, y, color):
     return x
 
 
-@njit(cache=True, fastmath=True, inline="always")
+@njit(cache=True, _nrt=False, fastmath=True, inline="always")
 def _mlp_hidden(net, head, acc, x, y, idx, color):
     """The MLP's last hidden layer in ``x`` (returned): the mover's half of the accumulators through
     ReLU, then the dense layers over their nonzero inputs."""
@@ -308,7 +322,7 @@ def _mlp_hidden(net, head, acc, x, y, idx, color):
     return x
 
 
-@njit(cache=True, fastmath=True)
+@njit(cache=True, _nrt=False, fastmath=True)
 def logit(geo, net, head, om, ok, pm, pk, color, ply):
     """The network's output logit for the position at ``ply`` (its accumulators up to date)."""
     width, hidden, nnue = head[N_WIDTH], head[N_HIDDEN], head[N_KIND] == KIND_NNUE
@@ -333,14 +347,14 @@ def logit(geo, net, head, om, ok, pm, pk, color, ply):
     return z
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def value(geo, net, head, om, ok, pm, pk, color, ply):
     """The chance that the mover wins (the network's sigmoid), accumulators of ``ply`` up to date."""
     z = logit(geo, net, head, om, ok, pm, pk, color, ply)
     return 1.0 / (1.0 + math.exp(-z))
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def leaf_score(geo, net, head, om, ok, pm, pk, color, ply, unit):
     """``2 v - 1`` men from the mover's view, in ``unit`` per man (an integer)."""
     z = logit(geo, net, head, om, ok, pm, pk, color, ply)

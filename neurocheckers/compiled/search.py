@@ -101,13 +101,13 @@ SIGNATURE = (
 )
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def evaluate(om, ok, pm, pk):
     """Material from the mover's view."""
     return UNIT * (popcount(om) - popcount(pm)) + KING * (popcount(ok) - popcount(pk))
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def _defer_update(aux, ok, pk, color, src, dst, cap, ply):
     """Record the move from ``ply`` to ``ply + 1`` for the accumulators of ``ply + 1``, which are
     computed only when a leaf below needs them (``_accumulators_to``)."""
@@ -116,7 +116,7 @@ def _defer_update(aux, ok, pk, color, src, dst, cap, ply):
     aux[A_ACC_VALID] = min(aux[A_ACC_VALID], ply)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def _accumulators_to(geo, net, aux, ply):
     """Bring the accumulators of the path up to date down to ``ply`` from the recorded moves."""
     while aux[A_ACC_VALID] < ply:
@@ -128,7 +128,7 @@ def _accumulators_to(geo, net, aux, ply):
         aux[A_ACC_VALID] = q + 1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def leaf_score(geo, net, aux, om, ok, pm, pk, color, ply, key):
     """A quiet leaf's score: material, or the network's ``2 v - 1`` men (``network``), kept in a
     cache by the position's key (leaves recur across iterations and re-searches)."""
@@ -143,7 +143,7 @@ def leaf_score(geo, net, aux, om, ok, pm, pk, color, ply, key):
     return score
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def terminal_score(geo, has_move, own, gply, quiet, dist):
     """The score of a finished game (the JAX engine's ``_conclude`` order), else NOT_TERMINAL."""
     limit = geo[G_QUIET_LIMIT]
@@ -156,7 +156,7 @@ def terminal_score(geo, has_move, own, gply, quiet, dist):
     return NOT_TERMINAL
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def child_key(geo, key, om, ok, pk, color, source, dest, captured):
     """The Zobrist key after a move (``om, ok, pk`` before it)."""
     was_king = (ok >> source) & 1
@@ -171,7 +171,7 @@ def child_key(geo, key, om, ok, pk, color, source, dest, captured):
     return key
 
 
-@njit(cache=True)
+@njit(cache=True, _nrt=False)
 def position_key(geo, om, ok, pm, pk, color):
     """The Zobrist key of a position (relative bitboards, ``color`` to move)."""
     key = geo[G_ZOBRIST_SIDE] if color == 1 else np.int64(0)
@@ -186,7 +186,7 @@ def position_key(geo, om, ok, pm, pk, color):
     return key
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def _to_table(score, dist):
     """A score as stored: won and lost games counted from the node, not the root."""
     if score > WIN_BOUND:
@@ -196,7 +196,7 @@ def _to_table(score, dist):
     return score
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def _from_table(score, dist):
     if score > WIN_BOUND:
         return score - UNIT * dist
@@ -205,7 +205,7 @@ def _from_table(score, dist):
     return score
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def _slot(tt, key):
     """The row of ``key`` in its bucket of two (-1 when absent)."""
     i = key & (tt.shape[0] - 2)
@@ -216,7 +216,7 @@ def _slot(tt, key):
     return np.int64(-1)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def _store(tt, key, depth, score, flag, move, dist):
     """Store a result: in its own row if the key is there, else in the bucket's first row when at
     least as deep as what that row holds (depth-preferred), else in its second (always replaced)."""
@@ -229,7 +229,7 @@ def _store(tt, key, depth, score, flag, move, dist):
     tt[i, 1] = (_to_table(score, dist) + (1 << 31)) | (depth << 32) | (flag << 40) | ((move + 1) << 42)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def _repeated(aux, key, ply, rev):
     """Whether the position on the path at ``ply`` (key ``key``) occurred before with the same mover
     since the last irreversible move (``rev`` plies ago)."""
@@ -242,7 +242,7 @@ def _repeated(aux, key, ply, rev):
     return False
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def _order_moves(aux, moves, base, n, color, ply, tt_move, options):
     """Ordering scores: the table's move, captures (the longest first), killers, the counter-move,
     then history."""
@@ -272,7 +272,7 @@ def _order_moves(aux, moves, base, n, color, ply, tt_move, options):
         moves[i, M_ORDER] = order
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def _pick(moves, base, n):
     """The unsearched move with the highest ordering score (searched moves hold -1)."""
     best, best_i = np.int64(-2), np.int64(-1)
@@ -282,14 +282,14 @@ def _pick(moves, base, n):
     return best_i
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def _counter_slot(aux, color, ply):
     """Where the counter-move to the move that led to ``ply`` is kept."""
     previous = aux[A_PREVIOUS + ply]
     return A_COUNTER + 1024 * color + 32 * (previous & 63) + (previous >> 6)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def _good_quiet_move(aux, moves, i, color, ply, depth):
     """A quiet move that cut off: a killer at this ply, and credit in the history table."""
     ident = moves[i, M_FROM] | (moves[i, M_TO] << 6)
@@ -302,7 +302,7 @@ def _good_quiet_move(aux, moves, i, color, ply, depth):
         aux[_counter_slot(aux, color, ply)] = ident
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def _log_reduction(depth, k):
     """A late quiet move's reduction growing with the depth and its place in the order (as in
     chess engines: ``ln(depth) ln(k) / 2``), at least 1 and leaving at least a move to search."""
@@ -310,7 +310,7 @@ def _log_reduction(depth, k):
     return max(1, min(r, depth - 2))
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def _late_move_reduction(options, depth, k, order):
     """How much shallower the ``k``-th move (``order`` its ordering key) is searched first: quiet
     moves late in the order, with ``OPT_LMR`` (and ``OPT_LMR_DEEP`` or ``OPT_LMR_LOG``); else 0."""
@@ -321,14 +321,14 @@ def _late_move_reduction(options, depth, k, order):
     return _log_reduction(depth, k) if options & OPT_LMR_LOG else 1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def _record_root(aux, moves, i, score):
     aux[A_BEST_FROM], aux[A_BEST_TO] = moves[i, M_FROM], moves[i, M_TO]
     aux[A_BEST_CAPTURED], aux[A_BEST_PATH] = moves[i, M_CAPTURED], moves[i, M_PATH]
     aux[A_BEST_SCORE], aux[A_BEST_SET] = score, 1
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def _tick(aux):
     """Count a node; raise the stop flag past the deadline or the node limit. True to stop."""
     aux[A_NODES] += 1
@@ -339,7 +339,7 @@ def _tick(aux):
     return aux[A_STOP] != 0
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def _probe(tt, key, depth, alpha, beta, dist):
     """``(cut, score, move)``: whether the table settles the node, its score, and its best move (-1)."""
     i = _slot(tt, key)
@@ -355,7 +355,7 @@ def _probe(tt, key, depth, alpha, beta, dist):
     return cut, score, move
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def _endgame_score(geo, edb, om, ok, pm, pk, color, dist, quiet):
     """The endgame database's score of a position (``compiled.endgame``), else NOT_TERMINAL."""
     if geo[G_QUIET_LIMIT] > 0 and quiet >= geo[G_QUIET_LIMIT]:
@@ -371,7 +371,7 @@ def _endgame_score(geo, edb, om, ok, pm, pk, color, dist, quiet):
     return np.int64(0)
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def _settled(geo, aux, net, edb, om, ok, pm, pk, color, key, horizon, ply, dist, gply, quiet, rev):
     """The score of a node settled before its moves are searched (the search stopped, a repetition,
     a position of the endgame database, a finished game or a quiet leaf at the horizon), else
@@ -396,7 +396,7 @@ def _settled(geo, aux, net, edb, om, ok, pm, pk, color, key, horizon, ply, dist,
     return NOT_TERMINAL
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True, _nrt=False, inline="always")
 def _child(geo, om, ok, pm, pk, color, key, src, dst, cap, dist, gply, quiet, rev):
     """The child after a move: its bitboards, key, distance, game ply and counters."""
     c_om, c_ok, c_pm, c_pk = make(geo, om, ok, pm, pk, color, src, dst, cap)
@@ -408,7 +408,7 @@ def _child(geo, om, ok, pm, pk, color, key, src, dst, cap, dist, gply, quiet, re
     return c_om, c_ok, c_pm, c_pk, c_key, dist + actions, gply + actions, c_quiet, c_rev
 
 
-@njit(SIGNATURE, cache=True)
+@njit(SIGNATURE, cache=True, _nrt=False)
 def negamax(
     geo, tt, moves, aux, net, edb, om, ok, pm, pk, color, key, depth, alpha, beta, ply, dist, gply, quiet, rev
 ):
