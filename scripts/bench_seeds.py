@@ -10,8 +10,9 @@ every program (or loads it from the compile cache). Each separate process warms 
 others, then times its runs; their throughput is all their epochs over the span from the first
 start to the last end. Figures: the median of ``--repeats``, in epochs/s of all seeds together, and
 "device" epochs/s, the epochs over the summed wall time of the device calls alone (``wall_seconds``
-of metrics.csv; a vmapped call counted once), which leaves out each run's start (its compiled
-epoch's memory check, the first lineage file) and the host's writing between calls.
+of metrics.csv, where a vmapped call's is shared among its seeds), which leaves out each run's
+start (its compiled epoch's memory check, the first lineage file) and the host's writing between
+calls; and epochs per CPU second of the processes (all threads), steadier on a shared machine.
 
     python scripts/bench_seeds.py --devices 2    # a few minutes on 2 cores
     python scripts/bench_seeds.py --quick        # a tiny smoke run
@@ -74,23 +75,24 @@ def config_items(args: argparse.Namespace, seed: int, k: int, epochs: int) -> li
 
 
 def in_process(args: argparse.Namespace, seeds: tuple[int, ...], k: int, epochs: int, vmapped: bool) -> dict:
-    """Runs of ``seeds`` in this process: (seconds of the run loop, seconds of its device calls)."""
+    """Runs of ``seeds`` in this process: the seconds of the run loop, its CPU seconds (every thread
+    of this process) and the seconds of its device calls."""
     from neurocheckers.experiment.config import load_config
     from neurocheckers.experiment.run import create_run, run, run_seeds
     from neurocheckers.formats import read_metrics
 
     out = Path(tempfile.mkdtemp(prefix="bench_seeds_"))
     dirs = [create_run(load_config(None, config_items(args, s, k, epochs)), out) for s in seeds]
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     if vmapped:
         run_seeds(dirs)
     else:
         for run_dir in dirs:
             run(run_dir)
-    seconds = time.perf_counter() - start
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu
     walls = [[float(r["wall_seconds"]) for r in read_metrics(d)] for d in dirs]
-    device = sum(walls[0]) if vmapped else sum(map(sum, walls))  # a vmapped call is every seed's
-    return {"seconds": seconds, "device": device}
+    device = sum(map(sum, walls))  # a vmapped call's wall time is shared evenly among its seeds
+    return {"seconds": seconds, "cpu": cpu, "device": device}
 
 
 def worker(args: argparse.Namespace) -> int:
@@ -105,13 +107,13 @@ def worker(args: argparse.Namespace) -> int:
             time.sleep(0.01)
         start = time.time()
         timed = in_process(args, (args.worker,), k, args.epochs, vmapped=False)
-        spans.append({"start": start, "end": time.time(), "device": timed["device"]})
+        spans.append({"start": start, "end": time.time(), "cpu": timed["cpu"], "device": timed["device"]})
     print("SPANS " + json.dumps(spans))
     return 0
 
 
 def separate_processes(args: argparse.Namespace, k: int) -> list[dict]:
-    """Each repeat's (seconds from the first start to the last end, device seconds summed) of
+    """Each repeat's seconds from the first start to the last end (CPU and device seconds summed) of
     ``len(SEEDS)`` processes running at once."""
     with tempfile.TemporaryDirectory() as barrier:
         common = [
@@ -141,6 +143,7 @@ def separate_processes(args: argparse.Namespace, k: int) -> list[dict]:
     return [
         {
             "seconds": max(s[r]["end"] for s in spans) - min(s[r]["start"] for s in spans),
+            "cpu": sum(s[r]["cpu"] for s in spans),
             "device": sum(s[r]["device"] for s in spans),
         }
         for r in range(args.repeats)
@@ -177,6 +180,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     total = len(SEEDS) * args.epochs
     header = f"{'mode':<11} {'K':>3} {'epochs/s':>9} {'min .. max':>13} {'device epochs/s':>16}"
+    header += f" {'epochs/cpu-s':>13}"
     print(f"median of {args.repeats} repeats")
     print(header)
     print("-" * len(header))
@@ -185,10 +189,10 @@ def main(argv: list[str] | None = None) -> int:
             rows = measure(args, mode, k)
             rates = [total / r["seconds"] for r in rows]
             device = statistics.median(total / r["device"] for r in rows)
+            per_cpu = statistics.median(total / r["cpu"] for r in rows)
             spread = f"{min(rates):.2f} .. {max(rates):.2f}"
-            print(
-                f"{mode:<11} {k:>3} {statistics.median(rates):>9.2f} {spread:>13} {device:>16.2f}", flush=True
-            )
+            line = f"{mode:<11} {k:>3} {statistics.median(rates):>9.2f} {spread:>13} {device:>16.2f}"
+            print(f"{line} {per_cpu:>13.2f}", flush=True)
     print(f"load average at the end: {os.getloadavg()[0]:.1f}")
     return 0
 

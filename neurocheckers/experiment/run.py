@@ -533,8 +533,9 @@ def run_seeds(
     their config's): as one program vmapped over a leading seed axis of their states
     (``epochs_program``, ``epochs_per_call`` epochs a call) when ``seed_group`` allows it, else one
     after another (``run``). Each run's folder ends as its own ``run`` would leave it, its metrics
-    equal within float tolerance, apart from timing: a vmapped call's wall time is every seed's, as
-    they ran together. ``on_epoch(run_dir, row)`` receives each epoch's row."""
+    equal within float tolerance, apart from timing: each seed is charged an even share of a vmapped
+    call's wall time, so a budget buys each run what it would alone. ``on_epoch(run_dir, row)``
+    receives each epoch's row."""
     run_dirs = [Path(d) for d in run_dirs]
     group = seed_group(run_dirs, epochs)
     if group is None:
@@ -574,7 +575,7 @@ def _run_group(
         program = compiled_program(trainers[0], length, len(run_dirs))
         start = time.perf_counter()
         stacked, (metrics, networks) = jax.device_get(program(stacked, seeds, *trainers[0].epoch_data))
-        wall = time.perf_counter() - start
+        wall = (time.perf_counter() - start) / len(run_dirs)  # each seed's share: budgets stay per run
         for i, run_dir in enumerate(run_dirs):
             _record_call(
                 run_dir, configs[i], trainers[i], _seed_slice(stacked, i),
