@@ -18,7 +18,8 @@ epoch key, so with every setting off an epoch is exactly the study's.
 
 ``evolve_epoch`` is one jitted function of (state, key); ``evolve_epochs`` scans it over many epochs
 as one compiled function of the seed, so whole runs of several seeds can be vmapped at once (the
-PureJaxRL way; tested) with the same metrics as the epoch-by-epoch driver.
+PureJaxRL way; tested) with the same metrics as the epoch-by-epoch driver. The run loop does the same
+for every strategy's epoch (``experiment.run.epochs_program``: ``epochs_per_call``, ``evolve --seeds``).
 """
 
 from __future__ import annotations
