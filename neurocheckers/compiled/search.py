@@ -273,6 +273,14 @@ def _order_moves(aux, moves, base, n, color, ply, tt_move, options):
 
 
 @njit(cache=True, _nrt=False, inline="always")
+def _prefetch_children(geo, tt, moves, base, n, key, ok, pk, color):
+    """Bring the table rows of every child into the cache while the first ones are searched."""
+    for i in range(base, base + n):
+        c_key = child_key(geo, key, 0, ok, pk, color, moves[i, M_FROM], moves[i, M_TO], moves[i, M_CAPTURED])
+        prefetch(tt, c_key & (tt.shape[0] - 2))
+
+
+@njit(cache=True, _nrt=False, inline="always")
 def _pick(moves, base, n):
     """The unsearched move with the highest ordering score (searched moves hold -1)."""
     best, best_i = np.int64(-2), np.int64(-1)
@@ -440,6 +448,8 @@ def negamax(
             return best
         alpha = max(alpha, best)
     _order_moves(aux, moves, base, n, color, ply, tt_move, options)
+    if options & OPT_TABLE and depth > 1:  # ask for the children's table rows early: the probe misses
+        _prefetch_children(geo, tt, moves, base, n, key, ok, pk, color)
     for k in range(n):
         i = _pick(moves, base, n)
         order, moves[i, M_ORDER] = moves[i, M_ORDER], -1
@@ -451,8 +461,6 @@ def negamax(
         )
         if aux[A_NET + network.N_KIND] != network.KIND_MATERIAL:
             _defer_update(aux, ok, pk, color, src, dst, cap, ply)
-        if options & OPT_TABLE and depth > 1:
-            prefetch(tt, c_key & (tt.shape[0] - 2))
         c_color, c_ply, d1 = 1 - color, ply + 1, depth - 1
         aux[A_PREVIOUS + c_ply] = src | (dst << 6)
         leaf = NOT_TERMINAL
