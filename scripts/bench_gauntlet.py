@@ -1,6 +1,7 @@
 """Time the default gauntlet (``neurocheckers gauntlet AGENT``) end to end in this process.
 
     python scripts/bench_gauntlet.py [--agent results/base_final_boss.safetensors] [--repeats 3] [--cold]
+        [--openings 100] [--depth 3]
 
 Runs the gauntlet ``--repeats`` times and prints each wall time, the median of the repeats after the
 first, and whether the compile cache was warm (``--cold`` uses an empty cache directory, so the first
@@ -29,9 +30,14 @@ def main() -> None:
     parser.add_argument("--cold", action="store_true", help="Start from an empty compile cache.")
     parser.add_argument("--devices", type=int, default=os.cpu_count(), help="Host devices (as the CLI).")
     parser.add_argument("--openings", type=int, default=100, help="Paired openings a match (tiny runs: 1).")
+    parser.add_argument(
+        "--depth", type=int, default=3, help="The deepest ladder and equal-depth row (tiny runs: 1)."
+    )
     args = parser.parse_args()
     if args.repeats < 2:
         parser.error(f"--repeats must be >= 2, got {args.repeats}")
+    if args.depth < 1:
+        parser.error(f"--depth must be >= 1, got {args.depth}")
 
     from neurocheckers.devices import use_host_devices
 
@@ -46,7 +52,10 @@ def main() -> None:
     configure_jax(cold_dir.name if cold_dir else None)
     cache = jax.config.jax_compilation_cache_dir
     had_entries = cache is not None and Path(cache).is_dir() and any(Path(cache).iterdir())
-    rules, config = get_rules(args.rules), GauntletConfig(openings=args.openings)
+    config = GauntletConfig(
+        openings=args.openings, depth=args.depth, equal_depths=tuple(range(1, args.depth + 1))
+    )
+    rules = get_rules(args.rules)
     print(f"machine: {os.cpu_count()} cores, JAX {jax.__version__}, {len(jax.devices())} host devices")
     print(f"agent: {args.agent}; rules {args.rules}; {config.openings} openings x 2 colours per match")
     print(f"compile cache: {cache} ({'warm' if had_entries else 'cold'} at the first repeat)")

@@ -61,8 +61,10 @@ def centre_mask(rules) -> int:
     return sum(1 << (r * per_row + c) for r in range(1, rows - 1) for c in middle)
 
 
-def handcrafted_value(rules, advance: float, back: float, centre: float, trade: float, king: float):
-    """``sigmoid(0.5 x (material + positional terms))`` for the side to move; exact at game ends."""
+def handcrafted_value(rules):
+    """``sigmoid(0.5 x (material + positional terms))`` for the side to move; exact at game ends. Its
+    ``params`` are the terms' weights ``[advance, back, centre, trade, king]`` (a row of ``SETTINGS``):
+    traced, so every setting shares one compiled match a depth."""
     rows = row_masks(rules)
     last = len(rows) - 1
     centre_bits = centre_mask(rules)
@@ -71,7 +73,8 @@ def handcrafted_value(rules, advance: float, back: float, centre: float, trade: 
         return jax.lax.population_count(bits & jnp.uint32(mask)).astype(jnp.float32)
 
     def value_fn(params, state, key):
-        del params, key
+        del key
+        advance, back, centre, trade, king = (params[i] for i in range(5))
         black_pieces = state.black_men | state.black_kings
         white_pieces = state.white_men | state.white_kings
         black_advance = sum(r * count(state.black_men, m) for r, m in enumerate(rows))
@@ -105,12 +108,16 @@ def main(argv: list[str] | None = None) -> int:
     depths = [int(d) for d in args.depths.split(",")]
     print(f"{args.rules}: hand-written evaluator vs material at equal depth, {games} games a row")
     print("advance back centre trade king | depth  score (95% interval)   W   D   L")
+    value_fn = handcrafted_value(rules)
+    policies = {
+        depth: (alphabeta_policy(rules, depth, value_fn), alphabeta_policy(rules, depth)) for depth in depths
+    }
     for setting in SETTINGS:
-        value_fn = handcrafted_value(rules, *setting)
         for depth in depths:
             start = time.perf_counter()
+            handcrafted, material = policies[depth]
             records = run_match(
-                rules, alphabeta_policy(rules, depth, value_fn), None, alphabeta_policy(rules, depth), None,
+                rules, handcrafted, jnp.asarray(setting, jnp.float32), material, None,
                 MatchOptions(games, seed=args.seed, batch=games, openings=starts),
             )  # fmt: skip
             score = np.asarray(records.score)

@@ -34,7 +34,7 @@ def test_bench_evolve_quick_prints_seconds_per_epoch():
 
 @pytest.mark.slow
 def test_bench_gauntlet_times_a_gauntlet():
-    out = script("bench_gauntlet.py", "--repeats", "2", "--openings", "1", "--devices", "1")
+    out = script("bench_gauntlet.py", "--repeats", "2", "--openings", "1", "--depth", "1", "--devices", "1")
     assert "repeat 2:" in out and "median of the 1 later repeats" in out
 
 
