@@ -57,3 +57,30 @@ def test_position_refuses_a_pending_multi_jump():
     state = init(AMERICAN8).replace(continuing=np.uint32(1))
     with pytest.raises(ValueError, match="multi-jump"):
         Position.from_state(state)
+
+
+def test_stale_numba_cache_is_dropped_when_a_source_changes(tmp_path):
+    """numba checks only each function's own file; the package's stamp of all its sources clears
+    the cache when any changes (a caller compiled against an older callee would be loaded)."""
+    from neurocheckers.compiled import drop_stale_cache
+
+    (tmp_path / "a.py").write_text("x = 1\n")
+    cache = tmp_path / "__pycache__"
+    cache.mkdir()
+    assert drop_stale_cache(tmp_path)  # no stamp yet
+    (cache / "a.f-1.py311.nbi").write_text("index")
+    (cache / "a.f-1.py311.1.nbc").write_text("code")
+    assert not drop_stale_cache(tmp_path)
+    assert len(list(cache.glob("*.nb?"))) == 2
+    (tmp_path / "a.py").write_text("x = 2\n")
+    assert drop_stale_cache(tmp_path)
+    assert list(cache.glob("*.nb?")) == []
+
+
+def test_table_starts_on_a_cache_line():
+    from neurocheckers.compiled.driver import CACHE_LINE, aligned_table
+
+    for bits in (4, 12):
+        table = aligned_table(bits)
+        assert table.shape == (1 << bits, 2) and table.flags["C_CONTIGUOUS"]
+        assert table.ctypes.data % CACHE_LINE == 0 and not table.any()

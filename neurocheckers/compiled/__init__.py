@@ -15,27 +15,28 @@ import hashlib as _hashlib
 from pathlib import Path as _Path
 
 
-def _drop_stale_cache() -> None:
-    """Delete numba's cache of this package when any of its sources changed since it was written.
+def drop_stale_cache(folder: _Path) -> bool:
+    """Delete numba's cache of the package in ``folder`` when any of its sources changed since it was
+    written; True when it did.
 
     numba checks only the source file of each cached function, so a function of ``search.py`` that
     inlined or called an older ``network.py`` would be loaded with the old code; a stamp of all the
     sources (``__pycache__/sources.sha1``) catches that. Only the package's own ``__pycache__`` (with
     ``NUMBA_CACHE_DIR`` set, clear that folder after changing these files)."""
-    folder = _Path(__file__).resolve().parent
     digest = _hashlib.sha1()
     for source in sorted(folder.glob("*.py")):
         digest.update(source.name.encode() + source.read_bytes())
     cache, stamp = folder / "__pycache__", folder / "__pycache__" / "sources.sha1"
     try:
         if stamp.is_file() and stamp.read_text() == digest.hexdigest():
-            return
+            return False
         for entry in [*cache.glob("*.nbi"), *cache.glob("*.nbc")]:
             entry.unlink(missing_ok=True)
         cache.mkdir(exist_ok=True)
         stamp.write_text(digest.hexdigest())
     except OSError:  # a read-only install: numba will not write a cache there either
-        pass
+        return False
+    return True
 
 
-_drop_stale_cache()
+drop_stale_cache(_Path(__file__).resolve().parent)

@@ -23,6 +23,8 @@ CAPACITY = 256
 """Move rows reserved per ply (whole-turn moves of one position; distinct capture paths count apart)."""
 
 MOBILITY_NONE, MOBILITY_STEPS, MOBILITY_CAPTURE = 0, 1, 2
+TREE_SIGNATURE = "int64(int64[::1], int64, int64, int64, int64, int64, int64, int64[:, ::1], int64)"
+"""``perft`` and ``longest_move``: one explicit signature each (recursive and cached)."""
 
 
 @njit(cache=True, _nrt=False, inline="always")
@@ -73,7 +75,8 @@ def _record(moves, n, source, dest, captured, path):
 
 @njit(
     "int64(int64[::1], int64, int64, int64, int64, int64, int64, int64, int64, int64, int64[:, ::1], int64)",
-    cache=True, _nrt=False,
+    cache=True,
+    _nrt=False,
 )
 def _jumps_from(geo, square, king, color, opp, empty, captured, path, jumps, source, moves, n):
     """Record every capture path of the piece now on ``square`` (``jumps`` jumps made so far)."""
@@ -145,7 +148,7 @@ def make(geo, om, ok, pm, pk, color, source, dest, captured):
     return pm & ~captured, pk & ~captured, om, ok
 
 
-@njit("int64(int64[::1], int64, int64, int64, int64, int64, int64, int64[:, ::1], int64)", cache=True, _nrt=False)
+@njit(TREE_SIGNATURE, cache=True, _nrt=False)
 def perft(geo, om, ok, pm, pk, color, depth, moves, base):
     """Leaves of the whole-turn move tree of ``depth`` from the position (draw limits ignored)."""
     n = generate(geo, om, ok, pm, pk, color, moves, base)
@@ -158,7 +161,7 @@ def perft(geo, om, ok, pm, pk, color, depth, moves, base):
     return total
 
 
-@njit("int64(int64[::1], int64, int64, int64, int64, int64, int64, int64[:, ::1], int64)", cache=True, _nrt=False)
+@njit(TREE_SIGNATURE, cache=True, _nrt=False)
 def longest_move(geo, om, ok, pm, pk, color, depth, moves, base):
     """The most jumps of any move within ``depth`` whole turns of the position (1 for a step)."""
     n = generate(geo, om, ok, pm, pk, color, moves, base)
