@@ -89,7 +89,14 @@ def main() -> None:
     )
     parser.add_argument("--greedy-chunk", type=int, default=10_000)
     parser.add_argument("--ab-chunk", type=int, default=1_000)
+    parser.add_argument(
+        "--presets", default=",".join(PRESETS), help="The presets of the last rows (comma-separated)."
+    )
     args = parser.parse_args()
+    presets = [name for name in args.presets.split(",") if name]
+    unknown = [name for name in presets if name not in PRESETS]
+    if unknown:
+        parser.error(f"--presets: unknown preset {unknown[0]!r} (known: {', '.join(PRESETS)})")
     scale = args.scale or (10 if args.quick else 1)
     print(f"jax {jax.__version__} on {jax.devices()[0].platform} ({jax.device_count()} device)")
 
@@ -99,7 +106,7 @@ def main() -> None:
     run(rules, "greedy(material) vs random", greedy, rand, 50_000 // scale, args.greedy_chunk)
     run(rules, "alphabeta:3 vs random", alphabeta_policy(rules, 3), rand, 10_000 // scale, args.ab_chunk)
 
-    for rules in PRESETS.values():
+    for rules in (PRESETS[name] for name in presets):
         run(
             rules,
             "alphabeta:3 vs random",

@@ -40,7 +40,10 @@ def test_bench_gauntlet_times_a_gauntlet():
 
 @pytest.mark.slow
 def test_bench_baselines_prints_throughput_and_results():
-    out = script("bench_baselines.py", "--scale", "1000", "--greedy-chunk", "50", "--ab-chunk", "10")
+    out = script(
+        "bench_baselines.py", "--scale", "1000", "--greedy-chunk", "50", "--ab-chunk", "10",
+        "--presets", "american6",
+    )  # fmt: skip
     assert "greedy(material) vs random" in out and "alphabeta:3 vs random" in out
 
 
