@@ -203,7 +203,7 @@ def verdicts(
         bool, typer.Option("--json", help="Print the counts and each game's value as JSON.")
     ] = False,
 ) -> None:
-    """Say what an endgame database makes of each saved game's last position.
+    """Look each saved game's end up in an endgame database.
 
     Replays every game and looks its last position up: of the draws, how many the database calls won
     for either player or drawn; of the decisive games, whether it agrees; and how many games ended

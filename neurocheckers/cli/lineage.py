@@ -229,7 +229,7 @@ def gauntlet(
         ),
     ] = None,
 ) -> None:
-    """Rate a player on a fixed ladder: scores with 95% intervals, Elo.
+    """Rate a player on a fixed ladder (scores, 95% intervals, Elo).
 
     Every match is played over the same committed openings, each with both colours; rows against
     engines and timed players give both sides' seconds per move."""

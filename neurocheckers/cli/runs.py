@@ -421,7 +421,7 @@ def plot(
         typer.Option(metavar="TEXT", help="Legend label of each run, in order (default: its name)."),
     ] = None,
 ) -> None:
-    """Plot the fitness (and strength) of one or more runs over epochs.
+    """Plot runs' fitness (and strength) over epochs.
 
     Shows the band, mean and best member per game and the boss promotions, runs overlaid, with the
     number of bosses promoted below. Runs made with strength_every also get a strength figure beside
