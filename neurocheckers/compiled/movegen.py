@@ -73,13 +73,22 @@ def _record(moves, n, source, dest, captured, path):
     return n + 1
 
 
-@njit(
-    "int64(int64[::1], int64, int64, int64, int64, int64, int64, int64, int64, int64, int64[:, ::1], int64)",
-    cache=True,
-    _nrt=False,
-)
-def _jumps_from(geo, square, king, color, opp, empty, captured, path, jumps, source, moves, n):
-    """Record every capture path of the piece now on ``square`` (``jumps`` jumps made so far)."""
+@njit(cache=True, _nrt=False, inline="always")
+def _can_jump(geo, square, king, color, opp, empty):
+    """Whether the piece on ``square`` has a jump (over ``opp`` onto ``empty``)."""
+    for d in range(4):
+        if king == 0 and ((d < 2) != (color == 0)):
+            continue
+        land = geo[G_LANDING + 32 * d + square]
+        if land >= 0 and (opp >> geo[G_NEIGHBOR + 32 * d + square]) & 1 and (empty >> land) & 1:
+            return True
+    return False
+
+
+@njit(cache=True, _nrt=False, inline="always")
+def _jumps(geo, square, king, color, opp, empty, captured, path, jumps, source, moves, n):
+    """Record every capture path of the piece now on ``square`` (``jumps`` jumps made so far); inlined
+    where the first jumps are generated, so only a capture that goes on makes a (recursive) call."""
     found = False
     if jumps == 0 or geo[G_MULTI]:
         for d in range(4):
@@ -98,11 +107,24 @@ def _jumps_from(geo, square, king, color, opp, empty, captured, path, jumps, sou
                 n = _record(moves, n, source, land, captured | over_bit, new_path)
             else:
                 new_empty = (empty | over_bit | (np.int64(1) << square)) & ~land_bit
-                n = _jumps_from(geo, land, king, color, opp & ~over_bit, new_empty, captured | over_bit,
-                                new_path, jumps + 1, source, moves, n)  # fmt: skip
+                if _can_jump(geo, land, king, color, opp & ~over_bit, new_empty):
+                    n = _jumps_from(geo, land, king, color, opp & ~over_bit, new_empty, captured | over_bit,
+                                    new_path, jumps + 1, source, moves, n)  # fmt: skip
+                else:  # the capture ends here (most do): recorded without a call
+                    n = _record(moves, n, source, land, captured | over_bit, new_path)
     if not found and jumps > 0:
         n = _record(moves, n, source, square, captured, path)
     return n
+
+
+@njit(
+    "int64(int64[::1], int64, int64, int64, int64, int64, int64, int64, int64, int64, int64[:, ::1], int64)",
+    cache=True,
+    _nrt=False,
+)
+def _jumps_from(geo, square, king, color, opp, empty, captured, path, jumps, source, moves, n):
+    """``_jumps`` as a function of one signature, for the recursion."""
+    return _jumps(geo, square, king, color, opp, empty, captured, path, jumps, source, moves, n)
 
 
 @njit(cache=True, _nrt=False)
@@ -119,8 +141,8 @@ def generate(geo, om, ok, pm, pk, color, moves, base):
         s = lowest_index(sources)
         sources &= sources - 1
         king = np.int64(1) if (ok >> s) & 1 else np.int64(0)
-        n = _jumps_from(geo, s, king, np.int64(color), opp, empty, np.int64(0), np.int64(0), np.int64(0),
-                        s, moves, n)  # fmt: skip
+        zero = np.int64(0)
+        n = _jumps(geo, s, king, np.int64(color), opp, empty, zero, zero, zero, s, moves, n)
     if n > base and geo[G_FORCED]:
         return n - base
     for d in range(4):
