@@ -208,7 +208,7 @@ def compiled_agent_player(
 def load_endgame(folder: str, rules: Rules) -> search_db.SearchDB:
     """The endgame database in ``folder`` as the compiled search reads it; ``EndgameError`` (one
     line, naming the folder) for none, an empty one or one of other rules. ``american8`` up to 5
-    pieces takes some seconds and about 600 MB."""
+    pieces: 16 CPU seconds, 584 MB held, 4.2 GB at the peak of loading."""
     return search_db.load(folder, rules)
 
 
@@ -277,6 +277,13 @@ def _whole_turn(rules: Rules, state: State, choose: Callable[[State, int], int])
         current = apply_move(rules, current, Move((action,), (src, dst), is_capture))
         if not int(current.continuing) or bool(current.terminated):
             return Move(tuple(actions), tuple(path), capture)
+
+
+def prepare_step(rules: Rules) -> None:
+    """Compile the step that plays a host player's move (``apply_move``), which ``host_turn`` times
+    with the move: uncompiled, the first move of a game took about 0.8 s more than its search."""
+    start = jax.device_get(init(rules))
+    apply_move(rules, start, legal_moves(rules, start)[0])
 
 
 def prepare_timed(player: TimedPlayer, rules: Rules) -> None:
@@ -382,6 +389,7 @@ def _prepare(thinker: _Thinker) -> str:
     """Compile the agent's search before the first move; says what was compiled."""
     if thinker.compiled is not None:
         thinker.compiled.warm_up()
+        prepare_step(thinker.rules)
         return "compiled search loaded"
     if thinker.timed is not None:
         prepare_timed(thinker.timed, thinker.rules)
