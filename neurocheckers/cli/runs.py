@@ -75,17 +75,6 @@ class _StrategiesInHelp(TyperCommand):
         super().format_epilog(ctx, formatter)
 
 
-Plugins = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--plugin",
-        metavar="MODULE",
-        help="Import this module first: a plug-in that registers strategies (repeatable).",
-    ),
-]
-"""A ``--plugin`` option: plug-in modules imported before the config is read."""
-
-
 def _load_plugins(plugins: list[str] | None) -> tuple[str, ...]:
     """Import the ``--plugin`` modules; ``UserError`` naming one that cannot be imported."""
     from neurocheckers.experiment.strategy_registry import PluginError, load_plugins
@@ -98,6 +87,19 @@ def _load_plugins(plugins: list[str] | None) -> tuple[str, ...]:
     return modules
 
 
+Plugins = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--plugin",
+        metavar="MODULE",
+        help="Import this module first: a plug-in that registers strategies (repeatable).",
+        is_eager=True,  # imported as soon as parsed: a --help after it lists their strategies
+        callback=_load_plugins,
+    ),
+]
+"""A ``--plugin`` option: plug-in modules imported (``_load_plugins``) before the config is read."""
+
+
 @app.command(epilog=example("neurocheckers strategies --plugin my_pkg.my_strategy"))
 def strategies(plugins: Plugins = None) -> None:
     """List the strategies a config may name.
@@ -108,8 +110,7 @@ def strategies(plugins: Plugins = None) -> None:
     is."""
     from neurocheckers.experiment.strategy_registry import PluginError
 
-    _load_plugins(plugins)
-    try:
+    try:  # the --plugin modules are imported already (``Plugins``)
         print("\n".join(strategy_lines()))
     except PluginError as e:
         raise UserError(str(e)) from None
@@ -142,7 +143,7 @@ def evolve(
     Writes a run folder: its config, metrics.csv, lineage.csv and the bosses, and checkpoints. A run
     resumed with --resume goes on from its last checkpoint; a finished run is left as it is. A new
     run's config records its --plugin modules (plugins), so the folder reads wherever they import."""
-    modules = _load_plugins(plugins)
+    modules = tuple(plugins or ())  # imported already (``Plugins``)
     prepared_runs = []
     for one_seed in _seed_list(seed, seeds, resume):
         prepared = _prepare_run(config, out, epochs, one_seed, set_, resume, modules)
