@@ -67,8 +67,9 @@ def measure(args: argparse.Namespace, population: int, games: int, sims: int) ->
     """The first epoch (compile included, cache hit or miss) and ``args.repeats`` timed epochs."""
     import jax
 
-    from neurocheckers.evolution.boss_ga import epoch_key, evolve_epoch, init, make_setup
+    from neurocheckers.evolution.boss_ga import evolve_epoch, init, make_setup
     from neurocheckers.experiment.config import load_config
+    from neurocheckers.search.play_settings import epoch_key
 
     keys = [f"population={population}", f"games_per_epoch={games}", f"simulations={sims}"]
     config = load_config(None, [*keys, f"layers={args.layers}", f"width={args.width}", "rules=simple6"])

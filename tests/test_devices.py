@@ -24,7 +24,8 @@ DEVICES_SCRIPT = textwrap.dedent(
     from neurocheckers.devices import use_host_devices
     use_host_devices(int(sys.argv[1]))
     import jax, numpy as np
-    from neurocheckers.evolution.boss_ga import epoch_key, evolve_epoch, init, make_setup
+    from neurocheckers.evolution.boss_ga import evolve_epoch, init, make_setup
+    from neurocheckers.search.play_settings import epoch_key
     from neurocheckers.experiment.config import load_config
     from neurocheckers.learners.td_lambda import TDSettings, epoch, init as td_init
 

@@ -12,11 +12,12 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from neurocheckers.evolution.boss_ga import choose_boss, epoch_key, evolve_epoch, init, make_setup
+from neurocheckers.evolution.boss_ga import choose_boss, evolve_epoch, init, make_setup
 from neurocheckers.experiment.config import ConfigError, load_config
 from neurocheckers.experiment.folder import CHECKPOINT, RunError
 from neurocheckers.experiment.run import create_run, run
 from neurocheckers.formats import METRICS_FILE, TIMING_COLUMNS, read_metrics
+from neurocheckers.search.play_settings import epoch_key
 
 TINY = [
     "population=8",
@@ -182,41 +183,3 @@ def test_bad_run_folders_give_clear_errors_and_change_nothing(uninterrupted_run,
     (other / "config.json").write_text(json.dumps(config))
     with pytest.raises(RunError, match="another config"):
         run(other)
-
-
-def test_scanned_run_and_vmapped_seeds_equal_the_epoch_loop(tiny_config):
-    """A whole run as one lax.scan, and several seeds vmapped, give the epoch-by-epoch results."""
-    from neurocheckers.evolution.boss_ga import evolve_epochs
-
-    setup = make_setup(tiny_config.evolution_settings())
-    epochs = 3
-    looped = {}
-    for seed in (0, 1):
-        state = init(setup, jax.random.key(seed))
-        rows = []
-        for epoch in range(epochs):
-            state, metrics = evolve_epoch(setup, state, epoch_key(seed, epoch))
-            rows.append(jax.device_get(metrics))
-        looped[seed] = (state, {k: np.stack([r[k] for r in rows]) for k in rows[0]})
-
-    state0, scanned = evolve_epochs(setup, epochs, init(setup, jax.random.key(0)), 0)
-    for name, values in looped[0][1].items():
-        np.testing.assert_array_equal(np.asarray(scanned[name]), values, err_msg=name)
-    for a, b in zip(
-        jax.tree.leaves(state0.population), jax.tree.leaves(looped[0][0].population), strict=True
-    ):
-        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
-
-    def whole_run(seed):  # a run as one function of its seed (the PureJaxRL way)
-        return evolve_epochs(setup, epochs, init(setup, jax.random.key(seed)), seed)
-
-    states, per_seed = jax.jit(jax.vmap(whole_run))(jnp.array([0, 1], jnp.uint32))
-    for i, seed in enumerate((0, 1)):
-        for name, values in looped[seed][1].items():
-            np.testing.assert_array_equal(
-                np.asarray(per_seed[name][i]), values, err_msg=f"seed {seed}: {name}"
-            )
-        assert int(states.boss_id[i]) == int(looped[seed][0].boss_id)
-    assert not np.array_equal(
-        np.asarray(per_seed["fitness_mean"][0]), np.asarray(per_seed["fitness_mean"][1])
-    )

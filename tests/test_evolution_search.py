@@ -17,7 +17,7 @@ from neurocheckers.analysis.lineage import export_boss
 from neurocheckers.arena import play_match
 from neurocheckers.cli import main
 from neurocheckers.evaluator import EvaluatorSpec, init_params, init_population, value_fn
-from neurocheckers.evolution.boss_ga import epoch_key, evolve_epoch, init, make_setup
+from neurocheckers.evolution.boss_ga import evolve_epoch, init, make_setup
 from neurocheckers.experiment.config import ConfigError, load_config
 from neurocheckers.experiment.folder import config_summary
 from neurocheckers.experiment.run import create_run, run
@@ -27,6 +27,7 @@ from neurocheckers.population import play_population
 from neurocheckers.rules import SIMPLE6
 from neurocheckers.search.baselines import AlphaBetaConfig, alphabeta_policy
 from neurocheckers.search.mcts import MCTSConfig
+from neurocheckers.search.play_settings import epoch_key
 
 EXPERIMENTS = Path(__file__).resolve().parents[1] / "experiments"
 TINY = [

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from neurocheckers.evaluator import EvaluatorSpec, encode
-from neurocheckers.evolution.boss_ga import epoch_key, evolve_epoch, init, make_setup
+from neurocheckers.evolution.boss_ga import evolve_epoch, init, make_setup
 from neurocheckers.evolution.selection import (
     confirmed_pick,
     draw_openings,
@@ -29,6 +29,7 @@ from neurocheckers.rules import SIMPLE6
 from neurocheckers.rules.notation import to_fen
 from neurocheckers.rules.openings import load_openings, opening_states
 from neurocheckers.search.mcts import MCTSConfig
+from neurocheckers.search.play_settings import epoch_key
 from neurocheckers.stats import paired_interval
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

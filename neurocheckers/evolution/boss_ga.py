@@ -16,10 +16,10 @@ games against a boss drawn from a hall of fame and against a fixed benchmark opp
 the fitness; or a stationary fitness (the benchmark points alone). Their draws use keys folded off the
 epoch key, so with every setting off an epoch is exactly the study's.
 
-``evolve_epoch`` is one jitted function of (state, key); ``evolve_epochs`` scans it over many epochs
-as one compiled function of the seed, so whole runs of several seeds can be vmapped at once (the
-PureJaxRL way; tested) with the same metrics as the epoch-by-epoch driver. The run loop does the same
-for every strategy's epoch (``experiment.run.epochs_program``: ``epochs_per_call``, ``evolve --seeds``).
+``evolve_epoch`` is one jitted function of (state, key). The run loop scans it over several epochs
+in one compiled call and vmaps runs of several seeds, as it does every strategy's pure epoch
+(``experiment.run.epochs_program``: ``epochs_per_call``, ``evolve --seeds``; the PureJaxRL way), with
+the same metrics as the epoch-by-epoch loop (tests/test_epochs_per_call.py, tests/test_seeds.py).
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ from neurocheckers.fitting import td_lambda_targets
 from neurocheckers.population import play_population, play_population_against
 from neurocheckers.rules.openings import load_openings, opening_states
 from neurocheckers.rules.presets import get_rules
-from neurocheckers.search.play_settings import epoch_key, population_search
+from neurocheckers.search.play_settings import population_search
 
 
 def uses_openings(settings: EvolutionSettings) -> bool:
@@ -421,20 +421,3 @@ def evolve_epoch(setup: Setup, state: EvoState, key: jax.Array) -> tuple[EvoStat
         "promoted_points": games.boss_points[games.chosen],
     }
     return new_state, {**tell_metrics, **games.metrics, **lineage}
-
-
-def _evolve_epochs(setup: Setup, num_epochs: int, state: EvoState, seed: jax.Array):
-    def one_epoch(state: EvoState, _):
-        return evolve_epoch(setup, state, epoch_key(seed, state.epoch))
-
-    return jax.lax.scan(one_epoch, state, None, length=num_epochs)
-
-
-@functools.partial(jax.jit, static_argnums=(0, 1))
-def evolve_epochs(
-    setup: Setup, num_epochs: int, state: EvoState, seed: int | jax.Array
-) -> tuple[EvoState, dict[str, jax.Array]]:
-    """``num_epochs`` epochs from ``state`` as one compiled ``lax.scan``; metrics get a leading
-    [num_epochs] axis. Epoch keys come from ``seed`` and the epoch number as in :func:`epoch_key`, so
-    the result equals ``num_epochs`` calls of :func:`evolve_epoch`."""
-    return _evolve_epochs(setup, num_epochs, state, jnp.asarray(seed, jnp.uint32))
