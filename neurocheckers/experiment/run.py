@@ -2,8 +2,9 @@
 resume.
 
 A strategy is a ``trainers.Trainer``: its jitted ``epoch`` does the work; this module only logs,
-saves and shows progress. Epoch keys depend on the seed and the epoch number alone, so a run resumed
-from a checkpoint writes the same metrics (apart from timing columns) as an uninterrupted one.
+saves (the folder's files through ``run_files``) and shows progress. Epoch keys depend on the seed
+and the epoch number alone, so a run resumed from a checkpoint writes the same metrics (apart from
+timing columns) as an uninterrupted one.
 
 One process at a time writes a run folder: ``run`` holds an exclusive lock on its ``run.lock`` for
 the run's life and refuses a second writer. A finished run is left untouched. CSV files are written
@@ -13,7 +14,6 @@ with LF line endings only.
 from __future__ import annotations
 
 import contextlib
-import csv
 import functools
 import json
 import time
@@ -24,21 +24,15 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
-from safetensors import SafetensorError, safe_open
-from safetensors.numpy import save
 
-from neurocheckers.agent_file import save_agent
 from neurocheckers.experiment.config import ExperimentConfig
-from neurocheckers.experiment.files import atomic_write_bytes, atomic_write_text
+from neurocheckers.experiment.files import atomic_write_text
 from neurocheckers.experiment.folder import (
     CHECKPOINT,
-    CHECKPOINT_FORMAT,
-    CHECKPOINT_VERSION,
     DISCARDED_FILE,
     FAILURE_FILE,
     Budget,
     RunError,
-    csv_text,
     csv_writer,
     discarded_seconds,
     read_run_config,
@@ -46,10 +40,17 @@ from neurocheckers.experiment.folder import (
     run_folder_name,
     run_is_complete,
     run_lock,
-    written_by,
+)
+from neurocheckers.experiment.run_files import (
+    check_history,
+    metric_columns,
+    read_checkpoint,
+    save_network,
+    truncate_run,
+    write_checkpoint,
+    write_row,
 )
 from neurocheckers.experiment.strategy_registry import strategy
-from neurocheckers.experiment.strength import is_probe_epoch, strength_probe
 from neurocheckers.experiment.trainers import Trainer, all_finite, make_trainer
 from neurocheckers.formats import (
     CONFIG_FILE,
@@ -57,8 +58,6 @@ from neurocheckers.formats import (
     LINEAGE_DIR,
     LINEAGE_FILE,
     METRICS_FILE,
-    read_lineage,
-    read_metrics,
 )
 from neurocheckers.search.play_settings import epoch_key
 from neurocheckers.sharding import MemoryLimitError
@@ -114,103 +113,6 @@ def create_run(config: ExperimentConfig, out: str | Path = "runs", check_memory:
     with open(path / LINEAGE_FILE, "w", newline="") as f:
         csv_writer(f).writerow(LINEAGE_COLUMNS)
     return path
-
-
-# --- checkpoints -------------------------------------------------------------------------------
-
-
-def write_checkpoint(run_dir: Path, config: ExperimentConfig, simulations: int, state: Any) -> None:
-    """Write any run state (a pytree with an ``epoch`` field) atomically, as safetensors."""
-    leaves = [np.asarray(x) for x in jax.tree.leaves(jax.device_get(state))]
-    tensors = {f"leaf_{i:04d}": np.array(x, order="C") for i, x in enumerate(leaves)}  # keeps 0-d
-    metadata = {
-        "format": CHECKPOINT_FORMAT,
-        "format_version": CHECKPOINT_VERSION,
-        "epoch": str(int(state.epoch)),
-        "config": json.dumps(config.to_dict(), sort_keys=True),
-        "simulations": str(simulations),
-    }
-    atomic_write_bytes(run_dir / CHECKPOINT, save(tensors, metadata=metadata))
-
-
-def read_checkpoint(run_dir: Path, config: ExperimentConfig, template: Any) -> Any:
-    """The state saved in ``run_dir``, shaped like ``template`` (a pytree of arrays or shapes);
-    ``RunError`` if it is corrupt or from another config."""
-    path = run_dir / CHECKPOINT
-    treedef = jax.tree.structure(template)
-    expected = jax.tree.leaves(template)
-    try:
-        with safe_open(str(path), framework="numpy") as f:
-            metadata = dict(f.metadata() or {})
-            tensors = {name: f.get_tensor(name) for name in f.keys()}  # noqa: SIM118 (not a dict)
-    except (SafetensorError, OSError, ValueError) as e:
-        raise RunError(f"checkpoint {path} cannot be read: {e}") from None
-    if metadata.get("format") != CHECKPOINT_FORMAT:
-        raise RunError(f"{path} is not a neurocheckers checkpoint")
-    if metadata.get("format_version") != CHECKPOINT_VERSION:
-        raise RunError(
-            f"{path} has checkpoint version {metadata.get('format_version')!r}, not {CHECKPOINT_VERSION}"
-        )
-    if not written_by(metadata.get("config"), config):
-        raise RunError(f"checkpoint {path} was written by another config than {run_dir / CONFIG_FILE}")
-    if len(tensors) != len(expected):
-        raise RunError(f"checkpoint {path} holds {len(tensors)} arrays, expected {len(expected)}")
-    leaves = []
-    for i, want in enumerate(expected):
-        got = tensors.get(f"leaf_{i:04d}")
-        if got is None or got.shape != want.shape or got.dtype != want.dtype:
-            found = "missing" if got is None else f"{got.dtype}{list(got.shape)}"
-            raise RunError(
-                f"checkpoint {path}: array {i} is {found}, this config needs {want.dtype}{list(want.shape)}"
-            )
-        leaves.append(got)
-    return jax.tree.unflatten(treedef, leaves)
-
-
-# --- metrics and lineage -----------------------------------------------------------------------
-
-
-def metric_columns(config: ExperimentConfig) -> tuple[str, ...]:
-    """The columns of the run's ``metrics.csv``: its strategy's (``StrategyEntry.metrics_header``)."""
-    return strategy(config.strategy).metrics_header()
-
-
-def _truncate_run(run_dir: Path, epochs_done: int, columns: tuple[str, ...]) -> None:
-    """Drop metrics rows and lineage entries from epochs after the checkpoint (they are replayed)."""
-    rows = [r for r in read_metrics(run_dir) if int(r["epoch"]) < epochs_done]
-    atomic_write_text(run_dir / METRICS_FILE, csv_text(columns, rows))
-    with open(run_dir / LINEAGE_FILE, newline="") as f:
-        lineage = list(csv.DictReader(f))
-    kept = [r for r in lineage if int(r["epoch"]) < epochs_done]
-    for r in lineage:
-        if r not in kept:
-            (run_dir / LINEAGE_DIR / r["file"]).unlink(missing_ok=True)
-    atomic_write_text(run_dir / LINEAGE_FILE, csv_text(LINEAGE_COLUMNS, kept))
-
-
-def _save_network(
-    run_dir: Path, trainer: Trainer, network: Any, entry: int, epoch: int, points: float
-) -> None:
-    """Save ``network`` as lineage entry ``entry`` (a boss, or a learner's snapshot) of ``epoch`` (-1:
-    the start)."""
-    name = f"boss_{entry:04d}_epoch_{epoch:04d}.safetensors"
-    metadata = {"boss_id": str(entry), "epoch": str(epoch), "points": str(points), **trainer.agent_metadata}
-    save_agent(run_dir / LINEAGE_DIR / name, trainer.rules, trainer.spec, jax.device_get(network), metadata)
-    with open(run_dir / LINEAGE_FILE, "a", newline="") as f:
-        csv_writer(f).writerow((entry, epoch, points, name))
-
-
-def _format(value: Any) -> str:
-    if value is None or isinstance(value, str):  # a column this epoch has no value for
-        return value or ""
-    value = np.asarray(value)
-    if value.ndim:  # a vector metric (PBT's sources): its values, space-separated
-        return " ".join(_format(x) for x in value)
-    if value.dtype == np.bool_:
-        return str(int(value))
-    if np.issubdtype(value.dtype, np.integer):
-        return str(int(value))
-    return repr(float(value))
 
 
 # --- the loop ----------------------------------------------------------------------------------
@@ -278,12 +180,12 @@ def _failures_recorded(run_dirs: list[Path]):
 
 
 def _saved_state(run_dir: Path, config: ExperimentConfig, trainer: Trainer) -> Any | None:
-    """The checkpoint's state, its history checked (``_check_history``), or None without one;
+    """The checkpoint's state, its history checked (``check_history``), or None without one;
     ``RunError`` for a checkpoint of another config (an edited config.json) or a damaged history."""
     if not (run_dir / CHECKPOINT).exists():
         return None
     state = read_checkpoint(run_dir, config, trainer.template())
-    _check_history(run_dir, int(state.epoch))
+    check_history(run_dir, int(state.epoch))
     return state
 
 
@@ -292,41 +194,12 @@ def _start(run_dir: Path, config: ExperimentConfig, trainer: Trainer, saved: Any
     afresh with its first network as lineage entry 0). Rows and lineage entries written after the
     checkpoint are dropped: they are played again."""
     if saved is not None:
-        _truncate_run(run_dir, int(saved.epoch), metric_columns(config))
+        truncate_run(run_dir, int(saved.epoch), metric_columns(config))
         return saved
     state = trainer.init(trainer.settings, jax.random.key(config.seed))
-    _truncate_run(run_dir, 0, metric_columns(config))
-    _save_network(run_dir, trainer, trainer.network(state), 0, -1, float("nan"))
+    truncate_run(run_dir, 0, metric_columns(config))
+    save_network(run_dir, trainer, trainer.network(state), 0, -1, float("nan"))
     return state
-
-
-def _check_history(run_dir: Path, done: int) -> None:
-    """``RunError`` unless ``metrics.csv`` and ``lineage.csv`` hold every epoch up to the checkpoint's
-    ``done``: a damaged history is never silently cut (the run cannot write it again)."""
-    try:
-        logged = [int(row["epoch"]) for row in read_metrics(run_dir)]
-        lineage = read_lineage(run_dir)
-    except (OSError, ValueError, KeyError, TypeError) as e:
-        raise RunError(
-            f"{run_dir}: its metrics.csv or lineage.csv cannot be read ({e}); restore them"
-        ) from None
-    missing = sorted(set(range(done)) - set(logged))
-    if missing:
-        raise RunError(
-            f"{run_dir / METRICS_FILE} lacks the rows of epochs {missing[0]}..{missing[-1]}, which its "
-            f"checkpoint (after epoch {done}) has played: restore it, or start a new run; nothing was changed"
-        )
-    if not lineage:
-        raise RunError(f"{run_dir / LINEAGE_FILE} has lost its entries: restore it; nothing was changed")
-
-
-def _lineage_columns(run_dir: Path, config: ExperimentConfig, epoch: int, last: bool) -> dict[str, Any]:
-    """A learner epoch's ``boss_changed``, ``boss_id`` and ``boss_age``: a snapshot is due every
-    ``snapshot_every`` epochs and after the last."""
-    snapshot = (epoch + 1) % config.snapshot_every == 0 or last
-    newest = read_lineage(run_dir)[-1]
-    entry, entry_epoch = int(newest["boss_id"]), int(newest["epoch"])
-    return {"boss_changed": snapshot, "boss_id": entry + snapshot, "boss_age": epoch - entry_epoch}
 
 
 # --- device calls: one epoch, or several scanned ------------------------------------------------
@@ -443,7 +316,7 @@ def _record_call(
     budget: Budget,
 ) -> None:
     """Record a call's epochs: check its end ``state`` is finite, charge ``wall`` to the budget, write
-    each epoch's row (``_write_row``, ``wall`` shared evenly) in order, then checkpoint the end state
+    each epoch's row (``write_row``, ``wall`` shared evenly) in order, then checkpoint the end state
     when a checkpoint fell due inside the call or the run ends: with ``checkpoint_every`` not a
     multiple of the call's length a checkpoint moves to the end of the call it falls in. A call that
     spends the budget (or leaves too little of it for another) is the run's last. ``networks``: each
@@ -463,45 +336,13 @@ def _record_call(
         last = epoch + 1 == total or (i == len(metrics) - 1 and budget.spent())
         network = trainer.network(state) if networks is None else _seed_slice(networks, i)
         share = wall / len(metrics)
-        rows.append(_write_row(run_dir, config, trainer, epoch, epoch_metrics, network, share, total, last))
+        rows.append(write_row(run_dir, config, trainer, epoch, epoch_metrics, network, share, total, last))
         due = due or (epoch + 1) % config.checkpoint_every == 0 or last
     if due:
         write_checkpoint(run_dir, config, trainer.simulations, state)
     if on_epoch is not None:
         for row in rows:
             on_epoch(row)
-
-
-def _write_row(
-    run_dir: Path,
-    config: ExperimentConfig,
-    trainer: Trainer,
-    epoch: int,
-    metrics: dict[str, Any],
-    network: Any,
-    wall: float,
-    total: int,
-    last: bool,
-) -> dict[str, Any]:
-    """Append ``epoch``'s metrics row (with its strength probe when due, of ``network``, the epoch's
-    network) and, when the epoch changed the boss or took a snapshot, its lineage entry; the row."""
-    try:
-        strategy(config.strategy).check_metrics(metrics)  # each name is a column or declared unlogged
-    except ValueError as e:
-        raise RunError(str(e)) from None
-    row = {"epoch": epoch, **metrics}
-    if trainer.snapshots:
-        row.update(_lineage_columns(run_dir, config, epoch, last))
-    row["plies_per_second"] = float(metrics.get("plies", np.nan)) / max(wall, 1e-9)
-    row["wall_seconds"] = wall
-    if is_probe_epoch(epoch, config.strength_every, total) or (last and config.strength_every > 0):
-        row.update(strength_probe(trainer, network))
-    with open(run_dir / METRICS_FILE, "a", newline="") as f:
-        csv_writer(f).writerow([_format(row.get(c)) for c in metric_columns(config)])
-    if bool(row["boss_changed"]):
-        points = float(row.get(trainer.points_column, float("nan")))
-        _save_network(run_dir, trainer, network, int(row["boss_id"]), epoch, points)
-    return row
 
 
 def _play_epoch(trainer: Trainer, state: Any, key: jax.Array, budget: Budget, start: float) -> Any | None:
