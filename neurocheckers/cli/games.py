@@ -65,26 +65,13 @@ def play(
         SEARCHES,
         compiled_agent_player,
         default_search,
-        parse_color,
         play_game,
     )
-    from neurocheckers.timed_player import MAX_SECONDS
 
     preset = checks.rules_preset(rules) if rules is not None else None
     if search is not None and search not in SEARCHES:
         raise UserError(f"--search must be one of {', '.join(SEARCHES)}, got {search!r}")
-    try:
-        color = parse_color(human)
-    except ValueError:
-        raise UserError(f"--human must be black or white, got {human!r}") from None
-    checks.positive("--seconds", seconds)
-    checks.seed("--seed", seed)
-    if seconds > MAX_SECONDS:  # the web app's cap too
-        raise UserError(f"--seconds must be at most {MAX_SECONDS:g}, got {seconds}")
-    if not Path(agent).is_file():
-        raise UserError(f"no agent file {agent!r}")
-    if save is not None:  # checked before the game: a game is never played only to be lost
-        checks.writable_file(save, "--save")
+    color = _checked_play_options(agent, human, seconds, seed, save)
     with checks.user_errors(ValueError):
         loaded = load_agent(agent, preset)
     names = ("human", Path(agent).name)
@@ -105,6 +92,29 @@ def play(
             print(f"game saved to {save_game_file(save, loaded.rules, [game])}")
         except OSError as e:
             raise UserError(f"cannot write --save {save!r}: {e.strerror or e}") from None
+
+
+def _checked_play_options(agent: str, human: str, seconds: float, seed: int, save: str | None) -> int:
+    """``play``'s options checked before anything is loaded (``UserError`` naming a bad one); the
+    human's colour."""
+    from pathlib import Path
+
+    from neurocheckers.play import parse_color
+    from neurocheckers.timed_player import MAX_SECONDS
+
+    try:
+        color = parse_color(human)
+    except ValueError:
+        raise UserError(f"--human must be black or white, got {human!r}") from None
+    checks.positive("--seconds", seconds)
+    checks.seed("--seed", seed)
+    if seconds > MAX_SECONDS:  # the web app's cap too
+        raise UserError(f"--seconds must be at most {MAX_SECONDS:g}, got {seconds}")
+    if not Path(agent).is_file():
+        raise UserError(f"no agent file {agent!r}")
+    if save is not None:  # checked before the game: a game is never played only to be lost
+        checks.writable_file(save, "--save")
+    return color
 
 
 def _endgame_for_search(folder: str, rules):
