@@ -1,4 +1,5 @@
-"""A person against an agent in the terminal: the game loop of ``neurocheckers play``.
+"""A person against an agent in the terminal: the game loop of ``neurocheckers play``; the agent's
+turns and their words are ``play_turns``'s, shared with the web board.
 
 ``play_game`` reads lines through ``read_line`` and writes through ``write``, so tests drive it with
 scripted input. The agent thinks until a wall-clock limit a move, with one of two searches:
@@ -20,58 +21,43 @@ Either way thinking time is spent thinking, not compiling.
 from __future__ import annotations
 
 import dataclasses
-import time
 from collections.abc import Callable
 from typing import Any
 
 import jax
-import numpy as np
 
 from neurocheckers.agent_file import Agent
 from neurocheckers.analysis.games import result_text
 from neurocheckers.compiled import endgame as search_db
-from neurocheckers.compiled import search as compiled_search
-from neurocheckers.compiled.board import Position
-from neurocheckers.compiled.driver import SearchOptions
-from neurocheckers.compiled_player import CompiledGame, CompiledPlayer, parse_compiled
-from neurocheckers.evaluator import value_fn
+from neurocheckers.compiled_player import CompiledPlayer
 from neurocheckers.game_session import GameLine
-from neurocheckers.player_kinds import SearchReport
+from neurocheckers.play_turns import (
+    DEFAULT_SEARCH,
+    SEARCHES,
+    agent_turn,
+    chance_text,
+    compiled_agent_player,
+    compiled_turn,
+    default_search,
+    parse_color,
+    prepare_agent,
+    prepare_step,
+    prepare_timed,
+    search_text,
+    timed_turn,
+)
 from neurocheckers.rules.engine import init
 from neurocheckers.rules.notation import (
-    Move,
-    action_squares,
-    apply_move,
     board_text,
-    legal_actions,
     legal_moves,
     parse_move,
     to_fen,
 )
 from neurocheckers.rules.presets import Rules
 from neurocheckers.rules.state import BLACK, WHITE, State
-from neurocheckers.search.alphabeta import WIN_SCORE
-from neurocheckers.search.anytime import anytime_search
 from neurocheckers.search.mcts import MCTSConfig
-from neurocheckers.search.timed import EXTENSION, MAX_DEPTH, SearchInfo
 from neurocheckers.timed_player import MAX_SECONDS, TimedPlayer, agent_player
 
-COLORS = {"black": BLACK, "white": WHITE}
-"""``--human`` values and the colour each stands for."""
-DEFAULT_SEARCH = MCTSConfig()
-"""The MCTS agent's search settings; ``anytime_search`` grows the simulation count from 16."""
-SEARCHES = ("compiled", "alphabeta", "mcts")
-"""``--search`` values: the compiled search (the 8x8 default), the timed alpha-beta search (the
-default elsewhere) or the anytime MCTS."""
-PROVEN_SCORE = WIN_SCORE - MAX_DEPTH - EXTENSION
-"""A timed search's score at least this large (in absolute value) is a proven win (or loss)."""
-COMPILED_PROVEN_SCORE = compiled_search.WIN_BOUND / compiled_search.UNIT
-"""A compiled search's score (men) beyond this is a won or lost game: the database's wins count
-their whole distance to the end, so they fall short of ``PROVEN_SCORE``."""
-WARM_UP_NODES = 64
-"""The node budget of ``prepare_timed``'s search: enough to compile, too small to take time."""
-MIN_TURN_SECONDS = 0.001
-"""The least time a later jump's search of a timed turn is given once the turn's time is spent."""
 QUIT_WORDS = ("quit", "exit", "q", "resign")
 HELP = (
     "type a move in standard notation: on 6x6 (simple6, american6) 5-8 for a step, 1x8 for a capture,\n"
@@ -81,275 +67,8 @@ HELP = (
 )
 
 
-@dataclasses.dataclass(frozen=True)
-class AgentMove:
-    """The agent's whole turn: the move, simulations run over its searches, seconds spent thinking,
-    and its estimated chance of winning before the move (None for a forced move)."""
-
-    move: Move
-    simulations: int
-    seconds: float
-    win_chance: float | None
-
-
 def _side(color: int) -> str:
     return "Black" if int(color) == BLACK else "White"
-
-
-def parse_color(color: str | int) -> int:
-    """``BLACK`` or ``WHITE`` from ``"black"``/``"white"`` (or the int itself); ``ValueError`` otherwise."""
-    if isinstance(color, str) and color.strip().lower() in COLORS:
-        return COLORS[color.strip().lower()]
-    if color in (BLACK, WHITE) and not isinstance(color, (str, bool)):
-        return int(color)
-    raise ValueError(f"the human's colour must be black or white, got {color!r}")
-
-
-def prepare_agent(
-    agent: Agent,
-    rules: Rules,
-    seconds: float,
-    config: MCTSConfig = DEFAULT_SEARCH,
-    max_simulations: int = 1 << 16,
-) -> int:
-    """Compile the searches ``anytime_search`` may use within ``seconds`` per move; returns the
-    largest simulation count compiled.
-
-    ``anytime_search`` only grows the search into a size already compiled or cheap to compile, so
-    without this it would stay at ``config.num_simulations`` whenever compiling takes longer than a
-    move. Sizes double from ``config.num_simulations`` while a run takes under ``seconds / 2.2``
-    (``anytime_search``'s own growth test).
-    """
-    evaluate = value_fn(agent.spec)
-    state = jax.device_get(init(rules))
-    key = jax.random.key(0)
-    sims = config.num_simulations
-    while True:
-        sized = dataclasses.replace(config, num_simulations=sims)
-        # seconds=0 runs exactly one search of this size (compiling it the first time).
-        anytime_search(rules, sized, evaluate, agent.params, state, key, 0.0, max_simulations)
-        started = time.perf_counter()
-        anytime_search(rules, sized, evaluate, agent.params, state, key, 0.0, max_simulations)
-        took = time.perf_counter() - started
-        if 2.2 * took > seconds or sims * 2 > max_simulations:
-            return sims
-        sims *= 2
-
-
-def agent_turn(
-    agent: Agent,
-    rules: Rules,
-    state: State,
-    key: jax.Array,
-    seconds: float,
-    config: MCTSConfig = DEFAULT_SEARCH,
-    max_simulations: int = 1 << 16,
-) -> AgentMove:
-    """The agent's move in ``state``: one search per action until ``seconds`` have passed (a
-    multi-jump's later jumps share what is left of the time); a single legal action is played at once."""
-    evaluate = value_fn(agent.spec)
-    started = time.perf_counter()
-    deadline = started + seconds
-    searched: list[Any] = []
-
-    def choose(current: State, done: int) -> int:
-        legal = legal_actions(current)
-        if len(legal) == 1:
-            return legal[0]
-        left = max(deadline - time.perf_counter(), 0.0)
-        searched.append(anytime_search(rules, config, evaluate, agent.params, current,
-                                       jax.random.fold_in(key, done), left, max_simulations))  # fmt: skip
-        return int(searched[-1].action)
-
-    move = _whole_turn(rules, state, choose)
-    simulations = sum(int(found.visit_counts.sum()) for found in searched)
-    win_chance = float(searched[0].root_value) if searched else None
-    return AgentMove(move, simulations, time.perf_counter() - started, win_chance)
-
-
-@dataclasses.dataclass(frozen=True)
-class SearchedMove:
-    """A search's whole turn: the move, the first search that chose among several actions (None when
-    every action was forced), the nodes of all its searches, the seconds spent, and the search's name."""
-
-    move: Move
-    info: SearchInfo | SearchReport | None
-    nodes: int
-    seconds: float
-    search: str = "alpha-beta"
-    """How ``search_text`` names the search."""
-    database: str | None = None
-    """What the endgame database decided, from the mover's view (``database_word``), else None."""
-
-
-def default_search(rules: Rules, agent_path: str | None, seconds: float, database: bool = False) -> str:
-    """``compiled`` on 8x8 (on any board with a ``database``, which only the compiled search reads)
-    when the compiled search evaluates the agent file's network (an MLP or an NNUE agent), else
-    ``alphabeta``."""
-    if (rules.board_size != 8 and not database) or agent_path is None:
-        return "alphabeta"
-    try:
-        compiled_agent_player(agent_path, rules, seconds)
-    except ValueError:
-        return "alphabeta"
-    return "compiled"
-
-
-def compiled_agent_player(
-    agent_path: str, rules: Rules, seconds: float, endgame: search_db.SearchDB | None = None
-) -> CompiledPlayer:
-    """``compiled:SECONDSs:FILE`` with a table of the search's default size (a game at a time) and
-    the endgame database ``endgame`` (loaded once by the caller: ``load_endgame``) probed in its
-    search; ``ValueError`` (one line) for a network it does not evaluate."""
-    player = parse_compiled(f"compiled:{seconds:g}s:{agent_path}", rules, SearchOptions())
-    return dataclasses.replace(player, endgame=endgame)
-
-
-def load_endgame(folder: str, rules: Rules) -> search_db.SearchDB:
-    """The endgame database in ``folder`` as the compiled search reads it; ``EndgameError`` (one
-    line, naming the folder) for none, an empty one or one of other rules. ``american8`` up to 5
-    pieces: 16 CPU seconds, 584 MB held, 4.2 GB at the peak of loading."""
-    return search_db.load(folder, rules)
-
-
-def database_word(endgame: search_db.SearchDB | None, state: State, info: Any) -> str | None:
-    """What the endgame database decided of a compiled search's turn in ``state``, from the mover's
-    view: the position's own value when the database holds it (``database: won in 7 moves``,
-    ``database: drawn``), else a won or lost game proven in the searched lines (``proven win in the
-    searched lines``: the database's positions or the game's end); None without a database or when
-    neither holds."""
-    if endgame is None:
-        return None
-    position = Position.from_state(state)
-    entry = int(search_db.probe(endgame.array, *position.relative(), np.int64(position.color)))
-    if entry >= 0:
-        value, moves = entry & 3, entry >> 2
-        if value == search_db.WIN or value == search_db.LOSS:
-            unit = "move" if moves == 1 else "moves"
-            return f"database: {'won' if value == search_db.WIN else 'lost'} in {moves} {unit}"
-        return "database: drawn"
-    if info is not None and abs(info.score) > COMPILED_PROVEN_SCORE:
-        return f"proven {'win' if info.score > 0 else 'loss'} in the searched lines"
-    return None
-
-
-def compiled_turn(
-    game: CompiledGame, rules: Rules, state: State, seconds: float | None = None
-) -> SearchedMove:
-    """The compiled search's whole turn (``host_turn``) with the endgame database's word on it
-    (``SearchedMove.database``)."""
-    searched = host_turn(game, rules, state, seconds, "compiled search")
-    word = database_word(game.player.endgame, state, searched.info)
-    return dataclasses.replace(searched, database=word)
-
-
-def host_turn(
-    game: Callable[..., int],
-    rules: Rules,
-    state: State,
-    seconds: float | None = None,
-    search: str = "compiled search",
-) -> SearchedMove:
-    """A host player's whole turn in ``state``: ``game(state, seconds) -> action`` (a game of the
-    ``player_kinds`` protocol, its ``infos`` read for the search reports) called for each action."""
-    started = time.perf_counter()
-    infos = getattr(game, "infos", [])
-    seen = len(infos)
-    move = _whole_turn(rules, state, lambda current, done: int(game(current, seconds)))
-    reports = [SearchReport.of(info) for info in infos[seen:]]
-    first = next((r for r in reports if r.depth > 0), None)
-    return SearchedMove(move, first, sum(r.nodes for r in reports), time.perf_counter() - started, search)
-
-
-def _whole_turn(rules: Rules, state: State, choose: Callable[[State, int], int]) -> Move:
-    """The whole turn of ``choose(position, actions so far) -> action`` from ``state``."""
-    actions: list[int] = []
-    path: list[int] = []
-    capture = False
-    current = state
-    while True:
-        action = choose(current, len(actions))
-        src, dst, is_capture = action_squares(rules, current, action)
-        path = path or [src]
-        path.append(dst)
-        capture = capture or is_capture
-        actions.append(action)
-        current = apply_move(rules, current, Move((action,), (src, dst), is_capture))
-        if not int(current.continuing) or bool(current.terminated):
-            return Move(tuple(actions), tuple(path), capture)
-
-
-def prepare_step(rules: Rules) -> None:
-    """Compile the step that plays a host player's move (``apply_move``), which ``host_turn`` times
-    with the move: uncompiled, the first move of a game took about 0.8 s more than its search."""
-    start = jax.device_get(init(rules))
-    apply_move(rules, start, legal_moves(rules, start)[0])
-
-
-def prepare_timed(player: TimedPlayer, rules: Rules) -> None:
-    """Compile ``player``'s search before its first move: one search of ``WARM_UP_NODES`` nodes from
-    the start (its one jitted iteration serves every depth and position afterwards), and the step
-    that plays the move it finds."""
-    start = jax.device_get(init(rules))
-    info = player.deepening.search(start, jax.random.key(0), nodes=WARM_UP_NODES)
-    src, dst, capture = action_squares(rules, start, info.action)
-    apply_move(rules, start, Move((info.action,), (src, dst), capture))
-
-
-def timed_turn(
-    player: TimedPlayer, rules: Rules, state: State, key: jax.Array, seconds: float | None = None
-) -> SearchedMove:
-    """``player``'s whole turn in ``state``, one search an action (a single legal action is played at
-    once). A node budget applies to each search; a time budget (``seconds``, else the player's own)
-    to the whole turn: a multi-jump's later jumps share what is left of it."""
-    budget = player.seconds if seconds is None else seconds
-    if player.nodes is None and budget is None:
-        raise ValueError(f"{player.name!r} needs a think time (seconds)")
-    started = time.perf_counter()
-    infos: list[SearchInfo] = []
-
-    def choose(current: State, done: int) -> int:
-        subkey = jax.random.fold_in(key, done)
-        if player.nodes is not None:
-            infos.append(player.deepening.search(current, subkey, nodes=player.nodes))
-        else:
-            left = max(budget - (time.perf_counter() - started), MIN_TURN_SECONDS)
-            infos.append(player.deepening.search(current, subkey, seconds=left))
-        return infos[-1].action
-
-    move = _whole_turn(rules, state, choose)
-    first = next((info for info in infos if info.depth > 0), None)
-    nodes = sum(info.nodes for info in infos)
-    return SearchedMove(move, first, nodes, time.perf_counter() - started)
-
-
-def proven(score: float) -> int:
-    """+1 when a timed search's score (the mover's view) is a proven win, -1 a proven loss, else 0."""
-    return 1 if score >= PROVEN_SCORE else -1 if score <= -PROVEN_SCORE else 0
-
-
-def timed_win_chance(info: SearchInfo, network: bool = True) -> float | None:
-    """The mover's chance of winning from a timed search's score: 1 or 0 when proven, else, with a
-    network scoring the leaves (``2 v - 1``), ``v``; None for other leaf scores (material, heuristic)."""
-    if proven(info.score):
-        return 1.0 if info.score > 0 else 0.0
-    return min(max((info.score + 1.0) / 2.0, 0.0), 1.0) if network else None
-
-
-def search_text(turn: SearchedMove) -> str:
-    """What the search did, e.g. ``alpha-beta to depth 9 (41,230 nodes in 0.98 s)``."""
-    if turn.info is None:
-        return "forced"
-    return f"{turn.search} to depth {turn.info.depth:g} ({turn.nodes:,} nodes in {turn.seconds:.2f} s)"
-
-
-def chance_text(info: SearchInfo, network: bool = True) -> str:
-    """The mover's outlook from a timed search's score: a proven win or loss, the win chance (network
-    leaves), or the score in men (material or heuristic leaves)."""
-    if proven(info.score):
-        return "a proven win" if info.score > 0 else "a proven loss"
-    chance = timed_win_chance(info, network)
-    return f"win chance {chance:.0%}" if chance is not None else f"score {info.score:+.2f}"
 
 
 def _outcome(state: State, human: int) -> str:

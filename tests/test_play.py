@@ -14,7 +14,7 @@ import sys
 import jax
 import pytest
 
-from neurocheckers import play
+from neurocheckers import play, play_turns
 from neurocheckers.agent_file import load_agent, save_agent
 from neurocheckers.analysis.games import load_games, save_games
 from neurocheckers.cli import main
@@ -214,20 +214,22 @@ def test_timed_turns_a_multi_jump_and_the_outlook_in_words(files):
     player = agent_player(agent, rules, nodes=500)
     key = jax.random.key(0)
     # White's man on 5 and 11 can be jumped by the black man on 1: 1x8x13, the only move (forced).
-    forced = play.timed_turn(player, rules, parse_fen(rules, "B:W5,11:B1"), key)
+    forced = play_turns.timed_turn(player, rules, parse_fen(rules, "B:W5,11:B1"), key)
     assert forced.move.notation == "1x8x13" and forced.info is None and forced.nodes == 0
-    assert play.search_text(forced) == "forced"
-    searched = play.timed_turn(player, rules, jax.device_get(init(rules)), key)
+    assert play_turns.search_text(forced) == "forced"
+    searched = play_turns.timed_turn(player, rules, jax.device_get(init(rules)), key)
     assert searched.info.depth >= 1 and 0 < searched.nodes <= 500
     assert searched.move in legal_moves(rules, jax.device_get(init(rules)))
-    assert play.search_text(searched).startswith(f"alpha-beta to depth {searched.info.depth} (")
+    assert play_turns.search_text(searched).startswith(f"alpha-beta to depth {searched.info.depth} (")
     win, loss = SearchInfo(0, 3, 10, 0.1, 998.0), SearchInfo(0, 3, 10, 0.1, -997.0)
-    assert play.chance_text(win) == "a proven win" and play.chance_text(loss) == "a proven loss"
-    assert play.timed_win_chance(win) == 1.0 and play.timed_win_chance(loss) == 0.0
+    assert play_turns.chance_text(win) == "a proven win" and play_turns.chance_text(loss) == "a proven loss"
+    assert play_turns.timed_win_chance(win) == 1.0 and play_turns.timed_win_chance(loss) == 0.0
     even = SearchInfo(0, 3, 10, 0.1, 0.26)
-    assert play.chance_text(even) == "win chance 63%" and play.timed_win_chance(even) == pytest.approx(0.63)
-    assert play.timed_win_chance(even, network=False) is None
-    assert play.chance_text(even, network=False) == "score +0.26"
+    assert play_turns.chance_text(even) == "win chance 63%" and play_turns.timed_win_chance(
+        even
+    ) == pytest.approx(0.63)
+    assert play_turns.timed_win_chance(even, network=False) is None
+    assert play_turns.chance_text(even, network=False) == "score +0.26"
 
 
 @pytest.fixture(scope="module")
@@ -243,8 +245,8 @@ def test_8x8_plays_the_compiled_search_by_default_and_says_its_depth(american8_f
     from neurocheckers.rules import AMERICAN8
 
     agent = load_agent(american8_file, AMERICAN8)
-    assert play.default_search(AMERICAN8, american8_file, 0.05) == "compiled"
-    assert play.default_search(AMERICAN6, american8_file, 0.05) == "alphabeta"
+    assert play_turns.default_search(AMERICAN8, american8_file, 0.05) == "compiled"
+    assert play_turns.default_search(AMERICAN6, american8_file, 0.05) == "alphabeta"
     first = legal_moves(AMERICAN8, jax.device_get(init(AMERICAN8)))[0].notation
     script = Script([first, "undo", first, "quit"])
     game = play.play_game(agent, AMERICAN8, seconds=0.05, read_line=script.read_line, write=script.write,

@@ -21,7 +21,7 @@ import jax
 import pytest
 from cli_errors import error_line
 
-from neurocheckers import play
+from neurocheckers import play_turns
 from neurocheckers.agent_file import save_agent
 from neurocheckers.cli import main
 from neurocheckers.compiled_player import parse_compiled
@@ -46,16 +46,16 @@ def agent6(tmp_path_factory) -> str:
 
 @pytest.fixture(scope="module")
 def search_db(small_db):
-    return play.load_endgame(str(small_db), AMERICAN6)
+    return play_turns.load_endgame(str(small_db), AMERICAN6)
 
 
 def test_the_compiled_turn_says_what_the_database_decided(agent6, search_db):
-    assert play.compiled_agent_player(agent6, AMERICAN6, 0.05, search_db).endgame is search_db
+    assert play_turns.compiled_agent_player(agent6, AMERICAN6, 0.05, search_db).endgame is search_db
     alone = parse_compiled("compiled:2000n", AMERICAN6)  # a node budget: the same search every run
     player = dataclasses.replace(alone, endgame=search_db)
 
     def turn(fen: str, chosen=player):
-        return play.compiled_turn(chosen.new_game(), AMERICAN6, parse_fen(AMERICAN6, fen))
+        return play_turns.compiled_turn(chosen.new_game(), AMERICAN6, parse_fen(AMERICAN6, fen))
 
     won = turn(WON_IN_1)
     assert won.database == "database: won in 1 move" and won.move.notation == "4x11"
@@ -64,7 +64,7 @@ def test_the_compiled_turn_says_what_the_database_decided(agent6, search_db):
     assert turn(FOUR_PIECES).database == "proven win in the searched lines"  # the root is not held
     assert turn(WON_IN_1, alone).database is None
     unproven = turn(FOUR_PIECES, alone)
-    assert unproven.database is None and abs(unproven.info.score) < play.COMPILED_PROVEN_SCORE
+    assert unproven.database is None and abs(unproven.info.score) < play_turns.COMPILED_PROVEN_SCORE
 
 
 def test_play_with_a_database_thinks_with_the_compiled_search_on_6x6(agent6, small_db, capsys, monkeypatch):

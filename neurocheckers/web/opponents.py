@@ -14,7 +14,7 @@ from neurocheckers.compiled.endgame import SearchDB
 from neurocheckers.compiled_player import CompiledPlayer
 from neurocheckers.endgame.database import EndgameDB, EndgameError
 from neurocheckers.engines import AnyPlayer, is_engine_spec, parse_any_player
-from neurocheckers.play import load_endgame, prepare_agent, prepare_step, prepare_timed
+from neurocheckers.play_turns import load_endgame, prepare_agent, prepare_step, prepare_timed
 from neurocheckers.player_kinds import spec_agent_file, with_agent_file
 from neurocheckers.rules.presets import Rules
 from neurocheckers.search.limits import MAX_MOVE_SECONDS

@@ -45,7 +45,7 @@ from neurocheckers.compiled_player import CompiledPlayer
 from neurocheckers.endgame.database import EndgameDB
 from neurocheckers.evaluator import value_fn
 from neurocheckers.game_session import GameLine
-from neurocheckers.play import (
+from neurocheckers.play_turns import (
     SearchedMove,
     agent_turn,
     compiled_turn,
