@@ -152,6 +152,36 @@ if CPU_DURATIONS:
             return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
         start, wall = cpu_seconds(), time.perf_counter()
+        COMPILE_SECONDS.clear()
         yield
+        spent = "\t".join(f"{COMPILE_SECONDS[event]:.2f}" for event in COMPILE_EVENTS)
         with open(CPU_DURATIONS, "a") as out:
-            out.write(f"{cpu_seconds() - start:.2f}\t{time.perf_counter() - wall:.2f}\t{item.nodeid}\n")
+            seconds = f"{cpu_seconds() - start:.2f}\t{time.perf_counter() - wall:.2f}"
+            out.write(f"{seconds}\t{item.nodeid}\t{spent}\n")
+
+    # This process's seconds tracing, lowering and compiling (or loading) XLA programs, a test each
+    # (appended after the node id), and each program's in all (to FILE.programs at the end).
+    COMPILE_EVENTS = (
+        "/jax/core/compile/jaxpr_trace_duration",
+        "/jax/core/compile/jaxpr_to_mlir_module_duration",
+        "/jax/core/compile/backend_compile_duration",
+    )
+    COMPILE_SECONDS: Counter = Counter()
+    PROGRAM_SECONDS: Counter = Counter()
+    PROGRAM_COUNTS: Counter = Counter()
+
+    def record_compile(event: str, seconds: float, **metadata) -> None:
+        if event in COMPILE_EVENTS:
+            COMPILE_SECONDS[event] += seconds
+        if event == COMPILE_EVENTS[-1]:
+            PROGRAM_SECONDS[metadata.get("fun_name", "?")] += seconds
+            PROGRAM_COUNTS[metadata.get("fun_name", "?")] += 1
+
+    import jax.monitoring
+
+    jax.monitoring.register_event_duration_secs_listener(record_compile)
+
+    def pytest_unconfigure(config):
+        with open(f"{CPU_DURATIONS}.programs", "a") as out:
+            for name, seconds in PROGRAM_SECONDS.items():
+                out.write(f"{seconds:.2f}\t{PROGRAM_COUNTS[name]}\t{name}\n")
