@@ -81,13 +81,17 @@ PBT_COLUMNS = (
     "pbt_exploration_min",
     "pbt_exploration_max",
     "pbt_sources",
+    "pbt_depth",
+    "pbt_depth_min",
+    "pbt_depth_max",
 )
 """Population-based training's columns (``strategy = "pbt"``; its loss, TD error, epsilon and value
 columns are the best member's, its game columns every member's self-play games): the best member (the
 latest tournament's winner), its learning rate and lambda; the smallest and largest learning rate,
 lambda and exploration rate of the members; and on a tournament's epoch the best and worst members'
 points per game in it and ``pbt_sources``, each member's source at the exploit (the member whose
-network and hyperparameters it copied, -1 where it kept its own), space-separated."""
+network and hyperparameters it copied, -1 where it kept its own), space-separated; with alpha-beta
+members the best member's depth and the members' smallest and largest (``max_depth``)."""
 
 METRIC_COLUMNS = (
     "epoch",

@@ -272,6 +272,8 @@ class PBTSectionSettings(Section, section="pbt"):
     """PBT: the share of members replaced after a tournament (by copies of as many best ones), in (0, 0.5]."""
     tournament_openings: int = 2
     """PBT: openings each pair of members plays in a tournament, each with both colours (games = 2 x it)."""
+    max_depth: int = 0
+    """PBT: members' alpha-beta depth evolves up to it (explore: +-1); 0: every member keeps depth."""
 
 
 @dataclasses.dataclass(frozen=True)

@@ -1,8 +1,11 @@
 """Population-based training (``strategy = "pbt"``): exploit/explore copies the best members into the
-worst and perturbs within bounds, the tournament's points are a round-robin's, and a tiny run writes
-metrics and snapshots, resumes to identical metrics and repeats them with the same seed."""
+worst and perturbs within bounds (the depth by one level), a traced depth searches as the same static
+depth, the tournament's points are a round-robin's, and a tiny run (its depth evolving) writes metrics
+and snapshots, resumes to identical metrics and repeats them with the same seed."""
 
 from __future__ import annotations
+
+import dataclasses
 
 import jax
 import jax.numpy as jnp
@@ -12,14 +15,26 @@ from cli_errors import error_line
 from tiny import TINY_BY_STRATEGY
 
 from neurocheckers.cli import main
+from neurocheckers.evaluator import init_params
 from neurocheckers.experiment.config import ConfigError, load_config
 from neurocheckers.experiment.run import create_run, run
 from neurocheckers.experiment.trainers import make_trainer
 from neurocheckers.formats import PBT_COLUMNS, TIMING_COLUMNS, read_lineage, read_metrics
 from neurocheckers.learners import pbt
+from neurocheckers.learners.common import (
+    TracedDepth,
+    choose_actions,
+    learner_rules,
+    principal_leaves,
+    random_plies,
+)
+from neurocheckers.population import member_or_boss_policy
+from neurocheckers.rules.engine import init_batch
+from neurocheckers.search.baselines import AlphaBetaConfig
 
-TINY_PBT = [*TINY_BY_STRATEGY["pbt"], "epochs=4", "checkpoint_every=2", "name=tinypbt"]
-"""4 members, a tournament every 2 epochs of one opening with both colours (12 games)."""
+TINY_PBT = [*TINY_BY_STRATEGY["pbt"], "epochs=4", "checkpoint_every=2", "name=tinypbt", "max_depth=2"]
+"""4 members at depth 1 (up to 2), a tournament every 2 epochs of one opening with both colours (12
+games)."""
 
 
 def _settings(*items: str) -> pbt.PBTSettings:
@@ -37,7 +52,10 @@ def _marked_state(settings: pbt.PBTSettings) -> pbt.PBTState:
 
     members = jax.tree.map(marked, state.members)
     hypers = pbt.Hyperparameters(
-        learning_rate=0.01 * (1 + marks), lambda_=jnp.full(m, 0.9), exploration_rate=jnp.full(m, 0.95)
+        learning_rate=0.01 * (1 + marks),
+        lambda_=jnp.full(m, 0.9),
+        exploration_rate=jnp.full(m, 0.95),
+        depth=1 + jnp.arange(m, dtype=jnp.int32) % 3,
     )
     return pbt.PBTState(
         params=jax.tree.map(lambda x: x[0], members.params),
@@ -51,7 +69,7 @@ def _marked_state(settings: pbt.PBTSettings) -> pbt.PBTState:
 
 
 def test_exploit_copies_the_best_into_the_worst_and_perturbs_within_bounds():
-    settings = _settings("members=8", "quantile=0.25", "perturbation=0.2")
+    settings = _settings("members=8", "quantile=0.25", "perturbation=0.2", "max_depth=0")
     state = _marked_state(settings)
     order = jnp.array([5, 2, 7, 0, 1, 3, 6, 4])  # best first: 5 and 2 are the best quarter, 6 and 4 the worst
     for seed in range(4):
@@ -72,29 +90,82 @@ def test_exploit_copies_the_best_into_the_worst_and_perturbs_within_bounds():
         assert np.all((np.asarray(new.hypers.lambda_) >= 0) & (np.asarray(new.hypers.lambda_) <= 1))
         assert np.all(np.asarray(new.hypers.exploration_rate) <= 1)  # 0.95 x 1.2 is clipped
         assert np.asarray(new.hypers.lambda_)[sources < 0].tolist() == [pytest.approx(0.9)] * 6
+        old_depths = np.asarray(state.hypers.depth)
+        copied_depths = np.where(sources >= 0, old_depths[np.maximum(sources, 0)], old_depths)
+        assert np.array_equal(new.hypers.depth, copied_depths)  # max_depth 0: copied as it is
 
 
-def test_exploit_count_is_the_quantile_of_the_members_at_least_one():
-    assert pbt.exploit_count(_settings("members=8", "quantile=0.25")) == 2
-    assert pbt.exploit_count(_settings("members=4", "quantile=0.25")) == 1
-    assert pbt.exploit_count(_settings("members=2", "quantile=0.1")) == 1
-    assert pbt.exploit_count(_settings("members=10", "quantile=0.5")) == 5
+@pytest.mark.parametrize(
+    "items, low", [(["max_depth=3"], 1), (["member_learner=td_leaf", "depth=2", "max_depth=3"], 2)]
+)
+def test_exploit_moves_a_copied_depth_by_one_within_its_bounds(items, low):
+    settings = _settings("members=8", *items)
+    marked = _marked_state(settings)
+    depths = low + jnp.arange(8, dtype=jnp.int32) // 2 % (4 - low)  # the best two at two depths
+    state = marked.replace(hypers=marked.hypers.replace(depth=depths))
+    order = jnp.array([5, 2, 7, 0, 1, 3, 6, 4])
+    moves = set()
+    for seed in range(8):
+        new, sources = pbt.exploit_and_explore(settings, state, order, jax.random.key(seed))
+        sources, new_depths = np.asarray(sources), np.asarray(new.hypers.depth)
+        for member in range(8):
+            source = int(sources[member])
+            if source < 0:
+                assert new_depths[member] == depths[member]
+                continue
+            old = int(depths[source])
+            assert new_depths[member] in {min(old + 1, 3), max(old - 1, low)}
+            moves.add(int(new_depths[member]) - old)
+    assert {-1, 1} <= moves  # both ways (and 0 where a bound clipped it)
 
 
-def test_ranking_orders_by_score_and_breaks_ties_at_random():
-    scores = jnp.array([0.5, 0.9, 0.5, 0.1])
-    orders = {tuple(np.asarray(pbt.ranking(scores, jax.random.key(s))).tolist()) for s in range(16)}
-    assert orders == {(1, 0, 2, 3), (1, 2, 0, 3)}
+def _searches(settings: pbt.PBTSettings, params, states, keys, depth: int | jax.Array, policy_only: bool):
+    """The tournament's moves from ``states`` at a static or a traced ``depth`` (at most 2), and unless
+    ``policy_only`` self-play's moves (``settings``) and TDLeaf's leaves one ply deeper (at most 3)."""
+    leaf_settings = dataclasses.replace(settings, member_learner="td_leaf", max_depth=3)
+    rate, policy_params = jnp.float32(0.3), (params, jax.tree.map(lambda x: -x, params), jnp.bool_(True))
+    actions = leaves = None
+    if isinstance(depth, int):
+        fixed = dataclasses.replace(settings, depth=depth)
+        policy = member_or_boss_policy(
+            learner_rules(settings), pbt.learner_spec(settings), AlphaBetaConfig(depth)
+        )
+        if not policy_only:
+            actions = choose_actions(fixed, params, states, keys, rate)
+            leaves = principal_leaves(
+                dataclasses.replace(leaf_settings, depth=depth + 1), params, states, actions
+            )
+    else:
+        policy, policy_params = (
+            pbt.traced_depth_policy(settings),
+            (*policy_params, jnp.stack([depth, 3 - depth])),
+        )
+        actions = choose_actions(settings, params, states, keys, rate, TracedDepth(depth, jnp.ones(2, bool)))
+        at = TracedDepth(depth + 1, jnp.ones(3, bool))
+        leaves = principal_leaves(leaf_settings, params, states, actions, at)
+    return actions, leaves, jax.vmap(policy, in_axes=(None, 0, 0))(policy_params, states, keys)
 
 
-def test_initial_hypers_start_from_the_config_and_stay_in_range():
-    settings = _settings("members=8", "exploration_rate=1.0", "lambda_=1.0", "learning_rate=0.01")
-    hypers = pbt.initial_hypers(settings, jax.random.key(3))
-    assert float(hypers.learning_rate[0]) == pytest.approx(0.01)
-    assert np.all(np.asarray(hypers.learning_rate) >= 0.01 * 0.8 - 1e-7)
-    assert np.all(np.asarray(hypers.learning_rate) <= 0.01 * 1.2 + 1e-7)
-    assert len(set(np.asarray(hypers.learning_rate).tolist())) == 8  # the members start apart
-    assert np.all(np.asarray(hypers.lambda_) <= 1) and np.all(np.asarray(hypers.exploration_rate) <= 1)
+def test_a_traced_depth_searches_as_the_same_static_depth():
+    """At a traced depth (every depth up to max_depth searched, one kept) self-play's moves and
+    TDLeaf's leaves at the config's depth, and the tournament's moves at each depth, equal those of
+    that depth compiled in."""
+    settings = _settings()  # depth 1, max_depth 2
+    rules, n = learner_rules(settings), 16
+    keys = jax.random.split(jax.random.key(4), n)
+    states = random_plies(rules, init_batch(rules, (n,)), keys, jnp.arange(n) % 7)
+    params = init_params(jax.random.key(2), pbt.learner_spec(settings))
+
+    static_1, static_2 = (
+        jax.jit(lambda d=d: _searches(settings, params, states, keys, d, d > 1))() for d in (1, 2)
+    )
+    traced = jax.jit(lambda d: _searches(settings, params, states, keys, d, False))
+    (actions, leaves, moves), deeper = traced(jnp.int32(1)), traced(jnp.int32(2))
+    np.testing.assert_array_equal(actions, static_1[0])
+    jax.tree.map(np.testing.assert_array_equal, leaves, static_1[1])
+    np.testing.assert_array_equal(moves, static_1[2])
+    np.testing.assert_array_equal(deeper[2], static_2[2])
+    assert not np.array_equal(actions, deeper[0])  # depth 2 plays differently: a depth is searched
 
 
 @pytest.fixture(scope="module")
@@ -120,6 +191,9 @@ def test_a_pbt_run_writes_its_metrics_tournaments_and_snapshots(whole_run):
     for r in rows:
         for name in ("learning_rate", "lambda", "exploration"):
             assert float(r[f"pbt_{name}_min"]) <= float(r[f"pbt_{name}_max"])
+        assert 1 <= int(r["pbt_depth_min"]) <= int(r["pbt_depth"]) <= int(r["pbt_depth_max"]) <= 2
+    depths = [(int(r["pbt_depth_min"]), int(r["pbt_depth_max"])) for r in rows]
+    assert depths[0] == (1, 1) and depths[1] == (1, 2)  # epoch 1's copy went one deeper (seed 0's draw)
     assert [int(r["epoch"]) for r in read_lineage(whole_run)] == [-1, 1, 3]  # snapshots of the best
 
 
@@ -135,8 +209,10 @@ def test_the_best_members_network_is_the_runs_network():
     trainer = make_trainer(load_config(None, TINY_PBT))
     state = trainer.init(trainer.settings, jax.random.key(0))
     state, _ = trainer.run_epoch(state, jax.random.key(1))
-    state, metrics = trainer.run_epoch(state, jax.random.key(2))  # a tournament's epoch
+    state, metrics = trainer.run_epoch(state, jax.random.key(3))  # a tournament's epoch
     best = int(metrics["pbt_best"])
+    sources = np.asarray(metrics["pbt_sources"])  # one copy, one deeper (key 3 draws "up" for all)
+    assert np.asarray(state.hypers.depth).tolist() == [2 if s >= 0 else 1 for s in sources]
     for mine, members in zip(
         jax.tree.leaves(trainer.network(state)), jax.tree.leaves(state.members.params), strict=True
     ):
@@ -156,6 +232,8 @@ def test_the_best_members_network_is_the_runs_network():
         (["tournament_openings=0"], "tournament_openings must be >= 1, got 0"),
         (["member_learner=dqn"], "member_learner must be one of td_lambda, td_leaf, got 'dqn'"),
         (["member_learner=td_leaf", "depth=1"], "it needs search = alphabeta and depth >= 2"),
+        (["depth=3"], "needs search = alphabeta and max_depth >= depth (or 0: the depth fixed), got search"),
+        (["search=mcts"], "max_depth evolves the alpha-beta depth: it needs search = alphabeta"),
     ],
 )
 def test_bad_pbt_settings_are_refused_in_one_line(items, message):

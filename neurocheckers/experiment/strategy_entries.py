@@ -93,6 +93,11 @@ def check_pbt(c: ExperimentConfig) -> None:
     _need(0 < c.perturbation < 1, f"perturbation must be in (0, 1), got {c.perturbation}")
     _need(0 < c.quantile <= 0.5, f"quantile must be in (0, 0.5], got {c.quantile}")
     _need(c.tournament_openings >= 1, f"tournament_openings must be >= 1, got {c.tournament_openings}")
+    _need(
+        c.max_depth == 0 or (c.search == "alphabeta" and c.max_depth >= c.depth),
+        f"max_depth evolves the alpha-beta depth: it needs search = alphabeta and max_depth >= depth "
+        f"(or 0: the depth fixed), got search = {c.search!r}, depth = {c.depth}, max_depth = {c.max_depth}",
+    )
 
 
 def _search_words(c: ExperimentConfig, simulations: int) -> str:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from collections.abc import Callable
 from typing import Any
 
 import jax
@@ -200,13 +201,60 @@ def searches_full_width(settings: LearnerSettings) -> bool:
     return settings.search == "alphabeta" and (settings.depth == 1 or settings.exploration == "epsilon")
 
 
+@struct.dataclass
+class TracedDepth:
+    """An alpha-beta depth chosen at run time among 1 .. ``max_depth`` (a PBT member's, which evolves).
+
+    The searches themselves keep a static depth (``fullwidth_search`` builds its tree level by level
+    in Python), so a traced depth runs the search of each depth in ``present`` behind a ``lax.cond``
+    and keeps the one of ``depth`` (``at_each_depth``): the moves of depth ``d`` are exactly those of a
+    static depth ``d``. Under ``vmap`` with ``present`` not mapped the ``cond`` stays a branch, so a
+    batch of searchers pays for the depths in use, not for every depth up to ``max_depth``.
+
+    Fields:
+      depth: [] int32, the depth searched, in 1 .. ``max_depth``.
+      present: [max_depth] bool, ``present[d - 1]``: some searcher of the program searches at depth
+        ``d`` (the same for all of them: leave it unmapped under ``vmap``).
+    """
+
+    depth: jax.Array
+    present: jax.Array
+
+    @property
+    def max_depth(self) -> int:
+        return self.present.shape[-1]
+
+
+def at_each_depth(depth: TracedDepth, search: Callable[[int], Any], empty: Any) -> Any:
+    """``search(depth.depth)`` for a traced depth: ``search(d)`` (``d`` static) for each depth ``d``
+    in ``depth.present``, behind a ``lax.cond`` (``empty``, of the same shapes, for the others), the
+    result of ``d = depth.depth`` kept."""
+    result = empty
+    for d in range(1, depth.max_depth + 1):
+        found = jax.lax.cond(depth.present[d - 1], lambda d=d: search(d), lambda: empty)
+        result = jax.tree.map(lambda new, old, d=d: jnp.where(depth.depth == d, new, old), found, result)
+    return result
+
+
 def choose_actions(
-    settings: LearnerSettings, params: Any, states: State, keys: jax.Array, rate: jax.Array
+    settings: LearnerSettings,
+    params: Any,
+    states: State,
+    keys: jax.Array,
+    rate: jax.Array,
+    depth: TracedDepth | None = None,
 ) -> jax.Array:
     """[N] int32: ``choose_action`` of N games (``states``, ``keys``: [N]), the same moves; with
     ``searches_full_width`` the alpha-beta is ``fullwidth_search`` over the whole batch, whose leaves
     are evaluated in large batches (8x8 self-play of 1,024 games: 2-3x faster at depth 1 and 7x at
-    depth 3 than the vmapped ``alphabeta_search``; ``results/benchmarks/bench_learners_american8.txt``)."""
+    depth 3 than the vmapped ``alphabeta_search``; ``results/benchmarks/bench_learners_american8.txt``).
+    With ``depth`` the alpha-beta's depth is that traced one instead of ``settings.depth``."""
+    if depth is not None:
+
+        def at_depth(d: int) -> jax.Array:
+            return choose_actions(dataclasses.replace(settings, depth=d), params, states, keys, rate)
+
+        return at_each_depth(depth, at_depth, jnp.zeros(keys.shape[0], jnp.int32))
     if not searches_full_width(settings):
         choose = jax.vmap(functools.partial(choose_action, settings), in_axes=(None, 0, 0, None))
         return choose(params, states, keys, rate)
@@ -225,30 +273,54 @@ def choose_actions(
     return jnp.where(explore, random_moves, best).astype(jnp.int32)
 
 
-def principal_leaves(settings: LearnerSettings, params: Any, states: State, actions: jax.Array) -> State:
-    """[N] the leaves of the principal variations of depth-``settings.depth`` searches from
-    ``states`` [N] that begin with ``actions`` [N]: the position after each action, then after the
-    best reply of a search one ply shallower, and so on down to the horizon (TDLeaf(lambda)'s leaf:
-    the position whose value the search's score of that move is). A game that ends on the way stops
-    at its final position; a finished game stays as it is."""
+def principal_leaves(
+    settings: LearnerSettings,
+    params: Any,
+    states: State,
+    actions: jax.Array,
+    depth: TracedDepth | None = None,
+) -> State:
+    """[N] the leaves of the principal variations of depth-``settings.depth`` searches (or of the
+    traced ``depth``) from ``states`` [N] that begin with ``actions`` [N]: the position after each
+    action, then after the best reply of a search one ply shallower, and so on down to the horizon
+    (TDLeaf(lambda)'s leaf: the position whose value the search's score of that move is). A game that
+    ends on the way stops at its final position; a finished game stays as it is."""
     rules = learner_rules(settings)
     heuristic = value_heuristic(value_fn(learner_spec(settings)), params, jax.random.key(0))
     leaves = jax.vmap(step, in_axes=(None, 0, 0))(rules, states, actions)
-    for remaining in range(settings.depth - 1, 0, -1):
-        scores, legal = fullwidth_search(rules, leaves, remaining, heuristic, NETWORK_ROOT_MARGIN)
-        best = jnp.argmax(jnp.where(legal, scores, -jnp.inf), axis=1).astype(jnp.int32)
-        leaves = jax.vmap(step, in_axes=(None, 0, 0))(rules, leaves, best)
+    deepest = settings.depth if depth is None else depth.max_depth
+    for remaining in range(deepest - 1, 0, -1):
+
+        def stepped(leaves: State = leaves, remaining: int = remaining) -> State:
+            scores, legal = fullwidth_search(rules, leaves, remaining, heuristic, NETWORK_ROOT_MARGIN)
+            best = jnp.argmax(jnp.where(legal, scores, -jnp.inf), axis=1).astype(jnp.int32)
+            return jax.vmap(step, in_axes=(None, 0, 0))(rules, leaves, best)
+
+        if depth is None:
+            leaves = stepped()
+            continue
+        # A traced depth d takes the steps remaining = d - 1 .. 1, as a static d does; a step no
+        # searcher takes is skipped.
+        taken = jax.lax.cond(jnp.any(depth.present[remaining:]), stepped, lambda leaves=leaves: leaves)
+        mask = jnp.broadcast_to(remaining < depth.depth, actions.shape)
+        leaves = where_games(mask, taken, leaves)
     return leaves
 
 
-def recorded_positions(settings: LearnerSettings, params: Any, states: State, actions: jax.Array) -> State:
+def recorded_positions(
+    settings: LearnerSettings,
+    params: Any,
+    states: State,
+    actions: jax.Array,
+    depth: TracedDepth | None = None,
+) -> State:
     """[N] what self-play records of the plies ``actions`` [N] played from ``states`` [N]: the
-    positions themselves, or with ``records_leaves`` their principal leaves (``principal_leaves``)
-    where those are unfinished (a leaf that ends the game has no value for the network to learn: the
-    position itself is kept)."""
+    positions themselves, or with ``records_leaves`` their principal leaves (``principal_leaves``, at
+    the traced ``depth`` when given) where those are unfinished (a leaf that ends the game has no
+    value for the network to learn: the position itself is kept)."""
     if not settings.records_leaves:
         return states
-    leaves = principal_leaves(settings, params, states, actions)
+    leaves = principal_leaves(settings, params, states, actions, depth)
     keep = leaves.terminated | states.terminated
     return where_games(keep, states, leaves)
 

@@ -10,8 +10,18 @@ weights, optimiser state and hyperparameters of members drawn at random among th
 (exploit), and multiply each copied hyperparameter by ``1 - perturbation`` or ``1 + perturbation``
 (explore; lambda and the epsilon exploration rate clipped to [0, 1]).
 
-The search (its depth or simulations) and the network's shape are static settings, compiled into the
-program: every member has the config's; only the three hyperparameters above evolve.
+With ``max_depth`` > 0 (alpha-beta members) the search depth is a fourth hyperparameter: every member
+starts at the config's ``depth``, and a copy moves its source's depth by +1 or -1, clipped to
+[``min_depth``, ``max_depth``]. The searches stay compiled at static depths: ``fullwidth_search``
+(the self-play moves) builds its tree level by level in Python, so a traced depth there would mean a
+rewrite that expands every tree to ``max_depth``. Instead each depth some member uses runs behind a
+``lax.cond`` whose predicate (``present_depths``) is the same for every member, so it stays a branch
+under the members' ``vmap``, and each member keeps its own depth's moves (``common.TracedDepth``).
+Vmapped members pay for every depth in use (a shallow member runs the deeper searches too), as a
+vmapped ``while_loop`` pays for its longest lane; a member's games are exactly those of a static
+search of its depth. The tournament's alpha-beta, one ``lax.while_loop`` a game, takes the mover's
+depth traced (``alphabeta_stack`` with ``max_levels = max_depth``). Simulations (MCTS) and the
+network's shape stay static: every member has the config's.
 
 The run loop sees a learner: ``PBTState.params`` is the network of the member that won the latest
 tournament (member 0 before the first), which it snapshots, probes and exports. Each exploit is in
@@ -30,7 +40,14 @@ from flax import struct
 
 from neurocheckers.arena import a_is_black_in_game, paired_opening_starts, play_games
 from neurocheckers.endgame.device import DeviceDB
-from neurocheckers.learners.common import LearnerState, learner_rules, learner_spec, record_length
+from neurocheckers.evaluator import value_fn
+from neurocheckers.learners.common import (
+    LearnerState,
+    TracedDepth,
+    learner_rules,
+    learner_spec,
+    record_length,
+)
 from neurocheckers.learners.self_play import selfplay
 from neurocheckers.learners.td_lambda import TDSettings, learn
 from neurocheckers.learners.td_lambda import init as td_init
@@ -38,7 +55,10 @@ from neurocheckers.population import member_or_boss_policy
 from neurocheckers.rules.openings import load_openings, opening_states
 from neurocheckers.rules.presets import Rules
 from neurocheckers.rules.state import State
+from neurocheckers.search.alphabeta import alphabeta_stack, color_sign
+from neurocheckers.search.baselines import NETWORK_ROOT_MARGIN, pick_best, value_heuristic
 from neurocheckers.search.play_settings import population_search
+from neurocheckers.search.types import Policy
 from neurocheckers.sections import PBTSectionSettings
 from neurocheckers.sharding import over_leading_shards
 
@@ -52,6 +72,16 @@ class PBTSettings(PBTSectionSettings, TDSettings):
     def records_leaves(self) -> bool:
         return self.member_learner == "td_leaf"
 
+    @property
+    def depth_evolves(self) -> bool:
+        """Whether the members' alpha-beta depth is a hyperparameter (``max_depth`` > 0)."""
+        return self.max_depth > 0
+
+    @property
+    def min_depth(self) -> int:
+        """The shallowest depth a member explores to: 2 for TDLeaf (whose leaves need a reply), else 1."""
+        return 2 if self.records_leaves else 1
+
 
 @struct.dataclass
 class Hyperparameters:
@@ -61,11 +91,13 @@ class Hyperparameters:
       learning_rate: Adam's step size.
       lambda_: TD(lambda)'s lambda, in [0, 1].
       exploration_rate: epsilon (in [0, 1]), or the softmax temperature.
+      depth: int32, the alpha-beta depth (the config's for all unless ``max_depth`` > 0).
     """
 
     learning_rate: jax.Array
     lambda_: jax.Array
     exploration_rate: jax.Array
+    depth: jax.Array
 
 
 @struct.dataclass
@@ -109,13 +141,14 @@ def clipped(settings: PBTSettings, hypers: Hyperparameters) -> Hyperparameters:
 
 def initial_hypers(settings: PBTSettings, key: jax.Array) -> Hyperparameters:
     """Member 0 gets the config's values; each other member each value times a factor drawn
-    log-uniformly between 1 - perturbation and 1 + perturbation (so the population starts apart)."""
+    log-uniformly between 1 - perturbation and 1 + perturbation (so the population starts apart).
+    Every member starts at the config's depth."""
     m, p = settings.members, settings.perturbation
     low, high = jnp.log(1.0 - p), jnp.log(1.0 + p)
     factors = jnp.exp(jax.random.uniform(key, (3, m), minval=low, maxval=high)).at[:, 0].set(1.0)
     base = (settings.learning_rate, settings.lambda_, settings.exploration_rate)
     values = [jnp.float32(b) * f for b, f in zip(base, factors, strict=True)]
-    return clipped(settings, Hyperparameters(*values))
+    return clipped(settings, Hyperparameters(*values, depth=jnp.full(m, settings.depth, jnp.int32)))
 
 
 @functools.partial(jax.jit, static_argnums=0)
@@ -147,16 +180,24 @@ def member_settings(settings: PBTSettings, hyper: Hyperparameters) -> PBTSetting
     )
 
 
+def present_depths(settings: PBTSettings, depths: jax.Array) -> jax.Array:
+    """[max_depth] bool: the depths some member searches at (``depths``: [M])."""
+    return jnp.zeros(settings.max_depth, bool).at[depths - 1].set(True)
+
+
 def member_epoch(
     settings: PBTSettings,
     member: LearnerState,
     hyper: Hyperparameters,
     key: jax.Array,
     exact: DeviceDB | None,
+    present: jax.Array | None,
 ) -> tuple[LearnerState, dict]:
-    """One member's TD epoch (``td_lambda.epoch`` with the member's hyperparameters)."""
+    """One member's TD epoch (``td_lambda.epoch`` with the member's hyperparameters; its own depth
+    when ``present``, the members' ``present_depths``, is given)."""
     play_key, _ = jax.random.split(key)
-    batch = selfplay(settings, member.params, play_key, hyper.exploration_rate)
+    depth = None if present is None else TracedDepth(hyper.depth, present)
+    batch = selfplay(settings, member.params, play_key, hyper.exploration_rate, depth=depth)
     return learn(member_settings(settings, hyper), member, key, batch, exact)
 
 
@@ -167,32 +208,68 @@ def committed_openings(rules: Rules) -> State:
         return jax.device_get(opening_states(rules, load_openings(rules)))
 
 
-def tournament(settings: PBTSettings, params: Any, key: jax.Array) -> jax.Array:
-    """[M, M] points per game of member i against member j (the diagonal 1/2): a round-robin where
-    every pair plays the same ``tournament_openings`` openings (drawn from the committed set with
-    ``key``) with both colours, at the learners' search without exploration."""
-    m, games = settings.members, 2 * settings.tournament_openings
-    first, second = (jnp.asarray(x, jnp.int32) for x in jnp.triu_indices(m, 1))
-    pairs = first.shape[0]
+def traced_depth_policy(settings: PBTSettings) -> Policy:
+    """A tournament game's player over ``(a, b, a_to_move, depths)``: ``member_or_boss_policy``'s
+    alpha-beta, its leaves rated by the mover's network, at the mover's depth (``depths``: [2], a's
+    and b's, traced, at most ``max_depth``: the stack search takes a traced depth below a static
+    number of levels, and searches as a static depth of its value does)."""
+    rules, evaluate = learner_rules(settings), value_fn(learner_spec(settings))
+
+    def evaluate_either(params: Any, state: State, key: jax.Array) -> jax.Array:
+        a, b, a_to_move = params
+        return jnp.where(a_to_move, evaluate(a, state, key), evaluate(b, state, key))
+
+    def policy(params: Any, state: State, key: jax.Array) -> jax.Array:
+        a, b, a_to_move, depths = params
+        heuristic = value_heuristic(evaluate_either, (a, b, a_to_move), key)
+        depth = jnp.where(a_to_move, depths[0], depths[1])
+        final = alphabeta_stack(
+            rules, state, depth, heuristic, NETWORK_ROOT_MARGIN, max_levels=settings.max_depth
+        )
+        scores, legal = color_sign(state.color) * final.root_scores, state.legal_action_mask
+        return jnp.where(jnp.any(legal), pick_best(key, scores, legal), 0).astype(jnp.int32)
+
+    return policy
+
+
+def tournament_openings(settings: PBTSettings, key: jax.Array) -> State:
+    """The ``tournament_openings`` openings every pair plays, drawn from the committed set with ``key``."""
     openings = committed_openings(learner_rules(settings))
     count = jax.tree.leaves(openings)[0].shape[0]
     order = jax.random.permutation(jax.random.fold_in(key, 0), count)
     chosen = order[jnp.arange(settings.tournament_openings) % count]
-    drawn = jax.tree.map(lambda x: jnp.asarray(x)[chosen], openings)
-    policy = member_or_boss_policy(
-        learner_rules(settings), learner_spec(settings), population_search(settings)
-    )
+    return jax.tree.map(lambda x: jnp.asarray(x)[chosen], openings)
 
-    def play(a_params, b_params, pair_ids, key, drawn):
+
+def tournament(
+    settings: PBTSettings, params: Any, key: jax.Array, depths: jax.Array | None = None
+) -> jax.Array:
+    """[M, M] points per game of member i against member j (the diagonal 1/2): a round-robin where
+    every pair plays the same ``tournament_openings`` openings (drawn from the committed set with
+    ``key``) with both colours, at the learners' search without exploration (with ``depth_evolves``,
+    alpha-beta at each mover's depth of ``depths`` [M])."""
+    m, games = settings.members, 2 * settings.tournament_openings
+    first, second = (jnp.asarray(x, jnp.int32) for x in jnp.triu_indices(m, 1))
+    pairs = first.shape[0]
+    traced = depths is not None and settings.depth_evolves
+    if traced:
+        policy = traced_depth_policy(settings)
+    else:
+        search = population_search(settings)
+        policy = member_or_boss_policy(learner_rules(settings), learner_spec(settings), search)
+    shared = (None, None, 0, None) if traced else (None, None, 0)  # the policy's params, per game
+
+    def play(a_params, b_params, pair_depths, pair_ids, key, drawn):
         shape = (pair_ids.shape[0], games)
         numbers = jnp.broadcast_to(jnp.arange(games, dtype=jnp.int32), shape)
         game_ids = pair_ids[:, None] * games + numbers
 
-        def pair_games(a, b, states, a_to_move, keys):
-            return jax.vmap(policy, in_axes=((None, None, 0), 0, 0))((a, b, a_to_move), states, keys)
+        def pair_games(a, b, depths, states, a_to_move, keys):
+            params = (a, b, a_to_move, depths) if traced else (a, b, a_to_move)
+            return jax.vmap(policy, in_axes=(shared, 0, 0))(params, states, keys)
 
         def choose(states: State, a_to_move: jax.Array, keys: jax.Array) -> jax.Array:
-            return jax.vmap(pair_games)(a_params, b_params, states, a_to_move, keys)
+            return jax.vmap(pair_games)(a_params, b_params, pair_depths, states, a_to_move, keys)
 
         starts = paired_opening_starts(drawn, numbers)
         max_plies = record_length(settings)
@@ -209,11 +286,14 @@ def tournament(settings: PBTSettings, params: Any, key: jax.Array) -> jax.Array:
         )
         return records.score
 
-    play = over_leading_shards(play, pairs, (False, False, False, True, True))
+    play = over_leading_shards(play, pairs, (False, False, False, False, True, True))
     a_params = jax.tree.map(lambda x: x[first], params)
     b_params = jax.tree.map(lambda x: x[second], params)
+    depths = jnp.full(m, settings.depth, jnp.int32) if depths is None else depths
+    pair_depths = jnp.stack([depths[first], depths[second]], axis=1)
     pair_ids = jnp.arange(pairs, dtype=jnp.int32)
-    score = jnp.mean(play(a_params, b_params, pair_ids, key, drawn), axis=1)
+    drawn = tournament_openings(settings, key)
+    score = jnp.mean(play(a_params, b_params, pair_depths, pair_ids, key, drawn), axis=1)
     points = jnp.full((m, m), 0.5).at[first, second].set(score)
     return points.at[second, first].set(1.0 - score)
 
@@ -247,14 +327,28 @@ def exploit_and_explore(
         learning_rate=hypers.learning_rate * factors[0],
         lambda_=hypers.lambda_ * factors[1],
         exploration_rate=hypers.exploration_rate * factors[2],
+        depth=explored_depths(settings, hypers.depth, sources, key),
     )
     return state.replace(members=members, hypers=clipped(settings, hypers)), sources
+
+
+def explored_depths(
+    settings: PBTSettings, depths: jax.Array, sources: jax.Array, key: jax.Array
+) -> jax.Array:
+    """[M] int32: ``depths`` (already copied from the sources) with each copy's moved by +1 or -1,
+    clipped to [``min_depth``, ``max_depth``], when the depth evolves; else ``depths``."""
+    if not settings.depth_evolves:
+        return depths
+    # A key of its own: the other hyperparameters' draws are those of a run whose depth is fixed.
+    up = jax.random.bernoulli(jax.random.fold_in(key, 1), 0.5, depths.shape)
+    moved = jnp.clip(depths + jnp.where(up, 1, -1), settings.min_depth, settings.max_depth)
+    return jnp.where(sources >= 0, moved, depths).astype(jnp.int32)
 
 
 def exploit_step(settings: PBTSettings, state: PBTState, key: jax.Array) -> PBTState:
     """The tournament among the members, then ``exploit_and_explore``; the winner becomes ``best``."""
     play_key, rank_key, copy_key = jax.random.split(key, 3)
-    points = tournament(settings, state.members.params, play_key)
+    points = tournament(settings, state.members.params, play_key, state.hypers.depth)
     m = settings.members
     scores = (jnp.sum(points, axis=1) - 0.5) / max(m - 1, 1)  # points per game, the diagonal left out
     order = ranking(scores, rank_key)
@@ -276,11 +370,11 @@ def pbt_metrics(settings: PBTSettings, state: PBTState, trained: dict, due: jax.
         pbt_learning_rate=h.learning_rate[best],
         pbt_lambda=h.lambda_[best],
     )
-    for name, values in (
-        ("learning_rate", h.learning_rate),
-        ("lambda", h.lambda_),
-        ("exploration", h.exploration_rate),
-    ):
+    named = [("learning_rate", h.learning_rate), ("lambda", h.lambda_), ("exploration", h.exploration_rate)]
+    if settings.search == "alphabeta":
+        metrics["pbt_depth"] = h.depth[best]
+        named.append(("depth", h.depth))
+    for name, values in named:
         metrics[f"pbt_{name}_min"] = jnp.min(values)
         metrics[f"pbt_{name}_max"] = jnp.max(values)
     nan = jnp.float32(jnp.nan)
@@ -294,13 +388,15 @@ def pbt_metrics(settings: PBTSettings, state: PBTState, trained: dict, due: jax.
 def epoch(
     settings: PBTSettings, state: PBTState, key: jax.Array, exact: DeviceDB | None = None
 ) -> tuple[PBTState, dict]:
-    """One epoch: every member's TD epoch (vmapped, each with its hyperparameters; exact targets
-    where the endgame database ``exact`` holds a position), then, every ``exploit_interval``
+    """One epoch: every member's TD epoch (vmapped, each with its hyperparameters, its depth among
+    them when it evolves; exact targets where the endgame database ``exact`` holds a position),
+    then, every ``exploit_interval``
     epochs, the tournament and the exploit/explore step. Metrics: ``pbt_metrics``."""
     train_key, exploit_key = jax.random.split(key)
     keys = jax.random.split(train_key, settings.members)
-    train = jax.vmap(member_epoch, in_axes=(None, 0, 0, 0, None))
-    members, trained = train(settings, state.members, state.hypers, keys, exact)
+    present = present_depths(settings, state.hypers.depth) if settings.depth_evolves else None
+    train = jax.vmap(member_epoch, in_axes=(None, 0, 0, 0, None, None))  # ``present``: one for all
+    members, trained = train(settings, state.members, state.hypers, keys, exact, present)
     state = state.replace(members=members, epoch=state.epoch + 1)
     due = state.epoch % settings.exploit_interval == 0
     state = jax.lax.cond(due, lambda s: exploit_step(settings, s, exploit_key), lambda s: s, state)

@@ -20,6 +20,7 @@ from neurocheckers.learners.common import (
     OPENING_SALT,
     LearnerSettings,
     SelfPlayBatch,
+    TracedDepth,
     choose_actions,
     learner_rules,
     random_plies,
@@ -80,22 +81,23 @@ def _play_stage(
     slots: jax.Array,
     carry: tuple[State, jax.Array, _Records],
     next_size: int,
+    depth: TracedDepth | None,
 ) -> tuple[State, jax.Array, _Records]:
     """Searched plies of the games ``slots`` ([m] of the shard's n; ``carry``: their states [m], the
     ply, the shard's records) until every game is over or cut at the length cap, or (``next_size``
     > 0) until the unfinished ones fit in ``next_size``: an arena game of the network against
-    itself (``arena.play_plies``)."""
+    itself (``arena.play_plies``), its alpha-beta at the traced ``depth`` when given."""
     rules = learner_rules(settings)
     keys = game_keys[slots]
     n = game_keys.shape[0]
 
     def choose(states: State, ply: jax.Array) -> jax.Array:
         ply_keys = jax.vmap(jax.random.fold_in, in_axes=(0, None))(keys, ply)
-        return choose_actions(settings, params, states, ply_keys, rate)
+        return choose_actions(settings, params, states, ply_keys, rate, depth)
 
     def record(records: _Records, states: State, chosen: jax.Array, ply: jax.Array, live: jax.Array):
         rows = jnp.where(live, slots, n)  # a finished game's rows stay as they are
-        recorded = recorded_positions(settings, params, states, chosen)
+        recorded = recorded_positions(settings, params, states, chosen, depth)
         return records.replace(
             positions=records.positions.at[rows, ply].set(
                 jax.vmap(encode, (None, 0))(rules, recorded), mode="drop"
@@ -113,10 +115,15 @@ def _play_stage(
 
 
 def _selfplay_shard(
-    settings: LearnerSettings, params: Any, game_ids: jax.Array, key: jax.Array, rate: jax.Array
+    settings: LearnerSettings,
+    params: Any,
+    game_ids: jax.Array,
+    key: jax.Array,
+    rate: jax.Array,
+    depth: TracedDepth | None = None,
 ) -> SelfPlayBatch:
-    """The games ``game_ids`` ([n]) of a self-play batch: openings, then the searched plies, in
-    batches that shrink as games end (``SELFPLAY_STAGES``)."""
+    """The games ``game_ids`` ([n]) of a self-play batch: openings, then the searched plies (at the
+    traced ``depth`` when given), in batches that shrink as games end (``SELFPLAY_STAGES``)."""
     rules = learner_rules(settings)
     length_cap = record_length(settings)
     n = game_ids.shape[0]
@@ -134,7 +141,7 @@ def _selfplay_shard(
     slots, final, ply = jnp.arange(n, dtype=jnp.int32), states, jnp.int32(0)
     for next_size in [*sizes[1:], 0]:
         carry = (states, ply, records)
-        states, ply, records = _play_stage(settings, params, rate, game_keys, slots, carry, next_size)
+        states, ply, records = _play_stage(settings, params, rate, game_keys, slots, carry, next_size, depth)
         final = _put(final, slots, states)
         if next_size:  # the unfinished games first (they all fit), in their order
             kept = jnp.argsort(states.terminated.astype(jnp.int32), stable=True)[:next_size]
@@ -157,17 +164,23 @@ def selfplay(
     key: jax.Array,
     rate: jax.Array,
     games: tuple[int, int] | None = None,
+    depth: TracedDepth | None = None,
 ) -> SelfPlayBatch:
     """``settings.selfplay_games`` self-play games of the network ``params`` (``SelfPlayBatch``),
     exploring at ``rate``; split across the host devices when there are several and they divide the
     games (the same games either way). ``games`` = (first, count) plays only the games numbered
     first .. first + count - 1 of that batch (the same games as in the whole batch; ``first`` may be
-    traced, ``count`` is static)."""
+    traced, ``count`` is static). With ``depth`` the alpha-beta searches at that traced depth instead
+    of ``settings.depth`` (the batch is staged as ``settings.depth``'s, so at that depth the games
+    are exactly those without ``depth``)."""
     first, n = (0, settings.selfplay_games) if games is None else games
     play = functools.partial(_selfplay_shard, settings)
-    play = over_game_shards(play, n, (True, False, True, True))
     ids = jnp.asarray(first, jnp.int32) + jnp.arange(n, dtype=jnp.int32)  # ``first`` may be traced
-    return play(params, ids, key, jnp.asarray(rate, jnp.float32))
+    if depth is None:
+        play = over_game_shards(play, n, (True, False, True, True))
+        return play(params, ids, key, jnp.asarray(rate, jnp.float32))
+    play = over_game_shards(play, n, (True, False, True, True, True))
+    return play(params, ids, key, jnp.asarray(rate, jnp.float32), depth)
 
 
 def concatenate_batches(batches: list[SelfPlayBatch]) -> SelfPlayBatch:
