@@ -6,6 +6,7 @@ and snapshots, resumes to identical metrics and repeats them with the same seed.
 from __future__ import annotations
 
 import dataclasses
+import os
 
 import jax
 import jax.numpy as jnp
@@ -31,6 +32,7 @@ from neurocheckers.learners.common import (
 from neurocheckers.population import member_or_boss_policy
 from neurocheckers.rules.engine import init_batch
 from neurocheckers.search.baselines import AlphaBetaConfig
+from neurocheckers.search.play_settings import epoch_key
 
 TINY_PBT = [*TINY_BY_STRATEGY["pbt"], "epochs=4", "checkpoint_every=2", "name=tinypbt", "max_depth=2"]
 """4 members at depth 1 (up to 2), a tournament every 2 epochs of one opening with both colours (12
@@ -220,6 +222,35 @@ def test_the_best_members_network_is_the_runs_network():
     scores = np.asarray(state.scores)  # a round-robin's points per game: they average 1/2
     assert np.mean(scores) == pytest.approx(0.5) and scores[best] == np.max(scores)
     assert np.all((scores >= 0) & (scores <= 1))
+
+
+@pytest.mark.filterwarnings("ignore:os.fork")  # Ray starts its own processes; they exec at once
+def test_members_trained_as_ray_tasks_give_the_in_process_epochs():
+    """Two shares of 2 members trained as Ray tasks on a local Ray instance, the tournament and the
+    exploit step here (``epoch_in_shares``): the metrics and state of the in-process epochs of the
+    same seed, a tournament's epoch among them. One CPU: one worker traces the share's program once.
+    CI installs the ray extra, so there this test never skips."""
+    try:
+        import ray
+    except ImportError:
+        if os.environ.get("CI"):
+            pytest.fail("ray is not installed; CI installs the test and ray extras (README)")
+        pytest.skip("the ray extra is not installed (pip install -e '.[test,ray]')")
+    trainer = make_trainer(load_config(None, TINY_PBT))
+    expected = remote = trainer.init(trainer.settings, jax.random.key(0))
+    ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False)
+    try:
+        for epoch in range(2):  # the second ends with a tournament
+            expected, metrics = trainer.run_epoch(expected, epoch_key(0, epoch))
+            remote, got = pbt.epoch_in_shares(
+                trainer.settings, remote, epoch_key(0, epoch), pbt.ray_shares(), 2
+            )
+            assert jax.device_get(got).keys() == metrics.keys()
+            jax.tree.map(np.testing.assert_array_equal, jax.device_get(got), jax.device_get(metrics))
+    finally:
+        ray.shutdown()
+    assert np.asarray(got["pbt_sources"]).max() >= 0  # an exploit step was among them
+    jax.tree.map(np.testing.assert_array_equal, remote, expected)
 
 
 @pytest.mark.parametrize(
