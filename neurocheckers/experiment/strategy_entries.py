@@ -132,7 +132,8 @@ def pbt_summary(c: ExperimentConfig, simulations: int) -> str:
     return (
         f"{c.name}: {c.rules}, {_network_words(c)}, strategy pbt: {c.members} {c.member_learner} members x "
         f"{c.selfplay_games} self-play games/epoch, exploit every {c.exploit_interval} epochs, "
-        f"{_search_words(c, c.simulations)}, starting from lambda {c.lambda_:g}, learning rate "
+        f"{_search_words(c, c.simulations)}{f' (evolving up to {c.max_depth})' if c.max_depth else ''}, "
+        f"starting from lambda {c.lambda_:g}, learning rate "
         f"{c.learning_rate:g}, {c.exploration} {c.exploration_rate:g}, seed {c.seed}"
     )
 
