@@ -13,6 +13,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 from cli_errors import error_line
+from killing import CrashedEpoch
 from tiny import TINY_BY_STRATEGY
 
 from neurocheckers.cli import main
@@ -32,7 +33,6 @@ from neurocheckers.learners.common import (
 from neurocheckers.population import member_or_boss_policy
 from neurocheckers.rules.engine import init_batch
 from neurocheckers.search.baselines import AlphaBetaConfig
-from neurocheckers.search.play_settings import epoch_key
 
 TINY_PBT = [*TINY_BY_STRATEGY["pbt"], "epochs=4", "checkpoint_every=2", "name=tinypbt", "max_depth=2"]
 """4 members at depth 1 (up to 2), a tournament every 2 epochs of one opening with both colours (12
@@ -225,32 +225,32 @@ def test_the_best_members_network_is_the_runs_network():
 
 
 @pytest.mark.filterwarnings("ignore:os.fork")  # Ray starts its own processes; they exec at once
-def test_members_trained_as_ray_tasks_give_the_in_process_epochs():
-    """Two shares of 2 members trained as Ray tasks on a local Ray instance, the tournament and the
-    exploit step here (``epoch_in_shares``): the metrics and state of the in-process epochs of the
-    same seed, a tournament's epoch among them. One CPU: one worker traces the share's program once.
-    CI installs the ray extra, so there this test never skips."""
+def test_an_evolve_run_with_its_members_on_ray_gives_the_in_process_run(whole_run, tmp_path):
+    """``ray_address = "local"``: each epoch's two shares of 2 members trained as Ray tasks, the
+    tournament and the exploit step here (``pbt.epoch_in_shares``); crashed after its third epoch and
+    resumed, the run's metrics and lineage are the in-process run's of the same seed. One CPU: one
+    worker traces the share's program once. CI installs the ray extra, so there this test never skips."""
     try:
         import ray
     except ImportError:
         if os.environ.get("CI"):
             pytest.fail("ray is not installed; CI installs the test and ray extras (README)")
         pytest.skip("the ray extra is not installed (pip install -e '.[test,ray]')")
-    trainer = make_trainer(load_config(None, TINY_PBT))
-    expected = remote = trainer.init(trainer.settings, jax.random.key(0))
-    ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False)
+    run_dir = create_run(load_config(None, [*TINY_PBT, "ray_address=local", "ray_share=2"]), tmp_path)
+
+    def crash_after_the_third_epoch(row: dict) -> None:
+        if int(row["epoch"]) == 2:
+            raise CrashedEpoch
+
+    ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False)  # "local" uses it as it is
     try:
-        for epoch in range(2):  # the second ends with a tournament
-            expected, metrics = trainer.run_epoch(expected, epoch_key(0, epoch))
-            remote, got = pbt.epoch_in_shares(
-                trainer.settings, remote, epoch_key(0, epoch), pbt.ray_shares(), 2
-            )
-            assert jax.device_get(got).keys() == metrics.keys()
-            jax.tree.map(np.testing.assert_array_equal, jax.device_get(got), jax.device_get(metrics))
+        with pytest.raises(CrashedEpoch):
+            run(run_dir, on_epoch=crash_after_the_third_epoch)
+        run(run_dir)  # from the checkpoint after epoch 1
     finally:
         ray.shutdown()
-    assert np.asarray(got["pbt_sources"]).max() >= 0  # an exploit step was among them
-    jax.tree.map(np.testing.assert_array_equal, remote, expected)
+    assert _stable_rows(run_dir) == _stable_rows(whole_run)
+    assert read_lineage(run_dir) == read_lineage(whole_run)
 
 
 @pytest.mark.parametrize(
@@ -265,6 +265,8 @@ def test_members_trained_as_ray_tasks_give_the_in_process_epochs():
         (["member_learner=td_leaf", "depth=1"], "it needs search = alphabeta and depth >= 2"),
         (["depth=3"], "needs search = alphabeta and max_depth >= depth (or 0: the depth fixed), got search"),
         (["search=mcts"], "max_depth evolves the alpha-beta depth: it needs search = alphabeta"),
+        (["ray_address=auto", "ray_share=3"], "ray_share must be >= 1 and divide members (4), got 3"),
+        (["ray_address=auto", "epochs_per_call=2"], "one epoch a call: it needs epochs_per_call = 1, got 2"),
     ],
 )
 def test_bad_pbt_settings_are_refused_in_one_line(items, message):

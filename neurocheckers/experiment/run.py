@@ -207,9 +207,10 @@ def _start(run_dir: Path, config: ExperimentConfig, trainer: Trainer, saved: Any
 
 def scans_epochs(config: ExperimentConfig, trainer: Trainer) -> bool:
     """Whether the run's calls are ``epochs_program``s: ``epochs_per_call`` > 1, and the trainer does
-    not play its epoch in pieces to stop inside it at a wall-time budget (``Trainer.epoch_steps``)."""
+    not play its epoch in pieces to stop inside it at a wall-time budget (``Trainer.epoch_steps``) nor
+    on the host (``Trainer.host_epoch``)."""
     pieces = trainer.epoch_steps is not None and config.budget_minutes > 0
-    return config.epochs_per_call > 1 and not pieces
+    return config.epochs_per_call > 1 and not pieces and trainer.host_epoch is None
 
 
 def call_length(config: ExperimentConfig, trainer: Trainer, epoch: int, total: int) -> int:
@@ -221,6 +222,8 @@ def call_length(config: ExperimentConfig, trainer: Trainer, epoch: int, total: i
 def _check_fits(config: ExperimentConfig, trainer: Trainer, epoch: int, total: int) -> None:
     """``RunError`` when the run's first call would not fit in memory (``Trainer.check_fits`` for one
     epoch a call, else its compiled ``epochs_program``, which the calls then use)."""
+    if trainer.host_epoch is not None:  # its work is elsewhere (Ray's workers): nothing compiled here
+        return
     if not scans_epochs(config, trainer):
         trainer.check_fits()  # before anything is written: a refusal changes nothing
         return
@@ -434,7 +437,8 @@ def _seed_slice(tree: Any, i: int) -> Any:
 def seed_group(run_dirs: list[Path], epochs: int | None) -> tuple[list, list[Trainer], int] | None:
     """(configs, trainers, epochs to reach) of runs that can be vmapped as one program, or None: two or
     more new runs (no checkpoint) of one config apart from the seed, of a strategy whose epoch is pure
-    (``StrategyEntry.pure_epoch``), with equal trainer settings, none playing its epoch in pieces."""
+    (``StrategyEntry.pure_epoch``), with equal trainer settings, none playing its epoch in pieces or on
+    the host (``Trainer.host_epoch``: the seeds then run one after another)."""
     if len(run_dirs) < 2 or any((d / CHECKPOINT).exists() for d in run_dirs):
         return None
     read = [read_run_config(d) for d in run_dirs]
@@ -448,6 +452,7 @@ def seed_group(run_dirs: list[Path], epochs: int | None) -> tuple[list, list[Tra
             (t.settings, t.simulations) != (trainers[0].settings, trainers[0].simulations) for t in trainers
         )
         or (trainers[0].epoch_steps is not None and configs[0].budget_minutes > 0)
+        or trainers[0].host_epoch is not None
     ):
         return None
     return configs, trainers, epochs if epochs is not None else configs[0].epochs

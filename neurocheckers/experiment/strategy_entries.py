@@ -98,6 +98,16 @@ def check_pbt(c: ExperimentConfig) -> None:
         f"max_depth evolves the alpha-beta depth: it needs search = alphabeta and max_depth >= depth "
         f"(or 0: the depth fixed), got search = {c.search!r}, depth = {c.depth}, max_depth = {c.max_depth}",
     )
+    if c.ray_address:
+        _need(
+            c.ray_share >= 1 and c.members % c.ray_share == 0,
+            f"ray_share must be >= 1 and divide members ({c.members}), got {c.ray_share}",
+        )
+        _need(
+            c.epochs_per_call == 1,
+            f"ray_address trains the members as Ray tasks, one epoch a call: it needs epochs_per_call = 1, "
+            f"got {c.epochs_per_call}",
+        )
 
 
 def _search_words(c: ExperimentConfig, simulations: int) -> str:

@@ -63,6 +63,10 @@ class Trainer:
       epoch_steps: ``epoch_steps(settings, state, key, *epoch_data)``: a generator that plays the
         epoch in pieces, yielding after each and returning ``epoch``'s (state, metrics), so a run
         with a wall-time budget can stop inside a long epoch; None: the epoch is one call.
+      host_epoch: ``host_epoch(state, key, *epoch_data) -> (state, metrics)``, a Python function that
+        plays the epoch instead of ``epoch`` (the same result; e.g. PBT's members as Ray tasks): the
+        run plays one epoch a call and ``evolve --seeds`` runs the seeds one after another; None:
+        ``epoch``.
     """
 
     rules: Rules
@@ -82,9 +86,12 @@ class Trainer:
     memory_hint: str
     epoch_data: tuple = ()
     epoch_steps: Callable[..., Generator[None, None, tuple[Any, dict[str, Any]]]] | None = None
+    host_epoch: Callable[..., tuple[Any, dict[str, Any]]] | None = None
 
     def run_epoch(self, state: Any, key: jax.Array) -> tuple[Any, dict[str, Any]]:
-        """One epoch of ``state`` with ``key``."""
+        """One epoch of ``state`` with ``key`` (``host_epoch`` when there is one)."""
+        if self.host_epoch is not None:
+            return self.host_epoch(state, key, *self.epoch_data)
         return self.epoch(self.settings, state, key, *self.epoch_data)
 
     def run_epoch_steps(
@@ -130,6 +137,8 @@ class Learner:
     epoch: Callable[[Any, Any, jax.Array], tuple[Any, dict[str, Any]]]
     epoch_steps: Callable | None = None
     """The epoch in pieces (``Trainer.epoch_steps``), or None."""
+    host_epoch: Callable[[ExperimentConfig, Any], Callable | None] | None = None
+    """``host_epoch(config, settings)``: the run's ``Trainer.host_epoch`` (None: the compiled epoch)."""
 
 
 def dqn_opponent(settings: dqn.DQNSettings) -> tuple[Any, Any] | None:
@@ -150,7 +159,26 @@ def dqn_epoch(settings: dqn.DQNSettings, state: dqn.DQNState, key: jax.Array):
 
 TD_LAMBDA = Learner(td_lambda.init, td_lambda.epoch, td_lambda.epoch_in_pieces)
 """TD(lambda) and TDLeaf(lambda) (their settings tell them apart)."""
-PBT = Learner(pbt.init, pbt.epoch)
+
+
+def pbt_host_epoch(config: ExperimentConfig, settings: pbt.PBTSettings) -> Callable | None:
+    """PBT's epoch with its members trained as Ray tasks, ``ray_share`` a task, on the Ray instance at
+    ``ray_address`` (connected at the first epoch unless this process already is); the tournament and
+    the exploit step here (``pbt.epoch_in_shares``). None without ``ray_address``."""
+    if not config.ray_address:
+        return None
+    from neurocheckers.experiment.sweep import connect_ray, import_ray
+
+    import_ray(RunError)  # before anything is written
+
+    def epoch(state: pbt.PBTState, key: jax.Array, *epoch_data: Any) -> tuple[pbt.PBTState, dict]:
+        connect_ray(config.ray_address, RunError)
+        return pbt.epoch_in_shares(settings, state, key, pbt.ray_shares(), config.ray_share, *epoch_data)
+
+    return epoch
+
+
+PBT = Learner(pbt.init, pbt.epoch, host_epoch=pbt_host_epoch)
 """Population-based training of TD(lambda) / TDLeaf(lambda) members (``learners.pbt``)."""
 DQN = Learner(dqn_init, dqn_epoch)
 """Afterstate DQN, against the opponent its settings name."""
@@ -216,6 +244,7 @@ def learner_trainer(config: ExperimentConfig, simulations: int, entry: StrategyE
         epoch_data=endgame_targets(config, entry),
         # With a wall-time budget the epoch is played in pieces, so the run can stop inside one.
         epoch_steps=learner.epoch_steps if config.budget_minutes > 0 else None,
+        host_epoch=learner.host_epoch(config, settings) if learner.host_epoch else None,
     )
 
 
