@@ -1,7 +1,8 @@
 """Population-based training (``strategy = "pbt"``): exploit/explore copies the best members into the
 worst and perturbs within bounds (the depth by one level), a traced depth searches as the same static
 depth, the tournament's points are a round-robin's, and a tiny run (its depth evolving) writes metrics
-and snapshots, resumes to identical metrics and repeats them with the same seed."""
+and snapshots, resumes to identical metrics and repeats them with the same seed, and its members
+trained as Ray tasks give the same run."""
 
 from __future__ import annotations
 
@@ -34,9 +35,16 @@ from neurocheckers.population import member_or_boss_policy
 from neurocheckers.rules.engine import init_batch
 from neurocheckers.search.baselines import AlphaBetaConfig
 
-TINY_PBT = [*TINY_BY_STRATEGY["pbt"], "epochs=4", "checkpoint_every=2", "name=tinypbt", "max_depth=2"]
+TINY_PBT = [
+    *TINY_BY_STRATEGY["pbt"],
+    "epochs=4",
+    "checkpoint_every=2",
+    "name=tinypbt",
+    "max_depth=2",
+    "max_plies=12",
+]
 """4 members at depth 1 (up to 2), a tournament every 2 epochs of one opening with both colours (12
-games)."""
+games), games of at most 12 plies (the assertions need no longer ones; at 24 the epochs took 1.7x the CPU)."""
 
 
 def _settings(*items: str) -> pbt.PBTSettings:
@@ -123,8 +131,9 @@ def test_exploit_moves_a_copied_depth_by_one_within_its_bounds(items, low):
 
 def _searches(settings: pbt.PBTSettings, params, states, keys, depth: int | jax.Array, policy_only: bool):
     """The tournament's moves from ``states`` at a static or a traced ``depth`` (at most 2), and unless
-    ``policy_only`` self-play's moves (``settings``) and TDLeaf's leaves one ply deeper (at most 3)."""
-    leaf_settings = dataclasses.replace(settings, member_learner="td_leaf", max_depth=3)
+    ``policy_only`` self-play's moves (``settings``) and TDLeaf's leaves one ply deeper (traced: at
+    most 2, the depth compared; a third level would only add a search to compile)."""
+    leaf_settings = dataclasses.replace(settings, member_learner="td_leaf")
     rate, policy_params = jnp.float32(0.3), (params, jax.tree.map(lambda x: -x, params), jnp.bool_(True))
     actions = leaves = None
     if isinstance(depth, int):
@@ -143,7 +152,7 @@ def _searches(settings: pbt.PBTSettings, params, states, keys, depth: int | jax.
             (*policy_params, jnp.stack([depth, 3 - depth])),
         )
         actions = choose_actions(settings, params, states, keys, rate, TracedDepth(depth, jnp.ones(2, bool)))
-        at = TracedDepth(depth + 1, jnp.ones(3, bool))
+        at = TracedDepth(depth + 1, jnp.ones(2, bool))
         leaves = principal_leaves(leaf_settings, params, states, actions, at)
     return actions, leaves, jax.vmap(policy, in_axes=(None, 0, 0))(policy_params, states, keys)
 
@@ -158,9 +167,9 @@ def test_a_traced_depth_searches_as_the_same_static_depth():
     states = random_plies(rules, init_batch(rules, (n,)), keys, jnp.arange(n) % 7)
     params = init_params(jax.random.key(2), pbt.learner_spec(settings))
 
-    static_1, static_2 = (
-        jax.jit(lambda d=d: _searches(settings, params, states, keys, d, d > 1))() for d in (1, 2)
-    )
+    static_1, static_2 = jax.jit(  # one program
+        lambda: [_searches(settings, params, states, keys, d, d > 1) for d in (1, 2)]
+    )()
     traced = jax.jit(lambda d: _searches(settings, params, states, keys, d, False))
     (actions, leaves, moves), deeper = traced(jnp.int32(1)), traced(jnp.int32(2))
     np.testing.assert_array_equal(actions, static_1[0])
