@@ -222,8 +222,6 @@ def call_length(config: ExperimentConfig, trainer: Trainer, epoch: int, total: i
 def _check_fits(config: ExperimentConfig, trainer: Trainer, epoch: int, total: int) -> None:
     """``RunError`` when the run's first call would not fit in memory (``Trainer.check_fits`` for one
     epoch a call, else its compiled ``epochs_program``, which the calls then use)."""
-    if trainer.host_epoch is not None:  # its work is elsewhere (Ray's workers): nothing compiled here
-        return
     if not scans_epochs(config, trainer):
         trainer.check_fits()  # before anything is written: a refusal changes nothing
         return

@@ -106,7 +106,10 @@ class Trainer:
 
     def check_fits(self) -> None:
         """Compile one epoch (cheap whatever the sizes; the run reuses it) and raise ``RunError`` when
-        its arrays need more memory than this machine has, before anything runs."""
+        its arrays need more memory than this machine has, before anything runs. Nothing is checked
+        for a ``host_epoch``, whose work may be elsewhere (PBT's members on Ray's workers)."""
+        if self.host_epoch is not None:
+            return
         key = jax.eval_shape(lambda: epoch_key(0, 0))  # shapes only
         compiled = self.epoch.lower(self.settings, self.template(), key, *self.epoch_data).compile()
         try:
