@@ -125,26 +125,32 @@ SLOW_TESTS = Path(__file__).resolve().parent / "slow_tests.txt"
 
 
 LONGEST_FILES_FIRST = (
+    "tests/test_devices.py",
     "tests/test_fullwidth.py",
     "tests/test_every_strategy.py",
+    "tests/test_gauntlet.py",
     "tests/test_bench_scripts.py",
-    "tests/test_devices.py",
-    "tests/test_bench_scripts_search.py",
+    "tests/test_selection.py",
     "tests/test_pbt.py",
-    "tests/test_hybrid.py",
     "tests/test_learner_runs.py",
-    "tests/test_sweep.py",
+    "tests/test_hybrid.py",
+    "tests/test_bench_scripts_search.py",
+    "tests/test_baselines.py",
+    "tests/test_run_folder.py",
     "tests/test_endgame.py",
+    "tests/test_mcts.py",
+    "tests/test_sweep.py",
+    "tests/test_evolution_search.py",
     "tests/test_td_leaf.py",
-    "tests/test_evolution.py",
-    "tests/test_engine_vs_openspiel.py",
-    "tests/test_seeds.py",
+    "tests/test_cli.py",
+    "tests/test_strength_probe.py",
+    "tests/test_epochs_per_call.py",
 )
-"""The files whose tests take longest in all (whole-suite ``--durations``, warm caches), longest
-first. pytest-xdist hands whole files to its workers in collection order (``--no-loadscope-reorder``
-in pyproject.toml), so these start first and short files fill in at the end. xdist's own order, by
-test count, handed out a 3-test file of 90 s (test_devices) among the last, for one worker to run
-while the other had finished."""
+"""The files whose tests take longest in all (CPU seconds of a cold whole-suite run with
+``NEUROCHECKERS_CPU_DURATIONS``), longest first. pytest-xdist hands whole files to its workers in
+collection order (``--no-loadscope-reorder`` in pyproject.toml), so these start first and short
+files fill in at the end. xdist's own order, by test count, handed out a 3-test file of 90 s
+(test_devices) among the last, for one worker to run while the other had finished."""
 
 
 def file_of(item) -> str:
