@@ -236,7 +236,7 @@ def test_the_best_members_network_is_the_runs_network():
 @pytest.mark.filterwarnings("ignore:os.fork")  # Ray starts its own processes; they exec at once
 def test_an_evolve_run_with_its_members_on_ray_gives_the_in_process_run(whole_run, tmp_path):
     """``ray_address = "local"``: each epoch's two shares of 2 members trained as Ray tasks, the
-    tournament and the exploit step here (``pbt.epoch_in_shares``); crashed after its third epoch and
+    tournament and the exploit step here (``pbt_shares.epoch_in_shares``); crashed after its third epoch and
     resumed, the run's metrics and lineage are the in-process run's of the same seed. One CPU: one
     worker traces the share's program once. CI installs the ray extra, so there this test never skips."""
     try:

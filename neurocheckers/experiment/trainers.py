@@ -27,7 +27,7 @@ from neurocheckers.evolution.selection import fixed_opponent_policy
 from neurocheckers.experiment.config import ExperimentConfig
 from neurocheckers.experiment.folder import RunError, search_metadata
 from neurocheckers.experiment.strategy_registry import LEARNER, StrategyEntry, strategy
-from neurocheckers.learners import dqn, pbt, td_lambda
+from neurocheckers.learners import dqn, pbt, pbt_shares, td_lambda
 from neurocheckers.rules.presets import Rules, get_rules
 from neurocheckers.search.play_settings import epoch_key, population_search
 from neurocheckers.sharding import MemoryLimitError, check_memory
@@ -167,7 +167,7 @@ TD_LAMBDA = Learner(td_lambda.init, td_lambda.epoch, td_lambda.epoch_in_pieces)
 def pbt_host_epoch(config: ExperimentConfig, settings: pbt.PBTSettings) -> Callable | None:
     """PBT's epoch with its members trained as Ray tasks, ``ray_share`` a task, on the Ray instance at
     ``ray_address`` (connected at the first epoch unless this process already is); the tournament and
-    the exploit step here (``pbt.epoch_in_shares``). None without ``ray_address``."""
+    the exploit step here (``pbt_shares.epoch_in_shares``). None without ``ray_address``."""
     if not config.ray_address:
         return None
     from neurocheckers.experiment.sweep import connect_ray, import_ray
@@ -176,7 +176,8 @@ def pbt_host_epoch(config: ExperimentConfig, settings: pbt.PBTSettings) -> Calla
 
     def epoch(state: pbt.PBTState, key: jax.Array, *epoch_data: Any) -> tuple[pbt.PBTState, dict]:
         connect_ray(config.ray_address, RunError)
-        return pbt.epoch_in_shares(settings, state, key, pbt.ray_shares(), config.ray_share, *epoch_data)
+        on_ray = pbt_shares.ray_shares()
+        return pbt_shares.epoch_in_shares(settings, state, key, on_ray, config.ray_share, *epoch_data)
 
     return epoch
 
