@@ -81,3 +81,15 @@ def test_epochs_per_call_is_refused_below_one_and_for_an_impure_epoch():
             load_config(None, ["strategy=host_stepped", "epochs_per_call=2"])
     finally:
         unregister("host_stepped")
+
+
+def test_a_budget_spent_inside_a_call_ends_the_run_at_that_calls_end(one_epoch_a_call, tmp_path):
+    """The budget is checked between calls: a budget of a few milliseconds lets the first call of
+    3 epochs run whole (rows, lineage and the checkpoint of its end), and no other."""
+    items = [*TINY_BY_STRATEGY["boss_ga"], f"epochs={EPOCHS}", "checkpoint_every=2", "epochs_per_call=3"]
+    config = load_config(None, [*items, "promotion_threshold=0.5", "budget_minutes=0.0001", "name=k3b"])
+    run_dir = run(create_run(config, tmp_path))
+    assert checkpoint_epoch(run_dir) == 3
+    assert stable_rows(run_dir) == stable_rows(one_epoch_a_call)[:3]
+    whole = lineage_rows(one_epoch_a_call)
+    assert lineage_rows(run_dir) == [row for row in whole if int(row["epoch"]) < 3]
