@@ -12,6 +12,7 @@ from tiny import TINY_RUN
 from neurocheckers.cli import main
 from neurocheckers.experiment import run as run_module
 from neurocheckers.experiment.run import seed_group
+from neurocheckers.sharding import MemoryLimitError
 
 
 def _config_file(tmp_path):
@@ -63,3 +64,18 @@ def test_seeds_vmapped_in_one_program_equal_their_single_seed_runs(tmp_path, mon
     assert stable_rows(runs[0]) != stable_rows(runs[1])  # the seeds differ
     assert seed_group(runs, None) is None  # runs with a checkpoint go on one after another
     assert seed_group(runs[:1], None) is None  # and so does a single run
+
+    # Seeds that do not fit in memory together run one after another, as single runs.
+    real = run_module.compiled_program
+
+    def out_of_memory_when_vmapped(trainer, length, seeds=0):
+        if seeds:
+            raise MemoryLimitError(f"{seeds} seeds of this config vmapped need about 99 GiB")
+        return real(trainer, length, seeds)
+
+    monkeypatch.setattr(run_module, "compiled_program", out_of_memory_when_vmapped)
+    fallback = tmp_path / "fallback"
+    assert main(["evolve", str(config_file), "--seeds", "5,6", "--out", str(fallback), *args]) == 0
+    for seed, run in zip((5, 6), sorted(fallback.iterdir()), strict=True):
+        (single,) = (alone / str(seed)).iterdir()
+        assert stable_rows(run) == stable_rows(single)  # played by ``run``, as the single run was
