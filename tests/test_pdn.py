@@ -214,5 +214,16 @@ def test_match_saves_pdn_games_from_openings(tmp_path, capsys):
     assert len(loaded.games) == 3 and loaded.games[0]["event"] == "neurocheckers match random vs random"
     first_fens = [line for line in saved.read_text().splitlines() if line.startswith("[FEN")]
     assert first_fens[0] == first_fens[1] != first_fens[2]  # games 0 and 1 share opening 0
+
+    later = tmp_path / "later.pdn"  # part of a longer match: openings 1 and 2, pooled later
+    assert main([*args, "--openings", "2", "--first-opening", "1", "--save-games", str(later), "--json"]) == 0
+    part = json.loads(capsys.readouterr().out)
+    assert (part["first_opening"], part["openings"]) == (1, 2) and summary["first_opening"] == 0
+    later_fens = [line for line in later.read_text().splitlines() if line.startswith("[FEN")]
+    assert later_fens[0] == later_fens[1] == first_fens[2] != later_fens[2]
     assert main([*args, "--openings", "0"]) == 2
     assert "--openings must be in 1.." in capsys.readouterr().err
+    assert main([*args, "--first-opening", "1"]) == 2
+    assert "--first-opening 1 needs --openings" in capsys.readouterr().err
+    assert main([*args, "--openings", "2", "--first-opening", "100000"]) == 2
+    assert "--first-opening must be in 0.." in capsys.readouterr().err

@@ -87,6 +87,11 @@ Openings = Annotated[
 ]
 """An ``--openings`` option: committed openings, each played with both colours."""
 
+FirstOpening = Annotated[
+    int, typer.Option(metavar="K", help="Start at opening K (0-based): part of a row, pooled on merging.")
+]
+"""A ``--first-opening`` option: play committed openings K .. K + --openings - 1."""
+
 EpochsOverride = Annotated[
     int | None,
     typer.Option(

@@ -9,6 +9,7 @@ import typer
 from neurocheckers.cli import checks
 from neurocheckers.cli.common import (
     Batch,
+    FirstOpening,
     OpeningPlies,
     Openings,
     PairedGames,
@@ -219,9 +220,7 @@ def gauntlet(
     kinds: Annotated[
         str, typer.Option(metavar="KINDS", help="Only rows of these kinds: ladder, equal-depth, calibration.")
     ] = "",
-    first_opening: Annotated[
-        int, typer.Option(metavar="K", help="Start at opening K (0-based): part of a row, pooled on merging.")
-    ] = 0,
+    first_opening: FirstOpening = 0,
     endgame: Annotated[
         str | None,
         typer.Option(

@@ -10,6 +10,7 @@ import typer
 from neurocheckers.cli import checks
 from neurocheckers.cli.common import (
     Batch,
+    FirstOpening,
     OpeningPlies,
     Openings,
     Preset,
@@ -92,6 +93,7 @@ def match(
         int, typer.Option(metavar="N", help="Games --save-games keeps: the first ones (colours alternate).")
     ] = 16,
     openings: Openings = None,
+    first_opening: FirstOpening = 0,
     endgame_db: Annotated[
         str | None,
         typer.Option(
@@ -114,7 +116,10 @@ def match(
         a = parse_any_player(player_a, preset)
         b = parse_any_player(player_b, preset)
         preset = match_rules(preset, a, b)  # OpenSpiel's bots play under OpenSpiel's draw rule
-        starts = opening_states(preset, load_openings(preset, openings)) if openings is not None else None
+        if first_opening and openings is None:
+            raise ValueError(f"--first-opening {first_opening} needs --openings")
+        chosen = load_openings(preset, openings, first_opening) if openings is not None else None
+        starts = opening_states(preset, chosen) if chosen is not None else None
     db = _endgame_db(endgame_db, preset) if endgame_db is not None else None
     keep, clock = (save_count if save_games is not None else 0), _match_clock(a, b)
     plot_path = _plot_path(plot) if plot else None
@@ -125,7 +130,7 @@ def match(
     from neurocheckers.arena import MatchOptions
 
     options = MatchOptions(games, seed, batch, max_plies, opening_plies, keep, starts)
-    report = (preset, a, b, db)
+    report = (preset, a, b, db, None if openings is None else (first_opening, openings))
     try:
         records = _play_match(preset, a, b, options, as_json, clock)
     except KeyboardInterrupt as stop:
@@ -226,8 +231,8 @@ def _endgame_db(folder: str, rules):
         raise UserError(f"--endgame-db {folder!r}: {e}") from None
 
 
-def _report_match(rules, a, b, db, records, seed: int, as_json: bool, plot, save_games: str | None,
-                  openings=None, clock=None):  # fmt: skip
+def _report_match(rules, a, b, db, opening_range, records, seed: int, as_json: bool, plot,
+                  save_games: str | None, openings=None, clock=None):  # fmt: skip
     """Print the summary of a played match (a table or JSON) with both sides' seconds per move when
     it was timed, the endgame database's verdicts when ``db`` is given, and write its games file
     and plot."""
@@ -237,6 +242,8 @@ def _report_match(rules, a, b, db, records, seed: int, as_json: bool, plot, save
 
     summary = summarize(records.score, records.length, records.material_diff, records.finished)
     summary.update(player_a=a.name, player_b=b.name, rules=rules.name, seed=seed)
+    if opening_range is not None:  # which committed openings, so that parts of a match can be pooled
+        summary.update(first_opening=opening_range[0], openings=opening_range[1])
     if db is not None:
         args = (records.final_boards, records.score, records.finished, records.a_is_black)
         summary["endgame"] = endgame_verdicts(db, *args)

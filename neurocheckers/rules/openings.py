@@ -74,20 +74,27 @@ def read_openings(rules: Rules, text: str) -> list[tuple[str, int, int]]:
     return openings
 
 
-def load_openings(rules: Rules, count: int | None = None) -> list[tuple[str, int, int]]:
-    """The first ``count`` (default all) committed openings of ``rules``; ``ValueError`` if the set
-    has fewer."""
+def load_openings(rules: Rules, count: int | None = None, first: int = 0) -> list[tuple[str, int, int]]:
+    """The committed openings ``first`` .. ``first + count - 1`` of ``rules`` (default: all from
+    ``first``); ``ValueError`` naming the bad value if the set has fewer."""
     name = f"openings_{rules.base_name}.txt"
     try:
         text = resources.files("neurocheckers.data").joinpath(name).read_text()
     except FileNotFoundError:
         raise ValueError(f"no committed opening set for rules {rules.name!r} ({name})") from None
     openings = read_openings(rules, text)
-    if count is not None:
-        if not 1 <= count <= len(openings):
-            raise ValueError(f"--openings must be in 1..{len(openings)} for {rules.name}, got {count}")
-        openings = openings[:count]
-    return openings
+    if not 0 <= first < len(openings):
+        raise ValueError(f"--first-opening must be in 0..{len(openings) - 1} for {rules.name}, got {first}")
+    if count is None:
+        return openings[first:]
+    if not 1 <= count <= len(openings):
+        raise ValueError(f"--openings must be in 1..{len(openings)} for {rules.name}, got {count}")
+    if first + count > len(openings):
+        raise ValueError(
+            f"--first-opening {first} + --openings {count} = {first + count} is more than "
+            f"the {len(openings)} committed openings of {rules.name}"
+        )
+    return openings[first : first + count]
 
 
 def opening_states(rules: Rules, openings: list[tuple[str, int, int]]) -> State:
