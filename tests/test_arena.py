@@ -13,7 +13,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from neurocheckers.analysis.match_report import format_table, summarize
+from neurocheckers.analysis.match_report import format_table, pool_summaries, summarize
 from neurocheckers.arena import MatchOptions, a_is_black_in_game, play_match, play_plies, run_match
 from neurocheckers.players import parse_player
 from neurocheckers.rules import AMERICAN6, SIMPLE6
@@ -146,6 +146,52 @@ def test_summaries_count_unfinished_games_apart_from_draws():
     assert (summary["wins"], summary["draws"], summary["losses"], summary["unfinished"]) == (1, 1, 1, 2)
     assert summary["score"] == pytest.approx(0.5)
     assert "unfinished      2" in format_table("a", "b", "simple6", summary)
+
+
+def test_parts_of_a_match_pool_into_the_summary_of_the_whole():
+    rng = np.random.default_rng(0)
+    score = rng.choice([0.0, 0.5, 1.0], size=30)
+    finished, length, material = (
+        rng.random(30) > 0.1,
+        rng.integers(20, 200, 30),
+        rng.integers(-4, 5, 30) * 0.5,
+    )
+    score[~finished] = 0.5  # a game cut by the ply cap scores 1/2
+    whole = summarize(score, length, material, finished)
+    parts = []
+    for first, end in ((0, 12), (12, 30)):  # games 2i, 2i+1 from opening i
+        part = summarize(score[first:end], length[first:end], material[first:end], finished[first:end])
+        part.update(
+            player_a="a",
+            player_b="b",
+            rules="american8",
+            first_opening=first // 2,
+            openings=(end - first) // 2,
+        )
+        part.update(seconds_per_move_a=0.1 * (1 + first), depth_per_move_b=None)
+        parts.append(part)
+    pooled = pool_summaries(parts)
+    for key in (
+        "games",
+        "wins",
+        "draws",
+        "losses",
+        "unfinished",
+        "decisive",
+        "draws_a_ahead",
+        "draws_b_ahead",
+    ):
+        assert pooled[key] == whole[key], key
+    assert pooled["score"] == pytest.approx(whole["score"])
+    np.testing.assert_allclose(pooled["score_ci95"], whole["score_ci95"])
+    assert pooled["mean_length"] == pytest.approx(whole["mean_length"])
+    assert pooled["material_diff_histogram"] == whole["material_diff_histogram"]
+    assert pooled["openings"] == 15 and "depth_per_move_b" not in pooled
+    assert 0.1 < pooled["seconds_per_move_a"] < 1.3  # weighted by the parts' plies
+    with pytest.raises(ValueError, match="overlap"):
+        pool_summaries([parts[0], {**parts[1], "first_opening": 5}])
+    with pytest.raises(ValueError, match="player_b"):
+        pool_summaries([parts[0], {**parts[1], "player_b": "c"}])
 
 
 def test_points_for_a_side():

@@ -56,6 +56,27 @@ def test_merge_gauntlets_pools_parts_into_one_gauntlet(tmp_path):
     assert "wrote" in out and (tmp_path / "m" / "gauntlet.txt").exists()
 
 
+def test_merge_matches_pools_parts_of_a_match(tmp_path):
+    """The committed 8x8 match part (openings 0-15) and the same again as openings 16-31: one summary
+    of twice the games with the same score."""
+    part = REPO / "results" / "american8" / "compiled" / "pydraughts8_equal_db.json"
+    first = json.loads(part.read_text())
+    (tmp_path / "later.json").write_text(json.dumps({**first, "first_opening": 16}))
+    out = script(
+        "merge_matches.py", str(part), str(tmp_path / "later.json"), "--out", str(tmp_path / "m.json")
+    )
+    merged = json.loads((tmp_path / "m.json").read_text())
+    assert merged["games"] == 2 * first["games"] and merged["wins"] == 2 * first["wins"]
+    assert merged["score"] == first["score"] and merged["parts"] == [[0, 16], [16, 32]]
+    assert f"{2 * first['games']} games" in out
+    failed = subprocess.run(
+        [sys.executable, str(SCRIPTS / "merge_matches.py"), str(part), str(part)],
+        capture_output=True,
+        text=True,
+    )
+    assert failed.returncode != 0 and "overlap" in failed.stderr and "Traceback" not in failed.stderr
+
+
 def test_thin_lineage_keeps_every_nth_boss(tmp_path):
     run_dir = tmp_path / "run"
     (run_dir / "lineage").mkdir(parents=True)

@@ -50,6 +50,57 @@ def summarize(
     }
 
 
+def pool_summaries(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    """One summary from ``summarize``'s summaries of parts of one match (the same players and rules,
+    over different openings: ``match --first-opening``), exactly as if played at once: every game
+    scores 1, 1/2 or 0, so the counts give the mean and the interval. Each side's seconds and depth a
+    move are weighted by the parts' plies; the endgame verdicts' counts are summed. ``ValueError``
+    naming the part that differs, or two parts over overlapping openings."""
+    first = parts[0]
+    for key in ("player_a", "player_b", "rules"):
+        for part in parts[1:]:
+            if part.get(key) != first.get(key):
+                raise ValueError(f"parts differ in {key}: {first.get(key)!r} and {part.get(key)!r}")
+    ranges = sorted(
+        (p["first_opening"], p["first_opening"] + p["openings"]) for p in parts if "openings" in p
+    )
+    for (_, end), (start, _) in zip(ranges, ranges[1:], strict=False):
+        if start < end:
+            raise ValueError(f"parts overlap: openings from {start} are in two parts")
+    counts = {k: sum(p[k] for p in parts) for k in ("wins", "draws", "losses", "unfinished")}
+    score = np.repeat([1.0, 0.5, 0.0, 0.5], [counts[k] for k in ("wins", "draws", "losses", "unfinished")])
+    histogram: dict[float, int] = {}
+    for part in parts:
+        for value, count in part["material_diff_histogram"].items():
+            histogram[float(value)] = histogram.get(float(value), 0) + count
+    pooled = summarize(score, [0], np.zeros(len(score)), np.ones(len(score), dtype=bool))  # counts below
+    plies = np.array([p["games"] * p["mean_length"] for p in parts])
+    pooled.update(counts, mean_length=float(plies.sum() / len(score)))
+    for key in ("decisive", "draws_a_ahead", "draws_b_ahead"):
+        pooled[key] = sum(p[key] for p in parts)
+    pooled["material_diff_histogram"] = {str(k): histogram[k] for k in sorted(histogram)}
+    pooled.update({k: first[k] for k in ("player_a", "player_b", "rules", "seed") if k in first})
+    if len(ranges) == len(parts):
+        pooled.update(openings=sum(end - start for start, end in ranges), parts=[list(r) for r in ranges])
+    for key in ("seconds_per_move_a", "seconds_per_move_b", "depth_per_move_a", "depth_per_move_b"):
+        known = [(p[key], w) for p, w in zip(parts, plies, strict=True) if p.get(key) is not None]
+        if known:
+            pooled[key] = float(sum(v * w for v, w in known) / sum(w for _, w in known))
+    if all("endgame" in p for p in parts):
+        pooled["endgame"] = _pooled_verdicts([p["endgame"] for p in parts])
+    return pooled
+
+
+def _pooled_verdicts(verdicts: list[dict[str, Any]]) -> dict[str, Any]:
+    counts = ("covered", "drawn", "drawn_a_wins", "drawn_b_wins", "drawn_draws", "disagree")
+    pooled = {k: sum(v[k] for v in verdicts) for k in counts}
+    return {
+        "endgame_db": verdicts[0]["endgame_db"],
+        **pooled,
+        "values": [x for v in verdicts for x in v["values"]],
+    }
+
+
 def endgame_verdicts(db: Any, final_boards: np.ndarray, score: np.ndarray, finished: np.ndarray,
                      a_is_black: np.ndarray) -> dict[str, Any]:  # fmt: skip
     """What the endgame database ``db`` (an ``endgame.EndgameDB`` of the match's rules) says of each
