@@ -82,3 +82,11 @@ def whole_on_every_device(tree: Any) -> Any:
     mesh = jax.sharding.Mesh(np.array(jax.local_devices()), ("shards",))
     whole = jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec())
     return jax.lax.with_sharding_constraint(tree, whole)
+
+
+def on_host_between_calls(tree: Any) -> Any:
+    """``tree`` copied to the host when there are several host devices (unchanged on one): a jitted
+    epoch whose work ``over_leading_shards`` split returns its state sharded over the devices, and
+    given that state back it would compile again for the new input shardings (7-15 s for the base
+    case on 2 cores). A host copy is uncommitted, like a fresh state, so the first program serves."""
+    return jax.device_get(tree) if jax.local_device_count() > 1 else tree

@@ -28,6 +28,7 @@ DEVICES_SCRIPT = textwrap.dedent(
     from neurocheckers.search.play_settings import epoch_key
     from neurocheckers.experiment.config import load_config
     from neurocheckers.learners.td_lambda import TDSettings, epoch, init as td_init
+    from neurocheckers.sharding import on_host_between_calls
 
     def digest_of(tree):
         digest = hashlib.sha256()
@@ -38,16 +39,23 @@ DEVICES_SCRIPT = textwrap.dedent(
     def rows_of(metrics):
         return {k: np.asarray(v).tolist() for k, v in jax.device_get(metrics).items()}
 
+    compiles = []  # each compile (or cache load) of an evolution epoch
+    jax.monitoring.register_event_duration_secs_listener(
+        lambda event, seconds, **kw: compiles.append(1)
+        if event.endswith("backend_compile_duration") and kw.get("fun_name") == "jit(evolve_epoch)" else None)
+
     def tiny_run(extra):
         config = load_config(None, ["population=8", "games_per_epoch=2", "layers=1", "width=4",
                                     "simulations=2", "train_steps=2", "max_plies=60", "name=tiny",
                                     *extra])
         setup = make_setup(config.evolution_settings())
         state = init(setup, jax.random.key(0))
-        rows = []
+        rows, compiles[:] = [], []
         for e in range(2):
             state, metrics = evolve_epoch(setup, state, epoch_key(0, e))
+            state = on_host_between_calls(state)  # as a run keeps it
             rows.append(rows_of(metrics))
+        rows.append({"compiles": len(compiles)})
         return rows, digest_of((state.population, state.boss))
 
     # TD(lambda): self-play split by games, then the Adam steps read every game's positions (the
@@ -119,8 +127,9 @@ def epochs_by_devices() -> tuple[dict, dict]:
 @pytest.mark.parametrize("check", ["study", "pooled_learners"])
 def test_two_host_devices_give_the_same_epochs(check, epochs_by_devices):
     one, two = (results[check] for results in epochs_by_devices)
-    assert len(one["metrics"]) == 2 and one["metrics"][0]["games"] == 16
+    assert len(one["metrics"]) == 3 and one["metrics"][0]["games"] == 16
     assert two["metrics"] == one["metrics"]
+    assert two["metrics"][-1] == {"compiles": 1}  # the second epoch reuses the first's program
     assert two["params"] == one["params"]
 
 

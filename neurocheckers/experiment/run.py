@@ -60,7 +60,7 @@ from neurocheckers.formats import (
     METRICS_FILE,
 )
 from neurocheckers.search.play_settings import epoch_key
-from neurocheckers.sharding import MemoryLimitError
+from neurocheckers.sharding import MemoryLimitError, on_host_between_calls
 from neurocheckers.sharding import check_memory as check_program_memory
 
 
@@ -297,8 +297,7 @@ def _run_call(
         played = jax.device_get(program(state, np.uint32(config.seed), *trainer.epoch_data))
         state, (stacked, networks) = played
         metrics = _per_epoch(stacked, length)
-    if trainer.host_copy and jax.local_device_count() > 1:
-        state = jax.device_get(state)
+    state = on_host_between_calls(state)  # a state sharded over host devices would recompile the epoch
     wall = time.perf_counter() - start
     _record_call(run_dir, config, trainer, state, metrics, networks, wall, total, on_epoch, budget)
     return state

@@ -55,7 +55,6 @@ class Trainer:
         for evolution (an epoch's ``boss_changed`` metric saves the new boss).
       points_column: the metrics column saved as a lineage entry's ``points``.
       agent_metadata: metadata of every lineage file besides its id, epoch and points.
-      host_copy: copy the state to the host after each epoch when there are several devices.
       non_finite_hint: what to lower when the parameters stop being finite.
       memory_hint: what to lower when an epoch does not fit in memory.
       epoch_data: arrays ``epoch`` takes after the key, traced (not folded into the compiled
@@ -81,7 +80,6 @@ class Trainer:
     snapshots: bool
     points_column: str
     agent_metadata: dict[str, str]
-    host_copy: bool
     non_finite_hint: str
     memory_hint: str
     epoch_data: tuple = ()
@@ -209,7 +207,6 @@ def evolution_trainer(config: ExperimentConfig, simulations: int) -> Trainer:
             "simulations": str(setup.settings.simulations),
             **search_metadata(setup.settings.search, setup.settings.depth),
         },
-        host_copy=False,
         non_finite_hint=f"mutation_rate ({config.mutation_rate}) or learning_rate ({config.learning_rate})",
         memory_hint="population, games_per_epoch, simulations or max_plies",
     )
@@ -240,9 +237,6 @@ def learner_trainer(config: ExperimentConfig, simulations: int, entry: StrategyE
             "simulations": str(simulations),
             **search_metadata(config.search, config.depth),
         },
-        # Self-play split across host devices returns the state replicated over them; a host copy
-        # (uncommitted, like init's) lets the next epoch reuse the same compiled program.
-        host_copy=True,
         non_finite_hint=f"learning_rate ({config.learning_rate})",
         memory_hint="selfplay_games, max_plies, simulations or depth",
         epoch_data=endgame_targets(config, entry),
