@@ -187,11 +187,15 @@ if CPU_DURATIONS:
 
         start, wall = cpu_seconds(), time.perf_counter()
         COMPILE_SECONDS.clear()
+        TEST_PROGRAMS.clear()
         yield
         spent = "\t".join(f"{COMPILE_SECONDS[event]:.2f}" for event in COMPILE_EVENTS)
         with open(CPU_DURATIONS, "a") as out:
             seconds = f"{cpu_seconds() - start:.2f}\t{time.perf_counter() - wall:.2f}"
             out.write(f"{seconds}\t{item.nodeid}\t{spent}\n")
+        with open(f"{CPU_DURATIONS}.tests", "a") as out:  # each program a test compiled, or loaded (hit)
+            for name, seconds, hit in TEST_PROGRAMS:
+                out.write(f"{item.nodeid}\t{name}\t{seconds:.2f}\t{'hit' if hit else 'miss'}\n")
 
     # This process's seconds tracing, lowering and compiling (or loading) XLA programs, a test each
     # (appended after the node id), and each program's in all (to FILE.programs at the end).
@@ -203,6 +207,8 @@ if CPU_DURATIONS:
     COMPILE_SECONDS: Counter = Counter()
     PROGRAM_SECONDS: Counter = Counter()
     PROGRAM_COUNTS: Counter = Counter()
+    CACHE_HIT = [False]  # the persistent cache's hit event comes just before its compile event
+    TEST_PROGRAMS: list[tuple[str, float, bool]] = []
 
     def record_compile(event: str, seconds: float, **metadata) -> None:
         if event in COMPILE_EVENTS:
@@ -210,10 +216,17 @@ if CPU_DURATIONS:
         if event == COMPILE_EVENTS[-1]:
             PROGRAM_SECONDS[metadata.get("fun_name", "?")] += seconds
             PROGRAM_COUNTS[metadata.get("fun_name", "?")] += 1
+            TEST_PROGRAMS.append((metadata.get("fun_name", "?"), seconds, CACHE_HIT[0]))
+            CACHE_HIT[0] = False
+
+    def record_cache_hit(event: str, **_) -> None:
+        if event == "/jax/compilation_cache/cache_hits":
+            CACHE_HIT[0] = True
 
     import jax.monitoring
 
     jax.monitoring.register_event_duration_secs_listener(record_compile)
+    jax.monitoring.register_event_listener(record_cache_hit)
 
     def pytest_unconfigure(config):
         with open(f"{CPU_DURATIONS}.programs", "a") as out:
