@@ -110,16 +110,12 @@ def match(
     _check_match_numbers(games, batch, max_plies, opening_plies, save_count)
     checks.seed("--seed", seed)
     from neurocheckers.engines import match_rules, parse_any_player
-    from neurocheckers.rules.openings import load_openings, opening_states
 
     with checks.user_errors(ValueError):
         a = parse_any_player(player_a, preset)
         b = parse_any_player(player_b, preset)
         preset = match_rules(preset, a, b)  # OpenSpiel's bots play under OpenSpiel's draw rule
-        if first_opening and openings is None:
-            raise ValueError(f"--first-opening {first_opening} needs --openings")
-        chosen = load_openings(preset, openings, first_opening) if openings is not None else None
-        starts = opening_states(preset, chosen) if chosen is not None else None
+        starts = _opening_starts(preset, openings, first_opening)
     db = _endgame_db(endgame_db, preset) if endgame_db is not None else None
     keep, clock = (save_count if save_games is not None else 0), _match_clock(a, b)
     plot_path = _plot_path(plot) if plot else None
@@ -137,6 +133,18 @@ def match(
         _report_interrupted(report, stop, options, as_json, plot_path, save_games, clock)
         raise typer.Exit(130) from None
     _report_match(*report, records, seed, as_json, plot_path, save_games, starts, clock)
+
+
+def _opening_starts(rules, openings: int | None, first_opening: int):
+    """The states of committed openings ``first_opening`` .. ``+ openings - 1`` (None without
+    ``--openings``); ``ValueError`` naming a bad value."""
+    from neurocheckers.rules.openings import load_openings, opening_states
+
+    if openings is None:
+        if first_opening:
+            raise ValueError(f"--first-opening {first_opening} needs --openings")
+        return None
+    return opening_states(rules, load_openings(rules, openings, first_opening))
 
 
 def _report_interrupted(report, stop, options, as_json: bool, plot, save_games: str | None, clock):
