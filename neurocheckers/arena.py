@@ -68,6 +68,8 @@ class GameRecords:
         initial position with ``step`` gives the game.
       final_boards: [N, 5] uint32, the last position: Black men, Black kings, White men, White kings
         bitboards and the side to move (0 Black), for an endgame database's verdict on a drawn game.
+      repetition: [N] bool, whether the game ended by a threefold repetition: set where games are
+        played on the host (``engines``); None for batched JAX games, which cannot see one.
     """
 
     score: jax.Array
@@ -82,6 +84,7 @@ class GameRecords:
     recorded: jax.Array
     actions: jax.Array
     final_boards: jax.Array
+    repetition: jax.Array | None = None
 
 
 def final_boards(states: State) -> jax.Array:

@@ -247,8 +247,11 @@ def _check_ends(os_states: list, final: State, game_ids: np.ndarray) -> None:
             raise RuntimeError(f"game {int(game_ids[i])}: our engine and OpenSpiel end it differently")
 
 
-def _engine_records(rules: Rules, final: State, a_is_black: np.ndarray, length, played) -> GameRecords:
-    """Host ``GameRecords`` of finished engine games (no positions), as ``arena.run_match`` gives."""
+def _engine_records(
+    rules: Rules, final: State, a_is_black: np.ndarray, length, played, repeated: set[int]
+) -> GameRecords:
+    """Host ``GameRecords`` of finished engine games (no positions), as ``arena.run_match`` gives;
+    ``repeated``: the games a threefold repetition ended."""
     count = len(a_is_black)
     result = np.where(final.terminated, final.result, 0).astype(np.int32)
     sign = np.where(a_is_black, 1.0, -1.0).astype(np.float32)
@@ -265,6 +268,7 @@ def _engine_records(rules: Rules, final: State, a_is_black: np.ndarray, length, 
         recorded=np.zeros((count, 0), bool),
         actions=played,
         final_boards=np.asarray(final_boards(final)),
+        repetition=np.isin(np.arange(count), sorted(repeated)),
     )
 
 
@@ -431,7 +435,7 @@ def play_engine_games(
     final = jax.device_get(states)
     if mirror:
         _check_ends(os_states, final, game_ids)
-    return _engine_records(rules, final, a_is_black, length, played)
+    return _engine_records(rules, final, a_is_black, length, played, repetitions.drawn)
 
 
 def run_engine_match(

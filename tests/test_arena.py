@@ -157,10 +157,12 @@ def test_parts_of_a_match_pool_into_the_summary_of_the_whole():
         rng.integers(-4, 5, 30) * 0.5,
     )
     score[~finished] = 0.5  # a game cut by the ply cap scores 1/2
-    whole = summarize(score, length, material, finished)
+    repetition = rng.random(30) > 0.5
+    whole = summarize(score, length, material, finished, repetition)
     parts = []
     for first, end in ((0, 12), (12, 30)):  # games 2i, 2i+1 from opening i
-        part = summarize(score[first:end], length[first:end], material[first:end], finished[first:end])
+        games = slice(first, end)
+        part = summarize(score[games], length[games], material[games], finished[games], repetition[games])
         part.update(
             player_a="a",
             player_b="b",
@@ -180,6 +182,8 @@ def test_parts_of_a_match_pool_into_the_summary_of_the_whole():
         "decisive",
         "draws_a_ahead",
         "draws_b_ahead",
+        "draws_repetition",
+        "draws_rule",
     ):
         assert pooled[key] == whole[key], key
     assert pooled["score"] == pytest.approx(whole["score"])

@@ -158,6 +158,11 @@ def test_match_summary_counts_decisive_games_and_lopsided_draws():
     assert "decisive        2  (draws with A a king or more ahead: 1, with B: 1)" in format_table(
         "a", "b", "american8", summary
     )
+    assert "draws_repetition" not in summary  # batched JAX games cannot tell
+    repetition = np.array([0, 1, 0, 0, 1, 1], bool)  # the unfinished game is no draw
+    split = summarize(score, np.full(6, 10), material, np.array([1, 1, 1, 1, 0, 1], bool), repetition)
+    assert (split["draws_repetition"], split["draws_rule"]) == (2, 1)
+    assert "draws by repetition 2, by the other end rules 1" in format_table("a", "b", "american8", split)
 
 
 class Shuffler:
@@ -184,6 +189,7 @@ class Shuffler:
 
 
 def test_the_host_match_loop_draws_a_threefold_repetition_under_american8_only():
+    from neurocheckers.analysis.match_report import summarize
     from neurocheckers.arena import MatchOptions
     from neurocheckers.engines import play_engine_games
     from neurocheckers.move_clock import MoveClock
@@ -198,6 +204,11 @@ def test_the_host_match_loop_draws_a_threefold_repetition_under_american8_only()
         records = play_engine_games(rules, player, player, np.arange(2), options, clock=MoveClock())
         assert records.finished.all() and (records.result == 0).all()
         ended[rules.name] = records.length.tolist()
+        repeated = rules is AMERICAN8
+        assert records.repetition.tolist() == [repeated] * 2
+        summary = summarize(records.score, records.length, records.material_diff, records.finished,
+                            records.repetition)  # fmt: skip
+        assert (summary["draws_repetition"], summary["draws_rule"]) == ((2, 0) if repeated else (0, 2))
         # Saved, the games keep the loop's result though the batched replay knows no repetition.
         from neurocheckers.analysis.games import games_from_actions
 

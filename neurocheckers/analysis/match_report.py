@@ -13,7 +13,11 @@ from neurocheckers.rules.outcome import KING_VALUE
 
 
 def summarize(
-    score: np.ndarray, length: np.ndarray, material_diff: np.ndarray, finished: np.ndarray
+    score: np.ndarray,
+    length: np.ndarray,
+    material_diff: np.ndarray,
+    finished: np.ndarray,
+    repetition: np.ndarray | None = None,
 ) -> dict[str, Any]:
     """Counts and the mean score of A with a normal-approximation 95% confidence interval, clipped to
     [0, 1] (a score cannot leave it; NaN for fewer than two games).
@@ -22,7 +26,9 @@ def summarize(
     counted apart as ``unfinished`` (they score half a point in ``score``). ``decisive`` counts the
     won and lost games, and ``draws_a_ahead`` / ``draws_b_ahead`` the draws that ended with a side a
     king's worth of material (``KING_VALUE``) or more ahead: a draw rule that ends games early
-    hides those behind the score.
+    hides those behind the score. With ``repetition`` ([N] bool, ``GameRecords.repetition``), the
+    draws are also split into ``draws_repetition`` (a threefold repetition) and ``draws_rule`` (the
+    other end rules: the quiet counter, a side without a move where that draws).
     """
     score = np.asarray(score, dtype=np.float64)
     finished = np.asarray(finished, dtype=bool)
@@ -31,6 +37,10 @@ def summarize(
     n = len(score)
     mean = float(score.mean()) if n else float("nan")
     half = 1.96 * float(score.std(ddof=1)) / math.sqrt(n) if n > 1 else float("nan")
+    split = {}
+    if repetition is not None:
+        repeated = int((drawn & np.asarray(repetition, dtype=bool)).sum())
+        split = {"draws_repetition": repeated, "draws_rule": int(drawn.sum()) - repeated}
     return {
         "games": n,
         "wins": int((finished & (score == 1.0)).sum()),
@@ -40,6 +50,7 @@ def summarize(
         "decisive": int((finished & (score != 0.5)).sum()),
         "draws_a_ahead": int((drawn & (material_diff >= KING_VALUE)).sum()),
         "draws_b_ahead": int((drawn & (material_diff <= -KING_VALUE)).sum()),
+        **split,
         "score": mean,
         "score_ci95": [float(np.clip(mean - half, 0.0, 1.0)), float(np.clip(mean + half, 0.0, 1.0))],
         "mean_length": float(np.mean(length)) if n else float("nan"),
@@ -76,8 +87,9 @@ def pool_summaries(parts: list[dict[str, Any]]) -> dict[str, Any]:
     pooled = summarize(score, [0], np.zeros(len(score)), np.ones(len(score), dtype=bool))  # counts below
     plies = np.array([p["games"] * p["mean_length"] for p in parts])
     pooled.update(counts, mean_length=float(plies.sum() / len(score)))
-    for key in ("decisive", "draws_a_ahead", "draws_b_ahead"):
-        pooled[key] = sum(p[key] for p in parts)
+    for key in ("decisive", "draws_a_ahead", "draws_b_ahead", "draws_repetition", "draws_rule"):
+        if all(key in p for p in parts):
+            pooled[key] = sum(p[key] for p in parts)
     pooled["material_diff_histogram"] = {str(k): histogram[k] for k in sorted(histogram)}
     pooled.update({k: first[k] for k in ("player_a", "player_b", "rules", "seed") if k in first})
     if len(ranges) == len(parts):
@@ -159,6 +171,11 @@ def format_table(name_a: str, name_b: str, rules: str, summary: dict[str, Any]) 
         f"  unfinished {s['unfinished']:>6}  ({s['unfinished'] / s['games']:.1%}, cut by the ply cap)",
         f"  decisive {s['decisive']:>8}  (draws with A a king or more ahead: {s['draws_a_ahead']},"
         f" with B: {s['draws_b_ahead']})",
+        *(
+            [f"  draws by repetition {s['draws_repetition']}, by the other end rules {s['draws_rule']}"]
+            if "draws_repetition" in s
+            else []
+        ),
         f"  A score  {s['score']:.4f}  (95% CI {lo:.4f} .. {hi:.4f}; an unfinished game counts 1/2)",
         f"  mean game length {s['mean_length']:.1f} plies",
         "  final material difference (A - B): count",

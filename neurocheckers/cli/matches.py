@@ -248,7 +248,8 @@ def _report_match(rules, a, b, db, opening_range, records, seed: int, as_json: b
 
     from neurocheckers.analysis.match_report import endgame_verdicts, format_table, format_verdicts, summarize
 
-    summary = summarize(records.score, records.length, records.material_diff, records.finished)
+    r = records
+    summary = summarize(r.score, r.length, r.material_diff, r.finished, r.repetition)
     summary.update(player_a=a.name, player_b=b.name, rules=rules.name, seed=seed)
     if opening_range is not None:  # which committed openings, so that parts of a match can be pooled
         summary.update(first_opening=opening_range[0], openings=opening_range[1])
