@@ -109,11 +109,8 @@ class CompiledPlayer:
 
     def warm_up(self) -> None:
         """Load (or compile) the numba functions before any move is timed."""
-        rules = self.search_rules.rules
-        n, men = rules.num_squares, rules.men_per_side
-        start = Position((1 << men) - 1, 0, ((1 << men) - 1) << (n - men), 0, 0)
         warm = CompiledSearch(self.search_rules, SearchOptions(table_bits=8), self.leaves, self.endgame)
-        warm.search(start, depth=2)
+        warm.search(Position.start(self.search_rules.rules), depth=2)
 
 
 class CompiledGame:

@@ -295,8 +295,7 @@ class ExternalEnginePlayer:
     def warm_up(self) -> None:
         """Start the engine and load the move generator before any move is timed."""
         self.process()
-        n, men = self.rules.num_squares, self.rules.men_per_side
-        legal_rows(geometry(self.rules), Position((1 << men) - 1, 0, ((1 << men) - 1) << (n - men), 0, 0))
+        legal_rows(geometry(self.rules), Position.start(self.rules))
 
     def close(self) -> None:
         """End the engine process (a later game starts a new one)."""

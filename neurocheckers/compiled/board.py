@@ -136,6 +136,13 @@ class Position:
         return cls(*(int(np.asarray(x)) for x in (state.black_men, state.black_kings, state.white_men,
                                                    state.white_kings, state.color)))  # fmt: skip
 
+    @classmethod
+    def start(cls, rules: Rules) -> Position:
+        """The start of a game of ``rules``: Black's men on the first squares, White's on the last,
+        Black to move."""
+        n, men = rules.num_squares, rules.men_per_side
+        return cls((1 << men) - 1, 0, ((1 << men) - 1) << (n - men), 0, 0)
+
     def relative(self) -> tuple[int, int, int, int]:
         """(own men, own kings, opponent's men, opponent's kings) of the side to move, as np.int64."""
         black = (self.black_men, self.black_kings)

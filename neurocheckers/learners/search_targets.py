@@ -123,16 +123,9 @@ def search_value(score_men: float) -> float:
     return float(np.clip((score_men + 1.0) / 2.0, 0.0, 1.0))
 
 
-def start_position(rules: Rules) -> Position:
-    """The start of a game of ``rules`` (Black on the first squares, Black to move)."""
-    per_side = rules.men_per_side
-    n = rules.num_squares
-    return Position((1 << per_side) - 1, 0, ((1 << per_side) - 1) << (n - per_side), 0, 0)
-
-
 def _random_opening(search_rules: SearchRules, rng: np.random.Generator, turns: int) -> Game:
     """A game after ``turns`` uniformly random whole turns (fewer if it ends)."""
-    game = Game(search_rules, start_position(search_rules.rules))
+    game = Game(search_rules, Position.start(search_rules.rules))
     for _ in range(turns):
         if game.result is not None:
             break
