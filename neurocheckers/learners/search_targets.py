@@ -231,8 +231,7 @@ def split_by_games(scored: ScoredPositions, held_out: float, seed: int = 0) -> t
         raise ValueError(f"held_out must be in [0, 1), got {held_out!r}")
     ids = np.unique(scored.games)
     rng = np.random.default_rng(seed)
-    out = set(rng.choice(ids, int(round(held_out * len(ids))), replace=False).tolist())
-    mask = np.array([g in out for g in scored.games.tolist()], bool)
+    mask = np.isin(scored.games, rng.choice(ids, int(round(held_out * len(ids))), replace=False))
     return np.flatnonzero(~mask), np.flatnonzero(mask)
 
 
