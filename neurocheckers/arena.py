@@ -40,7 +40,7 @@ from neurocheckers.rules.state import BLACK, State
 from neurocheckers.search.baselines import AlphaBetaConfig
 from neurocheckers.search.mcts import MCTSConfig
 from neurocheckers.search.types import Policy
-from neurocheckers.sharding import check_memory
+from neurocheckers.sharding import any_lane, check_memory
 
 PopulationSearch = MCTSConfig | AlphaBetaConfig
 """How members and boss choose their moves in ``play_population``: MCTS with ``MCTSConfig``, or
@@ -177,7 +177,8 @@ def play_plies(
 
     def cond(carry):
         states, ply, _ = carry
-        going = jnp.sum(is_moving(states, ply)) > stop_at
+        # Lanes of a lockstep vmap (PBT's members) ply on together: a finished game stays put.
+        going = any_lane(jnp.sum(is_moving(states, ply)) > stop_at)
         return going if max_plies is None else (ply < max_plies) & going
 
     def body(carry):

@@ -1,6 +1,6 @@
 """Work spread over host devices, and fitted in memory: shards of a batch's leading axis (one per
-XLA host device, see ``devices``), arrays laid whole on every device, and a compiled program's
-memory checked against the machine's before it runs."""
+XLA host device, see ``devices``), arrays laid whole on every device, a compiled program's memory
+checked against the machine's before it runs, and loops kept in lockstep across vmapped runs."""
 
 from __future__ import annotations
 
@@ -9,7 +9,46 @@ from collections.abc import Callable
 from typing import Any
 
 import jax
+import jax.numpy as jnp
 import numpy as np
+
+MEMBERS_AXIS = "members"
+"""The name of the ``vmap`` over PBT's members (``learners.pbt``)."""
+SEEDS_AXIS = "seeds"
+"""The name of the ``vmap`` over the seeds of one config (``evolve --seeds``, ``experiment.run``)."""
+LOCKSTEP_AXES = (MEMBERS_AXIS, SEEDS_AXIS)
+"""The vmaps whose lanes are whole runs of one program. Under ``vmap`` a ``lax.cond`` whose predicate
+differs by lane becomes a select that runs both branches for every lane, and a ``lax.while_loop``
+whose condition differs by lane carries a select of its whole state through every iteration; made
+the same for every lane of these axes (``any_lane``, ``lane_max``), they stay a branch and a loop.
+8x8 PBT self-play (8 members x 128 games, TDLeaf at depth 2) took 46-51 s an epoch without it, 5 s
+as 1,024 games of one network."""
+
+
+def bound_lockstep_axes() -> tuple[str, ...]:
+    """The ``LOCKSTEP_AXES`` of the vmaps being traced through (at trace time; none outside them)."""
+    bound = []
+    for name in LOCKSTEP_AXES:
+        try:
+            jax.lax.axis_index(name)  # NameError where no enclosing vmap has this axis name
+        except NameError:
+            continue
+        bound.append(name)
+    return tuple(bound)
+
+
+def lane_max(value: jax.Array) -> jax.Array:
+    """``value``, or under vmaps of ``LOCKSTEP_AXES`` its largest over their lanes (the same in all)."""
+    axes = bound_lockstep_axes()
+    return jax.lax.pmax(value, axes) if axes else value
+
+
+def any_lane(flag: jax.Array) -> jax.Array:
+    """[] bool: ``flag``, or under vmaps of ``LOCKSTEP_AXES`` whether it holds in any of their lanes.
+    A branch or a loop taken on it is taken by every lane, so its other branch, or its steps past a
+    lane's own end, must leave that lane's results as they would be (``fullwidth_search``'s fallback,
+    a finished game's plies)."""
+    return lane_max(jnp.asarray(flag).astype(jnp.int32)) > 0
 
 
 class MemoryLimitError(ValueError):

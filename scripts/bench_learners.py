@@ -3,7 +3,12 @@ TD(lambda) epochs, next to the arena's speed for random games (random vs random 
 and the engine's random playouts, on whatever cores this process may use (printed).
 
 Usage: ``python scripts/bench_learners.py [--rules american6] [--games 1024] [--search alphabeta]
-[--depth 1] [--sims 16] [--layers 5] [--width 32] [--batch-size 256] [--repeats 5]``
+[--depth 1] [--sims 16] [--layers 5] [--width 32] [--batch-size 256] [--repeats 5] [--td-leaf]
+[--members M]``
+
+``--members M`` also plays the same number of games as M networks' self-play vmapped side by side
+(PBT's members, ``games / M`` each), once as a plain ``vmap`` and once in lockstep (the members' axis
+name, ``sharding.LOCKSTEP_AXES``: the search's branches and the game loop shared by every member).
 
 Every figure is the median of ``--repeats`` timed runs after one untimed run that compiles (the
 compile seconds are printed apart). Self-play plies count the plies after the openings of every game
@@ -36,6 +41,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--max-plies", type=int, default=200)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--devices", type=int, default=0, help="host devices (0: one per usable core)")
+    parser.add_argument("--td-leaf", action="store_true", help="record principal leaves (TDLeaf)")
+    parser.add_argument("--members", type=int, default=0, help="also vmap the games over M networks")
     return parser.parse_args(argv)
 
 
@@ -65,13 +72,14 @@ def main(argv: list[str] | None = None) -> None:
     from neurocheckers.arena import play_match
     from neurocheckers.learners.common import regress
     from neurocheckers.learners.self_play import selfplay
-    from neurocheckers.learners.td_lambda import TDSettings, epoch, init, training_data
+    from neurocheckers.learners.td_lambda import TDLeafSettings, TDSettings, epoch, init, training_data
     from neurocheckers.rules.playout import random_playouts
     from neurocheckers.rules.presets import get_rules
     from neurocheckers.search.baselines import random_policy
 
     print(f"cores usable: {cores}, host devices: {devices}, jax {jax.__version__}")
-    settings = TDSettings(
+    settings_class = TDLeafSettings if args.td_leaf else TDSettings
+    settings = settings_class(
         rules=args.rules, layers=args.layers, width=args.width, search=args.search, depth=args.depth,
         simulations=args.sims, selfplay_games=args.games, opening_plies=args.opening_plies,
         max_plies=args.max_plies, batch_size=args.batch_size, updates_per_epoch=args.updates,
@@ -89,6 +97,9 @@ def main(argv: list[str] | None = None) -> None:
         f"self-play: {plies / median:,.0f} plies/s ({plies} plies in {median:.3f} s; "
         f"compile+first {first:.1f} s)"
     )
+
+    if args.members:
+        members_self_play(args, settings, plies / median)
 
     obs, targets, weights, *_ = jax.jit(training_data, static_argnums=0)(settings, state.params, batch)
     fit = jax.jit(lambda key: regress(settings, state, obs, targets, weights, key, args.updates)[1])
@@ -116,6 +127,37 @@ def main(argv: list[str] | None = None) -> None:
     )
     plies = int(stats.length.sum())
     print(f"engine random playouts (random_playouts): {plies / median:,.0f} plies/s at batch {args.games}")
+
+
+def members_self_play(args: argparse.Namespace, settings, one_network_rate: float) -> None:
+    """Print the self-play plies/s of ``args.members`` networks vmapped (``games / members`` games
+    each), as a plain ``vmap`` and in lockstep, beside one network's ``one_network_rate``."""
+    import dataclasses
+
+    import jax
+
+    from neurocheckers.learners.self_play import selfplay
+    from neurocheckers.learners.td_lambda import init
+    from neurocheckers.sharding import MEMBERS_AXIS
+
+    if args.games % args.members:
+        raise SystemExit(f"--members {args.members} must divide --games {args.games}")
+    each = dataclasses.replace(settings, selfplay_games=args.games // args.members)
+    keys = jax.random.split(jax.random.key(1), args.members)
+    params = jax.vmap(lambda k: init(each, k).params)(keys)
+    for label, axis in (("a plain vmap", None), ("in lockstep", MEMBERS_AXIS)):
+        play = jax.jit(jax.vmap(lambda p, k: selfplay(each, p, k, 0.1), axis_name=axis))
+
+        def run(i: int, play=play):
+            return play(params, jax.random.split(jax.random.key(i), args.members))
+
+        first, median, batch = timed(run, args.repeats)
+        plies = int(batch.length.sum())
+        print(
+            f"self-play of {args.members} networks x {each.selfplay_games} games, {label}: "
+            f"{plies / median:,.0f} plies/s ({one_network_rate / (plies / median):.2f}x slower than one "
+            f"network; compile+first {first:.1f} s)"
+        )
 
 
 if __name__ == "__main__":

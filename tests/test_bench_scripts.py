@@ -21,9 +21,10 @@ def test_bench_endgame_prints_steps_successors_and_a_build():
 def test_bench_learners_prints_self_play_updates_and_epochs():
     out = script(
         "bench_learners.py", "--games", "8", "--repeats", "1", "--layers", "1", "--width", "8",
-        "--batch-size", "16", "--updates", "2", "--max-plies", "20", "--devices", "1",
+        "--batch-size", "16", "--updates", "2", "--max-plies", "20", "--devices", "1", "--members", "2",
     )  # fmt: skip
     assert "self-play:" in out and "Adam steps/s" in out and "TD(lambda) epoch" in out and "playouts" in out
+    assert "2 networks x 4 games, a plain vmap" in out and "2 networks x 4 games, in lockstep" in out
 
 
 @pytest.mark.slow

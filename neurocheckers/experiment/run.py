@@ -60,7 +60,7 @@ from neurocheckers.formats import (
     METRICS_FILE,
 )
 from neurocheckers.search.play_settings import epoch_key
-from neurocheckers.sharding import MemoryLimitError, on_host_between_calls
+from neurocheckers.sharding import SEEDS_AXIS, MemoryLimitError, on_host_between_calls
 from neurocheckers.sharding import check_memory as check_program_memory
 
 
@@ -257,7 +257,8 @@ def _scanned_program(trainer: Trainer, length: int, batched: bool) -> Callable:
         return jax.lax.scan(one_epoch, state, None, length=length)
 
     if batched:
-        scanned = jax.vmap(scanned, in_axes=(0, 0, *[None] * len(trainer.epoch_data)))
+        # The axis name keeps the seeds' game loops in lockstep (``sharding.LOCKSTEP_AXES``).
+        scanned = jax.vmap(scanned, in_axes=(0, 0, *[None] * len(trainer.epoch_data)), axis_name=SEEDS_AXIS)
     return jax.jit(scanned)
 
 

@@ -43,7 +43,7 @@ from neurocheckers.sections import (
     PlaySettings,
     SelfPlaySettings,
 )
-from neurocheckers.sharding import whole_on_every_device
+from neurocheckers.sharding import any_lane, whole_on_every_device
 
 OPENING_SALT = 0x7FFFFFFF
 """Folded into a game's key for its random opening plies (the searched plies fold in their number)."""
@@ -348,7 +348,8 @@ def _best_actions(keys: jax.Array, scores: jax.Array, legal: jax.Array) -> jax.A
     def every() -> jax.Array:
         return jax.vmap(pick_best)(keys, scores, legal)
 
-    return jax.lax.cond(jnp.sum(tied) <= capacity, few, every)
+    # Both give the same moves, so lanes of a lockstep vmap take ``every`` together.
+    return jax.lax.cond(any_lane(jnp.sum(tied) > capacity), every, few)
 
 
 def random_plies(rules: Rules, states: State, keys: jax.Array, plies: jax.Array | int) -> State:

@@ -66,7 +66,7 @@ from neurocheckers.search.baselines import NETWORK_ROOT_MARGIN, pick_best, value
 from neurocheckers.search.play_settings import population_search
 from neurocheckers.search.types import Policy
 from neurocheckers.sections import PBTSectionSettings
-from neurocheckers.sharding import over_leading_shards
+from neurocheckers.sharding import MEMBERS_AXIS, over_leading_shards
 
 
 @dataclasses.dataclass(frozen=True)
@@ -408,7 +408,8 @@ def train_members(
     rows of the whole population's), vmapped; ``present``: the whole population's
     ``present_depths`` (None: the depth is fixed). A member's epoch does not depend on the others,
     so the population trains whole or in shares alike (``epoch``, ``epoch_in_shares``)."""
-    train = jax.vmap(member_epoch, in_axes=(None, 0, 0, 0, None, None))  # ``present``: one for all
+    # ``present``: one for all; the axis name keeps the members' game loops in lockstep (``sharding``).
+    train = jax.vmap(member_epoch, in_axes=(None, 0, 0, 0, None, None), axis_name=MEMBERS_AXIS)
     return train(settings, members, hypers, keys, exact, present)
 
 

@@ -29,6 +29,7 @@ from neurocheckers.rules.engine import step_unchecked
 from neurocheckers.rules.presets import Rules
 from neurocheckers.rules.state import BLACK, State
 from neurocheckers.search.alphabeta import Heuristic, alphabeta_search, color_sign, leaf_score, terminal_score
+from neurocheckers.sharding import any_lane, lane_max
 
 CHUNK = 2048
 """Positions generated and scored at once."""
@@ -82,6 +83,8 @@ def _over_chunks(total: jax.Array, chunk: int, body, init):
         first, inner = carry
         return first + chunk, body(first, inner)
 
+    # Every lane of a lockstep vmap walks as many chunks (a lane's chunks past its total are masked).
+    total = lane_max(total)
     return jax.lax.while_loop(lambda carry: carry[0] < total, step, (jnp.int32(0), init))[1]
 
 
@@ -200,4 +203,5 @@ def fullwidth_search(
 
     if depth == 1:  # nothing is kept between the roots and the leaves: it always fits
         return packed()
-    return jax.lax.cond(fits, packed, fallback)
+    # Under a lockstep vmap (PBT's members) every lane falls back when one does: the same moves.
+    return jax.lax.cond(any_lane(~fits), fallback, packed)
