@@ -7,7 +7,7 @@ Usage:
   python scripts/bench_compiled_search.py --match 30 --seconds 0.02  # LMR against none
   python scripts/bench_compiled_search.py --match 20 --nodes 20000 --option lmr_log=1 --agent FILE
   python scripts/bench_compiled_search.py --against-timed 10 --seconds 0.1  # against the JAX search
-  python scripts/bench_compiled_search.py --agent results/best_american8.safetensors --agent NNUE.safetensors
+  python scripts/bench_compiled_search.py --agent MLP.safetensors --agent NNUE.safetensors
   python scripts/bench_compiled_search.py --games 10 --seconds 0.1 --agent FILE  # depth as played
 
 The speed run searches ``--positions`` middlegame positions (random playouts of 10-30 whole moves

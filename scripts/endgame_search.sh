@@ -2,7 +2,7 @@
 # Database-aware search on 8x8: 100 committed openings x 2 colours per match, depth 3.
 # Build the database first: neurocheckers endgame build --rules american8 --pieces 5 --out runs/endgame/american8
 # Settings (environment): DB (the database folder), OUT (where the match summaries go).
-B8=results/best_american8.safetensors
+B8=results/american8/td_leaf_w64_seed0/final.safetensors
 DB=${DB:-runs/endgame/american8}
 OUT=${OUT:-runs/endgame/search}
 mkdir -p "$OUT"

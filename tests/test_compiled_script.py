@@ -28,9 +28,9 @@ def test_speed_run_prints_nodes_per_second_depth_and_cache_state():
 
 
 def test_agent_leaves_are_timed_after_material():
-    agent = str(REPO / "results" / "best_american8.safetensors")
+    agent = str(REPO / "results" / "american8" / "td_leaf_w64_seed0" / "final.safetensors")  # a 5 x 64 MLP
     out = bench("--positions", "2", "--seconds", "0.01", "--agent", agent, "--nodes", "2000")
-    assert out.count("depth median") == 4 and "best_american8.safetensors (mlp)" in out
+    assert out.count("depth median") == 4 and "final.safetensors (mlp)" in out
     assert "M a CPU second" in out and out.count("depth median with 2,000 nodes") == 2
 
 
