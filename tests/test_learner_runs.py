@@ -26,6 +26,7 @@ from neurocheckers.experiment.folder import (
     BUDGET_MARGIN_SECONDS,
     CHECKPOINT,
     DISCARDED_FILE,
+    PIECES_MARGIN,
     Budget,
     RunError,
     checkpoint_epoch,
@@ -187,3 +188,12 @@ def test_an_epoch_that_would_end_past_the_budget_is_not_started():
     assert Budget(60.0, used=50.0, next_epoch=11.0 + BUDGET_MARGIN_SECONDS).spent()
     assert Budget(60.0, used=60.0).spent() and not Budget(0.0, used=1e9, next_epoch=1e9).spent()
     assert Budget(60.0, used=50.0).over(10.0) and not Budget(60.0, used=50.0).over(9.0)
+
+
+def test_epochs_are_played_in_pieces_only_where_the_budget_may_end_inside_them():
+    """Pieces cost time, so an epoch is played whole unless the budget may run out inside it: before
+    any epoch was timed, or within ``PIECES_MARGIN`` latest epochs of the end; never without one."""
+    assert Budget(60.0, used=0.0).may_end_in_next_epoch()
+    assert not Budget(60.0, used=30.0, next_epoch=10.0).may_end_in_next_epoch()
+    assert Budget(60.0, used=60.0 - PIECES_MARGIN * 10.0, next_epoch=10.0).may_end_in_next_epoch()
+    assert not Budget(0.0, used=1e9).may_end_in_next_epoch()

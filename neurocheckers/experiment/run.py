@@ -347,10 +347,11 @@ def _record_call(
 
 
 def _play_epoch(trainer: Trainer, state: Any, key: jax.Array, budget: Budget, start: float) -> Any | None:
-    """``trainer.run_epoch``, or with a budget and a trainer that plays its epoch in pieces
-    (``Trainer.epoch_steps``), those pieces with the budget checked between them: None when it runs
-    out before the last (the partial epoch is dropped; the same key replays it whole)."""
-    if trainer.epoch_steps is None or budget.seconds <= 0:
+    """``trainer.run_epoch``, or where the budget may run out inside it and the trainer plays its
+    epoch in pieces (``Trainer.epoch_steps``), those pieces with the budget checked between them:
+    None when it runs out before the last (the partial epoch is dropped; the same key replays it
+    whole). Both give the same epoch."""
+    if trainer.epoch_steps is None or not budget.may_end_in_next_epoch():
         return trainer.run_epoch(state, key)
     steps = trainer.run_epoch_steps(state, key)
     while True:
