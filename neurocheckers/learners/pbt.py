@@ -23,6 +23,11 @@ search of its depth. The tournament's alpha-beta, one ``lax.while_loop`` a game,
 depth traced (``alphabeta_stack`` with ``max_levels = max_depth``). Simulations (MCTS) and the
 network's shape stay static: every member has the config's.
 
+The members' ``vmap`` is named (``sharding.MEMBERS_AXIS``), which keeps them in lockstep: the
+self-play search's branches and the game loop take one predicate for every member
+(``sharding.any_lane``), so they stay a branch and a loop instead of selects of every member's work
+(an 8x8 epoch: 48 s -> 15.7 s on one core), and each member's games are unchanged.
+
 An epoch is ``train_members`` (the members' TD epochs, vmapped over any share of them: a member's
 epoch reads its own rows alone) then ``after_training`` (the tournament, exploit/explore, metrics).
 ``epoch`` runs both in one compiled program; ``pbt_shares.epoch_in_shares`` trains the members a
