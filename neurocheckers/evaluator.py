@@ -346,6 +346,48 @@ def select_members(pop_params: Params, indices: jax.Array | Sequence[int]) -> Pa
     return jax.tree.map(lambda x: x[indices], pop_params)
 
 
+def width_masks(spec: EvaluatorSpec, width: jax.Array) -> Params:
+    """An MLP's parameters' 0/1 masks (float32, the params' structure) that keep the first ``width``
+    ([] int, traced) units of every hidden layer: a unit past it has no weights in or out, so the
+    network is the ``width``-unit MLP (PBT's evolving width, at the spec's shapes)."""
+    if spec.architecture != "mlp":
+        raise ValueError(f"only an MLP's width can be masked, got architecture {spec.architecture!r}")
+    kept = (jnp.arange(spec.width) < width).astype(jnp.float32)
+    masks: dict[str, dict[str, jax.Array]] = {}
+    rows = jnp.ones(spec.input_size, jnp.float32)
+    for i in range(spec.layers):
+        masks[f"layer_{i}"] = {"kernel": rows[:, None] * kept[None, :], "bias": kept}
+        rows = kept
+    output = {"kernel": kept[:, None], "bias": jnp.ones(1, jnp.float32)}
+    if spec.material_input:
+        output["material_weight"] = jnp.ones(1, jnp.float32)
+    masks[f"layer_{spec.layers}"] = output
+    return masks
+
+
+def masked_to_width(spec: EvaluatorSpec, params: Params, width: jax.Array) -> Params:
+    """``params`` with every weight of the hidden units past ``width`` zeroed (``width_masks``)."""
+    return jax.tree.map(jnp.multiply, params, width_masks(spec, width))
+
+
+def resized_to_width(
+    spec: EvaluatorSpec, params: Params, fresh: Params, width: jax.Array, new_width: jax.Array
+) -> Params:
+    """``params`` of a ``width``-unit MLP (units past it zeroed) as a ``new_width``-unit one. Shrunk: the
+    last units dropped. Grown: each new unit takes ``fresh``'s weights into it (from the inputs and
+    every kept unit of the layer below) while its weights out stay zero, so the function is unchanged
+    until training moves them (Net2Net's function-preserving growth, with the new units' outgoing
+    weights at zero)."""
+    new_units = (jnp.arange(spec.width) >= width).astype(jnp.float32)
+    grown = {}
+    for name, layer in params.items():
+        hidden = name != f"layer_{spec.layers}"
+        grown[name] = {
+            leaf: value + fresh[name][leaf] * new_units if hidden else value for leaf, value in layer.items()
+        }
+    return masked_to_width(spec, grown, new_width)
+
+
 @functools.cache
 def _unravel(spec: EvaluatorSpec) -> tuple[int, Callable[[jax.Array], Params]]:
     """(D, unravel) of one member's layout, built once per spec."""

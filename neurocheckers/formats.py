@@ -84,6 +84,9 @@ PBT_COLUMNS = (
     "pbt_depth",
     "pbt_depth_min",
     "pbt_depth_max",
+    "pbt_width",
+    "pbt_width_min",
+    "pbt_width_max",
 )
 """Population-based training's columns (``strategy = "pbt"``; its loss, TD error, epsilon and value
 columns are the best member's, its game columns every member's self-play games): the best member (the
@@ -91,7 +94,8 @@ latest tournament's winner), its learning rate and lambda; the smallest and larg
 lambda and exploration rate of the members; and on a tournament's epoch the best and worst members'
 points per game in it and ``pbt_sources``, each member's source at the exploit (the member whose
 network and hyperparameters it copied, -1 where it kept its own), space-separated; with alpha-beta
-members the best member's depth and the members' smallest and largest (``max_depth``)."""
+members the best member's depth and the members' smallest and largest (``max_depth``); with an
+evolving width (``min_width``) the same of the MLP's width."""
 
 METRIC_COLUMNS = (
     "epoch",

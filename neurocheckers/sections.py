@@ -274,6 +274,8 @@ class PBTSectionSettings(Section, section="pbt"):
     """PBT: openings each pair of members plays in a tournament, each with both colours (games = 2 x it)."""
     max_depth: int = 0
     """PBT: members' alpha-beta depth evolves up to it (explore: +-1); 0: every member keeps depth."""
+    min_width: int = 0
+    """PBT: members' MLP width evolves in [min_width, width] (units past it masked); 0: width fixed."""
     ray_address: str = ""
     """PBT: train members as Ray tasks on this instance ("local", "auto", "ray://host:10001"); "": here."""
     ray_share: int = 1

@@ -230,3 +230,44 @@ def test_agent_file_refuses_bad_files(tmp_path, population):
         agent_file.save_agent(tmp_path / "x.safetensors", SIMPLE6, SPEC, params, {"width": "3"})
     with pytest.raises(ValueError, match="board_size"):
         agent_file.save_agent(tmp_path / "y.safetensors", AMERICAN8, SPEC, params)
+
+
+@pytest.mark.parametrize("material_input", [False, True])
+def test_a_width_masked_mlp_is_the_narrower_mlp_and_grows_without_changing_its_values(material_input):
+    """Masked to 3 of 6 units, a 2-layer MLP gives the values of the 3-unit MLP holding its first
+    units' weights; grown back to 5 units its values are unchanged until it trains (the new units'
+    weights out are zero) while their weights in are fresh; shrunk, it is the masked network."""
+    wide = evaluator.EvaluatorSpec(layers=2, width=6, board_size=6, material_input=material_input)
+    narrow = evaluator.EvaluatorSpec(layers=2, width=3, board_size=6, material_input=material_input)
+    keys = jax.random.split(jax.random.key(7), 3)
+    params, fresh = evaluator.init_params(keys[0], wide), evaluator.init_params(keys[1], wide)
+    params["layer_2"]["material_weight" if material_input else "bias"] += 0.3  # not the initial zero
+    obs = jax.random.bernoulli(keys[2], 0.3, (64, wide.input_size)).astype(jnp.float32)
+    masked = evaluator.masked_to_width(wide, params, 3)
+    sliced = {
+        "layer_0": {"kernel": params["layer_0"]["kernel"][:, :3], "bias": params["layer_0"]["bias"][:3]},
+        "layer_1": {"kernel": params["layer_1"]["kernel"][:3, :3], "bias": params["layer_1"]["bias"][:3]},
+        "layer_2": {**params["layer_2"], "kernel": params["layer_2"]["kernel"][:3]},
+    }
+    expected = evaluator.value(narrow, sliced, obs)
+    np.testing.assert_allclose(evaluator.value(wide, masked, obs), expected, rtol=1e-6, atol=1e-7)
+    assert not np.allclose(evaluator.value(wide, params, obs), expected, atol=1e-4)  # the mask matters
+
+    grown = evaluator.resized_to_width(wide, masked, fresh, 3, 5)
+    np.testing.assert_allclose(evaluator.value(wide, grown, obs), expected, rtol=1e-6, atol=1e-7)
+    kernel_in, kernel_out = np.asarray(grown["layer_0"]["kernel"]), np.asarray(grown["layer_2"]["kernel"])
+    np.testing.assert_array_equal(kernel_in[:, 3:5], np.asarray(fresh["layer_0"]["kernel"])[:, 3:5])
+    np.testing.assert_array_equal(kernel_in[:, :3], np.asarray(params["layer_0"]["kernel"])[:, :3])
+    assert not np.any(kernel_in[:, 5:]) and not np.any(kernel_out[3:])
+    hidden = np.asarray(grown["layer_1"]["kernel"])
+    assert not np.any(hidden[3:5, :3]) and np.array_equal(
+        hidden[:5, 3:5], np.asarray(fresh["layer_1"]["kernel"])[:5, 3:5]
+    )
+
+    shrunk = evaluator.resized_to_width(wide, params, fresh, 6, 3)
+    for got, want in zip(jax.tree.leaves(shrunk), jax.tree.leaves(masked), strict=True):
+        np.testing.assert_array_equal(got, want)
+    with pytest.raises(ValueError, match="only an MLP's width can be masked, got architecture 'nnue'"):
+        evaluator.width_masks(
+            evaluator.EvaluatorSpec(layers=1, width=4, board_size=6, architecture="nnue"), 2
+        )

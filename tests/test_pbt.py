@@ -41,10 +41,12 @@ TINY_PBT = [
     "checkpoint_every=2",
     "name=tinypbt",
     "max_depth=2",
+    "min_width=2",
     "max_plies=12",
 ]
-"""4 members at depth 1 (up to 2), a tournament every 2 epochs of one opening with both colours (12
-games), games of at most 12 plies (the assertions need no longer ones; at 24 the epochs took 1.7x the CPU)."""
+"""4 members at depth 1 (up to 2) and width up to 4 (down to 2), a tournament every 2 epochs of one
+opening with both colours (12 games), games of at most 12 plies (the assertions need no longer ones;
+at 24 the epochs took 1.7x the CPU)."""
 
 
 def _settings(*items: str) -> pbt.PBTSettings:
@@ -66,6 +68,7 @@ def _marked_state(settings: pbt.PBTSettings) -> pbt.PBTState:
         lambda_=jnp.full(m, 0.9),
         exploration_rate=jnp.full(m, 0.95),
         depth=1 + jnp.arange(m, dtype=jnp.int32) % 3,
+        width=jnp.full(m, settings.width, jnp.int32) if settings.width_evolves else None,
     )
     return pbt.PBTState(
         params=jax.tree.map(lambda x: x[0], members.params),
@@ -79,7 +82,7 @@ def _marked_state(settings: pbt.PBTSettings) -> pbt.PBTState:
 
 
 def test_exploit_copies_the_best_into_the_worst_and_perturbs_within_bounds():
-    settings = _settings("members=8", "quantile=0.25", "perturbation=0.2", "max_depth=0")
+    settings = _settings("members=8", "quantile=0.25", "perturbation=0.2", "max_depth=0", "min_width=0")
     state = _marked_state(settings)
     order = jnp.array([5, 2, 7, 0, 1, 3, 6, 4])  # best first: 5 and 2 are the best quarter, 6 and 4 the worst
     for seed in range(4):
@@ -127,6 +130,35 @@ def test_exploit_moves_a_copied_depth_by_one_within_its_bounds(items, low):
             assert new_depths[member] in {min(old + 1, 3), max(old - 1, low)}
             moves.add(int(new_depths[member]) - old)
     assert {-1, 1} <= moves  # both ways (and 0 where a bound clipped it)
+
+
+def test_exploit_resizes_a_copied_width_within_its_bounds_and_keeps_its_units():
+    """``min_width``: a copy's width is its source's x 0.8 or x 1.2, rounded, within [min_width,
+    width]; its network is the source's on the units both keep, zero past its width."""
+    settings = _settings("members=8", "width=10", "min_width=3", "max_depth=0")
+    marked = _marked_state(settings)
+    widths = jnp.array([10, 4, 3, 9, 10, 5, 7, 8], jnp.int32)
+    state = marked.replace(hypers=marked.hypers.replace(width=widths))
+    state = state.replace(
+        members=state.members.replace(params=pbt.members_masked(settings, state.members.params, widths))
+    )
+    order = jnp.array([0, 1, 2, 3, 4, 5, 6, 7])  # 0 and 1 the best, 6 and 7 the worst
+    seen = set()
+    for seed in range(6):
+        new, sources = pbt.exploit_and_explore(settings, state, order, jax.random.key(seed))
+        sources, new_widths = np.asarray(sources), np.asarray(new.hypers.width)
+        kernel = np.asarray(new.members.params["layer_0"]["kernel"])  # [M, inputs, width]
+        for member in range(8):
+            source = int(sources[member])
+            if source < 0:
+                assert new_widths[member] == widths[member]
+                continue
+            old, width = int(widths[source]), int(new_widths[member])
+            assert width in {max(3, round(old * 0.8)), min(10, round(old * 1.2))}
+            seen.add((old, width))
+            kept = min(old, width)
+            assert np.all(kernel[member][:, :kept] == source) and not np.any(kernel[member][:, width:])
+    assert {(10, 8), (4, 3), (4, 5)} & seen and len({w for _, w in seen}) >= 2
 
 
 def _searches(settings: pbt.PBTSettings, params, states, keys, depth: int | jax.Array, policy_only: bool):
@@ -203,6 +235,7 @@ def test_a_pbt_run_writes_its_metrics_tournaments_and_snapshots(whole_run):
         for name in ("learning_rate", "lambda", "exploration"):
             assert float(r[f"pbt_{name}_min"]) <= float(r[f"pbt_{name}_max"])
         assert 1 <= int(r["pbt_depth_min"]) <= int(r["pbt_depth"]) <= int(r["pbt_depth_max"]) <= 2
+        assert 2 <= int(r["pbt_width_min"]) <= int(r["pbt_width"]) <= int(r["pbt_width_max"]) <= 4
     depths = [(int(r["pbt_depth_min"]), int(r["pbt_depth_max"])) for r in rows]
     assert depths[0] == (1, 1) and depths[1] == (1, 2)  # epoch 1's copy went one deeper (seed 0's draw)
     assert [int(r["epoch"]) for r in read_lineage(whole_run)] == [-1, 1, 3]  # snapshots of the best
@@ -218,12 +251,20 @@ def test_an_interrupted_pbt_run_resumes_and_the_same_seed_repeats_its_metrics(wh
 
 def test_the_best_members_network_is_the_runs_network():
     trainer = make_trainer(load_config(None, TINY_PBT))
-    state = trainer.init(trainer.settings, jax.random.key(0))
-    state, _ = trainer.run_epoch(state, jax.random.key(1))
+    start = trainer.init(trainer.settings, jax.random.key(0))
+    state, _ = trainer.run_epoch(start, jax.random.key(1))
     state, metrics = trainer.run_epoch(state, jax.random.key(3))  # a tournament's epoch
     best = int(metrics["pbt_best"])
     sources = np.asarray(metrics["pbt_sources"])  # one copy, one deeper (key 3 draws "up" for all)
     assert np.asarray(state.hypers.depth).tolist() == [2 if s >= 0 else 1 for s in sources]
+    assert np.asarray(start.hypers.width).min() < 4  # some member starts narrower than the network
+    for each in (start, state):  # every member's units past its width are zero, in and out
+        kernels = (
+            np.asarray(each.members.params["layer_0"]["kernel"]),
+            np.asarray(each.members.params["layer_1"]["kernel"]),
+        )
+        for m, w in enumerate(np.asarray(each.hypers.width)):
+            assert not np.any(kernels[0][m][:, w:]) and not np.any(kernels[1][m][w:])
     for mine, members in zip(
         jax.tree.leaves(trainer.network(state)), jax.tree.leaves(state.members.params), strict=True
     ):
@@ -274,6 +315,11 @@ def test_an_evolve_run_with_its_members_on_ray_gives_the_in_process_run(whole_ru
         (["member_learner=td_leaf", "depth=1"], "it needs search = alphabeta and depth >= 2"),
         (["depth=3"], "needs search = alphabeta and max_depth >= depth (or 0: the depth fixed), got search"),
         (["search=mcts"], "max_depth evolves the alpha-beta depth: it needs search = alphabeta"),
+        (
+            ["min_width=5"],
+            "it needs evaluator = mlp and 1 <= min_width <= width (or 0: the width fixed), got",
+        ),
+        (["evaluator=nnue"], "min_width evolves the MLP's width: it needs evaluator = mlp"),
         (["ray_address=auto", "ray_share=3"], "ray_share must be >= 1 and divide members (4), got 3"),
         (["ray_address=auto", "epochs_per_call=2"], "one epoch a call: it needs epochs_per_call = 1, got 2"),
     ],

@@ -98,6 +98,12 @@ def check_pbt(c: ExperimentConfig) -> None:
         f"max_depth evolves the alpha-beta depth: it needs search = alphabeta and max_depth >= depth "
         f"(or 0: the depth fixed), got search = {c.search!r}, depth = {c.depth}, max_depth = {c.max_depth}",
     )
+    _need(
+        c.min_width == 0 or (c.evaluator == "mlp" and 1 <= c.min_width <= c.width),
+        f"min_width evolves the MLP's width: it needs evaluator = mlp and 1 <= min_width <= width "
+        f"(or 0: the width fixed), got evaluator = {c.evaluator!r}, width = {c.width}, "
+        f"min_width = {c.min_width}",
+    )
     if c.ray_address:
         _need(
             c.ray_share >= 1 and c.members % c.ray_share == 0,
@@ -143,6 +149,7 @@ def pbt_summary(c: ExperimentConfig, simulations: int) -> str:
         f"{c.name}: {c.rules}, {_network_words(c)}, strategy pbt: {c.members} {c.member_learner} members x "
         f"{c.selfplay_games} self-play games/epoch, exploit every {c.exploit_interval} epochs, "
         f"{_search_words(c, c.simulations)}{f' (evolving up to {c.max_depth})' if c.max_depth else ''}, "
+        f"{f'width evolving in [{c.min_width}, {c.width}], ' if c.min_width else ''}"
         f"starting from lambda {c.lambda_:g}, learning rate "
         f"{c.learning_rate:g}, {c.exploration} {c.exploration_rate:g}, seed {c.seed}"
     )

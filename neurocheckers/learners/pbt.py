@@ -20,8 +20,16 @@ under the members' ``vmap``, and each member keeps its own depth's moves (``comm
 Vmapped members pay for every depth in use (a shallow member runs the deeper searches too), as a
 vmapped ``while_loop`` pays for its longest lane; a member's games are exactly those of a static
 search of its depth. The tournament's alpha-beta, one ``lax.while_loop`` a game, takes the mover's
-depth traced (``alphabeta_stack`` with ``max_levels = max_depth``). Simulations (MCTS) and the
-network's shape stay static: every member has the config's.
+depth traced (``alphabeta_stack`` with ``max_levels = max_depth``). Simulations (MCTS) stay static.
+
+With ``min_width`` > 0 an MLP's width is a hyperparameter too, in [``min_width``, ``width``]: the
+network's shapes stay the config's (so the members stay one vmapped program and every file the run
+writes is a ``width``-unit MLP), and each member keeps the units past its own width at zero, in and
+out (``evaluator.masked_to_width``, applied after each epoch's updates, whose gradients there are zero
+in any case). A copy's width is its source's times 1 - perturbation or 1 + perturbation, rounded and
+clipped; a narrower copy drops its last units, a wider one's new units take fresh weights in and none
+out, so it plays as its source until it trains (``evaluator.resized_to_width``). Masked members cost
+what full-width ones do: the width is searched for strength, not speed.
 
 The members' ``vmap`` is named (``sharding.MEMBERS_AXIS``), which keeps them in lockstep: the
 self-play search's branches and the game loop take one predicate for every member
@@ -51,7 +59,7 @@ from flax import struct
 
 from neurocheckers.arena import a_is_black_in_game, paired_opening_starts, play_games
 from neurocheckers.endgame.device import DeviceDB
-from neurocheckers.evaluator import value_fn
+from neurocheckers.evaluator import init_params, masked_to_width, resized_to_width, value_fn
 from neurocheckers.learners.common import (
     LearnerState,
     TracedDepth,
@@ -93,6 +101,11 @@ class PBTSettings(PBTSectionSettings, TDSettings):
         """The shallowest depth a member explores to: 2 for TDLeaf (whose leaves need a reply), else 1."""
         return 2 if self.records_leaves else 1
 
+    @property
+    def width_evolves(self) -> bool:
+        """Whether the members' MLP width is a hyperparameter (``min_width`` > 0)."""
+        return self.min_width > 0
+
 
 @struct.dataclass
 class Hyperparameters:
@@ -103,12 +116,14 @@ class Hyperparameters:
       lambda_: TD(lambda)'s lambda, in [0, 1].
       exploration_rate: epsilon (in [0, 1]), or the softmax temperature.
       depth: int32, the alpha-beta depth (the config's for all unless ``max_depth`` > 0).
+      width: int32, the units of each hidden layer a member's MLP uses (``min_width`` > 0), else None.
     """
 
     learning_rate: jax.Array
     lambda_: jax.Array
     exploration_rate: jax.Array
     depth: jax.Array
+    width: jax.Array | None = None
 
 
 @struct.dataclass
@@ -153,13 +168,32 @@ def clipped(settings: PBTSettings, hypers: Hyperparameters) -> Hyperparameters:
 def initial_hypers(settings: PBTSettings, key: jax.Array) -> Hyperparameters:
     """Member 0 gets the config's values; each other member each value times a factor drawn
     log-uniformly between 1 - perturbation and 1 + perturbation (so the population starts apart).
-    Every member starts at the config's depth."""
+    Every member starts at the config's depth; an evolving width is drawn like the others (its own
+    key, so the others' draws are those of a run whose width is fixed), rounded and clipped."""
     m, p = settings.members, settings.perturbation
     low, high = jnp.log(1.0 - p), jnp.log(1.0 + p)
     factors = jnp.exp(jax.random.uniform(key, (3, m), minval=low, maxval=high)).at[:, 0].set(1.0)
     base = (settings.learning_rate, settings.lambda_, settings.exploration_rate)
     values = [jnp.float32(b) * f for b, f in zip(base, factors, strict=True)]
-    return clipped(settings, Hyperparameters(*values, depth=jnp.full(m, settings.depth, jnp.int32)))
+    width = None
+    if settings.width_evolves:
+        width_factors = jax.random.uniform(jax.random.fold_in(key, 1), (m,), minval=low, maxval=high)
+        width = bounded_widths(settings, settings.width * jnp.exp(width_factors).at[0].set(1.0))
+    depth = jnp.full(m, settings.depth, jnp.int32)
+    return clipped(settings, Hyperparameters(*values, depth=depth, width=width))
+
+
+def bounded_widths(settings: PBTSettings, widths: jax.Array) -> jax.Array:
+    """[M] int32: ``widths`` rounded and clipped to [``min_width``, ``width``]."""
+    return jnp.clip(jnp.round(widths), settings.min_width, settings.width).astype(jnp.int32)
+
+
+def members_masked(settings: PBTSettings, params: Any, widths: jax.Array | None) -> Any:
+    """The members' ``params`` ([M] leading axis) with the units past each one's width zeroed (as they
+    are when the width does not evolve: ``widths`` None)."""
+    if widths is None:
+        return params
+    return jax.vmap(functools.partial(masked_to_width, learner_spec(settings)))(params, widths)
 
 
 @functools.partial(jax.jit, static_argnums=0)
@@ -167,11 +201,13 @@ def init(settings: PBTSettings, key: jax.Array) -> PBTState:
     """``members`` fresh TD learners (each its own network and hyperparameters) at epoch 0."""
     member_key, hyper_key = jax.random.split(key)
     members = jax.vmap(lambda k: td_init(settings, k))(jax.random.split(member_key, settings.members))
+    hypers = initial_hypers(settings, hyper_key)
+    members = members.replace(params=members_masked(settings, members.params, hypers.width))
     m = settings.members
     return PBTState(
         params=jax.tree.map(lambda x: x[0], members.params),
         members=members,
-        hypers=initial_hypers(settings, hyper_key),
+        hypers=hypers,
         best=jnp.int32(0),
         scores=jnp.zeros(m, jnp.float32),
         sources=jnp.full(m, -1, jnp.int32),
@@ -205,11 +241,14 @@ def member_epoch(
     present: jax.Array | None,
 ) -> tuple[LearnerState, dict]:
     """One member's TD epoch (``td_lambda.epoch`` with the member's hyperparameters; its own depth
-    when ``present``, the members' ``present_depths``, is given)."""
+    when ``present``, the members' ``present_depths``, is given; its own width when it evolves)."""
     play_key, _ = jax.random.split(key)
     depth = None if present is None else TracedDepth(hyper.depth, present)
     batch = selfplay(settings, member.params, play_key, hyper.exploration_rate, depth=depth)
-    return learn(member_settings(settings, hyper), member, key, batch, exact)
+    member, metrics = learn(member_settings(settings, hyper), member, key, batch, exact)
+    if hyper.width is not None:
+        member = member.replace(params=masked_to_width(learner_spec(settings), member.params, hyper.width))
+    return member, metrics
 
 
 @functools.cache
@@ -333,13 +372,16 @@ def exploit_and_explore(
     )
     up = jax.random.bernoulli(sign_key, 0.5, (3, m))
     factors = jnp.where(sources >= 0, jnp.where(up, 1.0 + p, 1.0 - p), 1.0)
-    hypers = take(state.hypers)
+    copied = take(state.hypers)
     hypers = Hyperparameters(
-        learning_rate=hypers.learning_rate * factors[0],
-        lambda_=hypers.lambda_ * factors[1],
-        exploration_rate=hypers.exploration_rate * factors[2],
-        depth=explored_depths(settings, hypers.depth, sources, key),
+        learning_rate=copied.learning_rate * factors[0],
+        lambda_=copied.lambda_ * factors[1],
+        exploration_rate=copied.exploration_rate * factors[2],
+        depth=explored_depths(settings, copied.depth, sources, key),
+        width=explored_widths(settings, copied.width, sources, key),
     )
+    if settings.width_evolves:
+        members = members.replace(params=resized(settings, members.params, copied.width, hypers.width, key))
     return state.replace(members=members, hypers=clipped(settings, hypers)), sources
 
 
@@ -354,6 +396,32 @@ def explored_depths(
     up = jax.random.bernoulli(jax.random.fold_in(key, 1), 0.5, depths.shape)
     moved = jnp.clip(depths + jnp.where(up, 1, -1), settings.min_depth, settings.max_depth)
     return jnp.where(sources >= 0, moved, depths).astype(jnp.int32)
+
+
+def explored_widths(
+    settings: PBTSettings, widths: jax.Array | None, sources: jax.Array, key: jax.Array
+) -> jax.Array | None:
+    """[M] int32: ``widths`` (already copied from the sources) with each copy's multiplied by
+    1 - perturbation or 1 + perturbation, rounded and clipped (``bounded_widths``); None when the
+    width does not evolve."""
+    if widths is None:
+        return None
+    up = jax.random.bernoulli(jax.random.fold_in(key, 2), 0.5, widths.shape)
+    p = settings.perturbation
+    moved = bounded_widths(settings, widths * jnp.where(up, 1.0 + p, 1.0 - p))
+    return jnp.where(sources >= 0, moved, widths).astype(jnp.int32)
+
+
+def resized(
+    settings: PBTSettings, params: Any, widths: jax.Array, new_widths: jax.Array, key: jax.Array
+) -> Any:
+    """The members' ``params`` ([M], each masked to its ``widths``) resized to ``new_widths``
+    (``evaluator.resized_to_width``: a grown unit's weights in drawn fresh with ``key``)."""
+    spec = learner_spec(settings)
+    fresh_keys = jax.random.split(jax.random.fold_in(key, 3), settings.members)
+    fresh = jax.vmap(lambda k: init_params(k, spec))(fresh_keys)
+    resize = functools.partial(resized_to_width, spec)
+    return jax.vmap(resize)(params, fresh, widths, new_widths)
 
 
 def exploit_step(settings: PBTSettings, state: PBTState, key: jax.Array) -> PBTState:
@@ -385,6 +453,9 @@ def pbt_metrics(settings: PBTSettings, state: PBTState, trained: dict, due: jax.
     if settings.search == "alphabeta":
         metrics["pbt_depth"] = h.depth[best]
         named.append(("depth", h.depth))
+    if h.width is not None:
+        metrics["pbt_width"] = h.width[best]
+        named.append(("width", h.width))
     for name, values in named:
         metrics[f"pbt_{name}_min"] = jnp.min(values)
         metrics[f"pbt_{name}_max"] = jnp.max(values)
