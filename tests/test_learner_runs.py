@@ -36,7 +36,13 @@ from neurocheckers.experiment.folder import (
 )
 from neurocheckers.experiment.run import create_run, run
 from neurocheckers.experiment.trainers import make_trainer
-from neurocheckers.formats import LEARNER_COLUMNS, STRENGTH_COLUMNS, TIMING_COLUMNS, read_metrics
+from neurocheckers.formats import (
+    LEARNER_COLUMNS,
+    STRENGTH_COLUMNS,
+    TIMING_COLUMNS,
+    read_lineage,
+    read_metrics,
+)
 from neurocheckers.learners.td_lambda import piece_games
 from neurocheckers.numpy_agent import NumpyAgent, encode_fen
 from neurocheckers.players import parse_player
@@ -164,6 +170,28 @@ def test_a_budgeted_td_run_plays_its_epochs_in_pieces_with_the_same_results(tmp_
     pieced = run(create_run(budgeted, tmp_path / "pieced"))
     assert len(read_metrics(pieced)) == 2
     assert _stable_rows(pieced) == _stable_rows(whole)
+
+
+def test_a_run_whose_budget_runs_out_inside_an_epoch_ends_with_its_last_full_epoch(tmp_path, monkeypatch):
+    """The budget runs out inside the third epoch (stubbed): that epoch is dropped, and the second,
+    whose row was written before the run knew it was the last, gets what a last epoch takes: the
+    strength probe and the snapshot that ends the lineage (the network ``export`` writes)."""
+    from neurocheckers.experiment import run as run_module
+
+    real = run_module._play_epoch
+
+    def out_of_budget_in_the_third(trainer, state, *args):
+        return None if int(state.epoch) == 2 else real(trainer, state, *args)
+
+    monkeypatch.setattr(run_module, "_play_epoch", out_of_budget_in_the_third)
+    items = [*PIECED_RUN, "epochs=3", "budget_minutes=100000", "strength_every=5", "snapshot_every=5"]
+    run_dir = run(create_run(load_config(None, items), tmp_path))
+    rows = read_metrics(run_dir)
+    assert [int(r["epoch"]) for r in rows] == [0, 1] and checkpoint_epoch(run_dir) == 2
+    assert rows[-1]["strength_seconds"] and rows[-1]["boss_changed"] == "1" and rows[-1]["boss_id"] == "1"
+    assert rows[0]["boss_changed"] == "0"  # epoch 0 took no snapshot (snapshot_every 5)
+    assert [int(e["epoch"]) for e in read_lineage(run_dir)] == [-1, 1]
+    assert read_metrics(run_dir)[-1] == rows[-1]  # the row as rewritten, read back
 
 
 def test_a_budget_shorter_than_one_epoch_stops_inside_it_and_records_no_epoch(tmp_path):

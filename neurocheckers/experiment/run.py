@@ -43,6 +43,7 @@ from neurocheckers.experiment.folder import (
 )
 from neurocheckers.experiment.run_files import (
     check_history,
+    end_at_latest_row,
     metric_columns,
     read_checkpoint,
     save_network,
@@ -158,6 +159,7 @@ def run(
                 played = _run_call(run_dir, config, trainer, state, total, on_epoch, budget)
                 if played is None:  # the budget ran out inside the epoch: it is discarded
                     write_checkpoint(run_dir, config, trainer.simulations, state)
+                    end_at_latest_row(run_dir, config, trainer, trainer.network(state))
                     break
                 state = played
                 done_here += int(state.epoch) - before

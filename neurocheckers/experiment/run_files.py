@@ -123,6 +123,28 @@ def save_network(
         csv_writer(f).writerow((entry, epoch, points, name))
 
 
+def end_at_latest_row(run_dir: Path, config: ExperimentConfig, trainer: Trainer, network: Any) -> None:
+    """Make the latest epoch the run's last after the budget ran out inside the next one (its row was
+    written before the run knew): give it what a last epoch takes and it lacks, the snapshot of
+    ``network`` (its network; a learner's lineage ends with it, which ``export`` reads) and the
+    strength probe, and rewrite its row."""
+    rows = read_metrics(run_dir)
+    if not rows:
+        return
+    row, changed = rows[-1], False
+    epoch = int(row["epoch"])
+    if trainer.snapshots and not int(row["boss_changed"] or 0):
+        row.update({k: format_metric(v) for k, v in lineage_columns(run_dir, config, epoch, True).items()})
+        points = float(row.get(trainer.points_column) or "nan")
+        save_network(run_dir, trainer, network, int(row["boss_id"]), epoch, points)
+        changed = True
+    if config.strength_every > 0 and not row.get("strength_seconds"):
+        row.update({k: format_metric(v) for k, v in strength_probe(trainer, network).items()})
+        changed = True
+    if changed:
+        atomic_write_text(run_dir / METRICS_FILE, csv_text(metric_columns(config), rows))
+
+
 def format_metric(value: Any) -> str:
     if value is None or isinstance(value, str):  # a column this epoch has no value for
         return value or ""
