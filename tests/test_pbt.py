@@ -23,7 +23,7 @@ from neurocheckers.experiment.config import ConfigError, load_config
 from neurocheckers.experiment.run import create_run, run
 from neurocheckers.experiment.trainers import make_trainer
 from neurocheckers.formats import PBT_COLUMNS, TIMING_COLUMNS, read_lineage, read_metrics
-from neurocheckers.learners import pbt
+from neurocheckers.learners import pbt, pbt_tournament
 from neurocheckers.learners.common import (
     TracedDepth,
     choose_actions,
@@ -180,7 +180,7 @@ def _searches(settings: pbt.PBTSettings, params, states, keys, depth: int | jax.
             )
     else:
         policy, policy_params = (
-            pbt.traced_depth_policy(settings),
+            pbt_tournament.traced_depth_policy(settings),
             (*policy_params, jnp.stack([depth, 3 - depth])),
         )
         actions = choose_actions(settings, params, states, keys, rate, TracedDepth(depth, jnp.ones(2, bool)))
