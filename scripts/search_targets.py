@@ -34,7 +34,9 @@ def score(args: argparse.Namespace) -> dict:
     agent = load_agent(args.agent)
     leaves = nw.load(args.agent)
     endgame = eg.load(args.endgame, agent.rules) if args.endgame else None
-    settings = st.ScoringSettings(args.depth, args.opening_turns, args.exploration, args.max_turns)
+    settings = st.ScoringSettings(
+        args.depth, args.opening_turns, args.exploration, args.max_turns, args.keep_captures
+    )
 
     def progress(games: int, positions: int, seconds: float) -> None:
         if games % args.report_every == 0:
@@ -45,7 +47,8 @@ def score(args: argparse.Namespace) -> dict:
     scored = st.score_games(agent.rules, leaves, args.games, settings, seed=args.seed, endgame=endgame,
                             seconds=seconds, progress=progress)  # fmt: skip
     elapsed = time.monotonic() - start
-    scored.save(args.out, agent=args.agent, depth=args.depth, seed=args.seed, endgame=args.endgame or "")
+    scored.save(args.out, agent=args.agent, depth=args.depth, seed=args.seed, endgame=args.endgame or "",
+               keep_captures=str(args.keep_captures))  # fmt: skip
     figures = {"positions": len(scored), "games": int(scored.games.max()) + 1 if len(scored) else 0,
                "seconds": round(elapsed, 1), "depth": args.depth, "seed": args.seed}  # fmt: skip
     print(json.dumps(figures))
@@ -97,6 +100,8 @@ def parser() -> argparse.ArgumentParser:
     sc.add_argument("--opening-turns", type=int, default=8, help="random turns (at most) first")
     sc.add_argument("--exploration", type=float, default=0.1, help="chance of a random move each later turn")
     sc.add_argument("--max-turns", type=int, default=300, help="turns after which a game is cut")
+    sc.add_argument("--keep-captures", action="store_true",
+                    help="also keep positions where the mover must capture (no quiescence)")  # fmt: skip
     sc.add_argument("--endgame", help="endgame database folder probed in the search")
     sc.add_argument("--seed", type=int, default=0)
     sc.add_argument("--report-every", type=int, default=100, help="print progress every this many games")

@@ -5,6 +5,7 @@ files; fitting lowers the error; the script scores and fits end to end on 6x6.""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import jax
@@ -117,3 +118,13 @@ def test_script_scores_and_fits(nnue6, tmp_path):
     assert figures["held_out"] > 0 and figures["after"]["train"] >= 0
     agent = agent_file.load_agent(tmp_path / "fit.safetensors")
     assert agent.spec.architecture == "nnue" and agent.metadata["steps"] == "20"
+
+
+def test_keep_captures_adds_the_positions_where_the_mover_must_capture(nnue6, scored6):
+    settings = dataclasses.replace(SMALL, keep_captures=True)
+    every = st.score_games(AMERICAN6, nw.load(nnue6[0]), 6, settings, seed=3)
+    geo = geometry(game_rule(AMERICAN6))
+    captures = [np.any(legal_rows(geo, Position(*(int(x) for x in row)))[:, 2]) for row in every.boards]
+    assert any(captures) and len(every) == len(scored6) + sum(captures)
+    quiet = every.boards[~np.array(captures)]
+    np.testing.assert_array_equal(quiet, scored6.boards)  # the same games: the quiet ones are unchanged

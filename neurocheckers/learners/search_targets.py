@@ -8,8 +8,10 @@ game, the endgame database included when given) and the game's result. ``fit`` t
 network (the same one, or a fresh one of any architecture) on a blend of the two, like Stockfish's
 NNUE data (a search's score and the game's outcome mixed by one weight).
 
-Positions where the mover has a capture are left out: the search evaluates only quiet positions (its
-captures are searched on until the position is quiet), so the network never meets them at a leaf.
+Positions where the mover has a capture are left out by default: the compiled search evaluates only
+quiet positions (its captures are searched on until the position is quiet), so the network never
+meets them at a leaf. A search without quiescence (the JAX alpha-beta at depth 1-4) does meet them,
+mid-exchange; ``keep_captures`` keeps them too, each with the deep search's value of the exchange.
 Scored positions are saved as ``.npz`` files of plain arrays (``np.load`` without pickle).
 """
 
@@ -53,6 +55,8 @@ class ScoringSettings:
     """Chance of a uniformly random move at each later turn (the position is scored either way)."""
     max_turns: int = 300
     """Turns after which a game is cut (its positions kept, its outcome a draw)."""
+    keep_captures: bool = False
+    """Keep the positions where the mover must capture too (leaves of a search without quiescence)."""
 
     def __post_init__(self) -> None:
         if not 1 <= self.depth <= 40:
@@ -137,8 +141,8 @@ def _random_opening(search_rules: SearchRules, rng: np.random.Generator, turns: 
 def play_scored_game(
     search: CompiledSearch, settings: ScoringSettings, rng: np.random.Generator
 ) -> tuple[list[Position], list[float], int]:
-    """One scoring game: (its quiet positions, their search values, the result: +1 Black won, -1 White
-    won, 0 drawn or cut)."""
+    """One scoring game: (its quiet positions, or all of them with ``keep_captures``, their search
+    values, the result: +1 Black won, -1 White won, 0 drawn or cut)."""
     search.new_game()
     game = _random_opening(search.search_rules, rng, int(rng.integers(settings.opening_turns + 1)))
     positions, values = [], []
@@ -149,7 +153,7 @@ def play_scored_game(
         result = search.search(
             game.position, depth=settings.depth, ply=game.ply, quiet=game.quiet, history=game.history
         )
-        if not np.any(legal[:, 2]):  # quiet: the mover has no capture
+        if settings.keep_captures or not np.any(legal[:, 2]):  # quiet: the mover has no capture
             positions.append(game.position)
             values.append(search_value(result.score))
         explore = rng.random() < settings.exploration
@@ -169,10 +173,10 @@ def score_games(
     seconds: float | None = None,
     progress: Callable[[int, int, float], None] | None = None,
 ) -> ScoredPositions:
-    """The quiet positions of up to ``games`` scoring games (fewer if ``seconds`` of wall time run
-    out first) played under the game's own end rules by the compiled search over ``leaves``. Game
-    ``i`` draws its randomness from ``seed`` and ``i`` alone. ``progress(games_done, positions,
-    seconds)`` is called after each game."""
+    """The quiet positions (all with ``settings.keep_captures``) of up to ``games`` scoring games
+    (fewer if ``seconds`` of wall time run out first) played under the game's own end rules by the
+    compiled search over ``leaves``. Game ``i`` draws its randomness from ``seed`` and ``i`` alone.
+    ``progress(games_done, positions, seconds)`` is called after each game."""
     if games < 1:
         raise ValueError(f"games must be >= 1, got {games!r}")
     search = CompiledSearch(game_rule(rules), options, leaves, endgame)
