@@ -42,6 +42,19 @@ def test_american8_table_prints_the_8x8_tables(tmp_path):
     assert "td_leaf_seed0" in out and "study" in out and "|" in out
 
 
+def test_pbt_width_plot_draws_the_committed_width_run(tmp_path):
+    metrics = REPO / "results" / "american8" / "pbt_width_h200" / "metrics.csv"
+    out = script("pbt_width_plot.py", str(metrics), "--out", str(tmp_path / "width.png"))
+    assert "wrote" in out and (tmp_path / "width.png").stat().st_size > 0
+    no_width = REPO / "results" / "american8" / "pbt_seed0" / "metrics.csv"  # a run whose width was fixed
+    failed = subprocess.run(
+        [sys.executable, str(SCRIPTS / "pbt_width_plot.py"), str(no_width), "--out", str(tmp_path / "x.png")],
+        capture_output=True,
+        text=True,
+    )
+    assert failed.returncode != 0 and "pbt_width" in failed.stderr and "Traceback" not in failed.stderr
+
+
 def test_merge_gauntlets_pools_parts_into_one_gauntlet(tmp_path):
     """A committed 8x8 gauntlet and the same again as the part from opening 100 on: each row is
     pooled into one of twice the games."""
