@@ -35,8 +35,9 @@ def score(args: argparse.Namespace) -> dict:
     leaves = nw.load(args.agent)
     endgame = eg.load(args.endgame, agent.rules) if args.endgame else None
     settings = st.ScoringSettings(
-        args.depth, args.opening_turns, args.exploration, args.max_turns, args.keep_captures
-    )
+        depth=args.depth, opening_turns=args.opening_turns, exploration=args.exploration,
+        max_turns=args.max_turns, keep_captures=args.keep_captures,
+    )  # fmt: skip
 
     def progress(games: int, positions: int, seconds: float) -> None:
         if games % args.report_every == 0:

@@ -43,10 +43,10 @@ def test_american8_table_prints_the_8x8_tables(tmp_path):
 
 
 def test_pbt_width_plot_draws_the_committed_width_run(tmp_path):
-    metrics = REPO / "results" / "american8" / "pbt_width_h200" / "metrics.csv"
-    out = script("pbt_width_plot.py", str(metrics), "--out", str(tmp_path / "width.png"))
+    run = REPO / "results" / "american8" / "pbt_width_h200"
+    out = script("pbt_width_plot.py", str(run), "--out", str(tmp_path / "width.png"))
     assert "wrote" in out and (tmp_path / "width.png").stat().st_size > 0
-    no_width = REPO / "results" / "american8" / "pbt_seed0" / "metrics.csv"  # a run whose width was fixed
+    no_width = REPO / "results" / "american8" / "pbt_seed0"  # a run whose width was fixed
     failed = subprocess.run(
         [sys.executable, str(SCRIPTS / "pbt_width_plot.py"), str(no_width), "--out", str(tmp_path / "x.png")],
         capture_output=True,

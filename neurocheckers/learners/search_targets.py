@@ -71,7 +71,8 @@ class ScoringSettings:
 
 @dataclasses.dataclass(frozen=True)
 class ScoredPositions:
-    """M quiet positions met in scoring games, with the search's value and the game's outcome.
+    """M positions met in scoring games (quiet unless ``keep_captures``), with the search's value
+    and the game's outcome.
 
     Fields:
       boards: [M, 5] int64 bitboards and the mover (``BOARD_FIELDS``).
