@@ -196,6 +196,9 @@ class SelfPlaySettings(Section, section="td_lambda"):
     """Learners: random positions regressed on their material value before self-play (0: off)."""
     bootstrap_steps: int = 200
     """Learners: Adam steps of that material bootstrap."""
+    initial_agent: str = ""
+    """TD learners: an exported agent file whose network the run starts from (a fine-tuning), with a fresh
+    optimiser; its network must be [network]'s ("": a fresh network)."""
     endgame_targets: str = ""
     """TD learners: an endgame database folder (endgame build); its positions get exact targets ("": off)."""
     endgame_draws: bool = True

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import csv
 
+import jax
 import numpy as np
 import pytest
 from killing import assert_killed_run_resumes_identically
 from tiny import TINY_BY_STRATEGY
 
-from neurocheckers.agent_file import load_agent
+from neurocheckers.agent_file import load_agent, save_agent
 from neurocheckers.analysis.gauntlet import player_spec
 from neurocheckers.analysis.lineage import boss_in_charge, lineage
 from neurocheckers.cli import main
@@ -154,6 +155,29 @@ def test_a_td_run_learns_from_an_endgame_database(tmp_path, small_db):
         make_trainer(load_config(None, [*keys, f"endgame_targets={tmp_path}"]))
     with pytest.raises(ConfigError, match="endgame_targets .* which strategy 'dqn' does not read"):
         load_config(None, [*TINY_BY_STRATEGY["dqn"], f"endgame_targets={small_db}"])
+
+
+def test_a_td_run_starts_from_an_agent_file_and_refuses_one_that_does_not_fit(tmp_path):
+    """``initial_agent``: the run's first network (lineage entry 0) is the file's and it trains on from
+    there; a file of another network, a missing file, and the key for a strategy that does not read it
+    are one-line errors."""
+    keys = [*TINY_BY_STRATEGY["td_lambda"], "epochs=1"]
+    trainer = make_trainer(load_config(None, keys))
+    fresh = trainer.init(trainer.settings, jax.random.key(7)).params
+    params = jax.tree.map(lambda x: x + 0.25, fresh)
+    start = str(tmp_path / "start.safetensors")
+    save_agent(start, "simple6", trainer.spec, params)
+    run_dir = run(create_run(load_config(None, [*keys, f"initial_agent={start}"]), tmp_path / "runs"))
+    first, last = (load_agent(entry.path) for entry in (lineage(run_dir)[0], lineage(run_dir)[-1]))
+    assert jax.tree.all(jax.tree.map(np.array_equal, first.params, params))
+    assert not jax.tree.all(jax.tree.map(np.array_equal, last.params, params))  # one epoch trained
+    assert last.metadata["initial_agent"] == start
+    with pytest.raises(RunError, match="initial_agent = .*x width 4 .*; \\[network\\]'s: .*x width 8 "):
+        make_trainer(load_config(None, [*keys, "width=8", f"initial_agent={start}"]))
+    with pytest.raises(RunError, match="initial_agent = .*missing.safetensors"):
+        make_trainer(load_config(None, [*keys, f"initial_agent={tmp_path / 'missing.safetensors'}"]))
+    with pytest.raises(ConfigError, match="initial_agent .* which strategy 'dqn' does not read"):
+        load_config(None, [*TINY_BY_STRATEGY["dqn"], f"initial_agent={start}"])
 
 
 PIECED_RUN = [*LEARNER_RUN, "selfplay_games=32", "epochs=2", "strength_every=0", "bootstrap_positions=0"]

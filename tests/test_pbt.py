@@ -17,8 +17,9 @@ from cli_errors import error_line
 from killing import CrashedEpoch
 from tiny import TINY_BY_STRATEGY
 
+from neurocheckers.agent_file import save_agent
 from neurocheckers.cli import main
-from neurocheckers.evaluator import init_params
+from neurocheckers.evaluator import init_params, masked_to_width
 from neurocheckers.experiment.config import ConfigError, load_config
 from neurocheckers.experiment.run import create_run, run
 from neurocheckers.experiment.trainers import make_trainer
@@ -247,6 +248,24 @@ def test_an_interrupted_pbt_run_resumes_and_the_same_seed_repeats_its_metrics(wh
     run(run_dir)
     assert _stable_rows(run_dir) == _stable_rows(whole_run)
     assert read_lineage(run_dir) == read_lineage(whole_run)
+
+
+def test_the_members_start_from_an_agent_file(tmp_path):
+    """``initial_agent``: every member starts from the file's network (masked to its own width), the
+    hyperparameters drawn as a fresh run's."""
+    trainer = make_trainer(load_config(None, TINY_PBT))
+    fresh = trainer.init(trainer.settings, jax.random.key(0))
+    params = jax.tree.map(lambda x: x + 0.5, fresh.params)  # member 0's network: the whole width
+    path = str(tmp_path / "start.safetensors")
+    save_agent(path, "simple6", trainer.spec, params)
+    started = make_trainer(load_config(None, [*TINY_PBT, f"initial_agent={path}"]))
+    state = started.init(started.settings, jax.random.key(0))
+    assert jax.tree.all(jax.tree.map(np.array_equal, state.params, params))
+    assert jax.tree.all(jax.tree.map(np.array_equal, state.hypers, fresh.hypers))
+    for member, width in enumerate(np.asarray(state.hypers.width)):
+        own = jax.tree.map(lambda x, m=member: x[m], state.members.params)
+        masked = masked_to_width(trainer.spec, params, jnp.int32(width))
+        assert jax.tree.all(jax.tree.map(np.allclose, own, masked))
 
 
 def test_the_best_members_network_is_the_runs_network():

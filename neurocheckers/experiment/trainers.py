@@ -17,6 +17,7 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
+from neurocheckers.agent_file import load_agent
 from neurocheckers.architectures import spec_of_settings
 from neurocheckers.arena import PopulationSearch
 from neurocheckers.endgame.database import EndgameDB, EndgameError
@@ -140,6 +141,9 @@ class Learner:
     """The epoch in pieces (``Trainer.epoch_steps``), or None."""
     host_epoch: Callable[[ExperimentConfig, Any], Callable | None] | None = None
     """``host_epoch(config, settings)``: the run's ``Trainer.host_epoch`` (None: the compiled epoch)."""
+    start_from: Callable[[Any, Any, jax.Array], Any] | None = None
+    """``start_from(settings, params, key)``: ``init``'s state with the network ``params`` (a run's
+    ``initial_agent``), or None where the learner cannot start from an agent."""
 
 
 def dqn_opponent(settings: dqn.DQNSettings) -> tuple[Any, Any] | None:
@@ -158,7 +162,9 @@ def dqn_epoch(settings: dqn.DQNSettings, state: dqn.DQNState, key: jax.Array):
     return dqn.epoch(settings, state, key, dqn_opponent(settings))
 
 
-TD_LAMBDA = Learner(td_lambda.init, td_lambda.epoch, td_lambda.epoch_in_pieces)
+TD_LAMBDA = Learner(
+    td_lambda.init, td_lambda.epoch, td_lambda.epoch_in_pieces, start_from=td_lambda.start_from
+)
 """TD(lambda) and TDLeaf(lambda) (their settings tell them apart)."""
 
 
@@ -180,7 +186,7 @@ def pbt_host_epoch(config: ExperimentConfig, settings: pbt.PBTSettings) -> Calla
     return epoch
 
 
-PBT = Learner(pbt.init, pbt.epoch, host_epoch=pbt_host_epoch)
+PBT = Learner(pbt.init, pbt.epoch, host_epoch=pbt_host_epoch, start_from=pbt.start_from)
 """Population-based training of TD(lambda) / TDLeaf(lambda) members (``learners.pbt``)."""
 DQN = Learner(dqn_init, dqn_epoch)
 """Afterstate DQN, against the opponent its settings name."""
@@ -219,13 +225,14 @@ def learner_trainer(config: ExperimentConfig, simulations: int, entry: StrategyE
     fields = dataclasses.fields(settings_class)
     settings = settings_class(**{f.name: getattr(config, f.name) for f in fields})
     rules = get_rules(config.rules)
+    spec = spec_of_settings(config, rules.board_size)
     return Trainer(
         rules=rules,
-        spec=spec_of_settings(config, rules.board_size),
+        spec=spec,
         search=population_search(config),
         simulations=simulations,
         settings=settings,
-        init=jitted(learner.init),
+        init=learner_init(config, learner, spec),
         epoch=jitted(learner.epoch),
         network=lambda state: state.params,
         checked=lambda state: state.params,
@@ -236,6 +243,7 @@ def learner_trainer(config: ExperimentConfig, simulations: int, entry: StrategyE
             "games_per_epoch": str(config.selfplay_games),
             "simulations": str(simulations),
             **search_metadata(config.search, config.depth),
+            **({"initial_agent": config.initial_agent} if config.initial_agent else {}),
         },
         non_finite_hint=f"learning_rate ({config.learning_rate})",
         memory_hint="selfplay_games, max_plies, simulations or depth",
@@ -244,6 +252,26 @@ def learner_trainer(config: ExperimentConfig, simulations: int, entry: StrategyE
         epoch_steps=learner.epoch_steps if config.budget_minutes > 0 else None,
         host_epoch=learner.host_epoch(config, settings) if learner.host_epoch else None,
     )
+
+
+def learner_init(config: ExperimentConfig, learner: Learner, spec: EvaluatorSpec) -> Callable:
+    """The trainer's ``init``: the learner's own, or with ``initial_agent`` its ``start_from`` over
+    that file's network; ``RunError`` for a file that cannot be read, is of other rules or another
+    network than ``spec``, or a learner that cannot start from one."""
+    path = config.initial_agent
+    if not path:
+        return jitted(learner.init)
+    if learner.start_from is None:
+        raise RunError(f"initial_agent = {path!r}: strategy {config.strategy!r} cannot start from an agent")
+    try:
+        agent = load_agent(path, config.rules)
+    except (OSError, ValueError) as e:
+        raise RunError(f"initial_agent = {path!r}: {e}") from None
+    if agent.spec != spec:
+        ours, theirs = spec.describe(), agent.spec.describe()
+        raise RunError(f"initial_agent = {path!r}: the file's network: {theirs}; [network]'s: {ours}")
+    start, params = jitted(learner.start_from), agent.params
+    return lambda settings, key: start(settings, params, key)
 
 
 def endgame_targets(config: ExperimentConfig, entry: StrategyEntry) -> tuple:

@@ -62,6 +62,7 @@ from neurocheckers.evaluator import init_params, masked_to_width, resized_to_wid
 from neurocheckers.learners.common import (
     LearnerState,
     TracedDepth,
+    fresh_state,
     learner_spec,
 )
 from neurocheckers.learners.pbt_tournament import tournament
@@ -191,6 +192,22 @@ def init(settings: PBTSettings, key: jax.Array) -> PBTState:
     """``members`` fresh TD learners (each its own network and hyperparameters) at epoch 0."""
     member_key, hyper_key = jax.random.split(key)
     members = jax.vmap(lambda k: td_init(settings, k))(jax.random.split(member_key, settings.members))
+    return with_members(settings, members, hyper_key)
+
+
+@functools.partial(jax.jit, static_argnums=0)
+def start_from(settings: PBTSettings, params: Any, key: jax.Array) -> PBTState:
+    """``init`` with every member starting from the network ``params`` (an agent's, shaped as the
+    settings' network; each member masked to its own width when the width evolves), each with a fresh
+    optimiser; the hyperparameters are drawn as ``init`` draws them."""
+    _, hyper_key = jax.random.split(key)
+    copies = jax.tree.map(lambda x: jnp.broadcast_to(x, (settings.members, *x.shape)), params)
+    return with_members(settings, jax.vmap(lambda p: fresh_state(settings, p))(copies), hyper_key)
+
+
+def with_members(settings: PBTSettings, members: LearnerState, hyper_key: jax.Array) -> PBTState:
+    """A PBT state at epoch 0 of the ``members`` ([M] leading axis), their hyperparameters drawn
+    (``initial_hypers``) and their networks masked to their widths."""
     hypers = initial_hypers(settings, hyper_key)
     members = members.replace(params=members_masked(settings, members.params, hypers.width))
     m = settings.members

@@ -29,6 +29,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 from collections.abc import Generator
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -129,6 +130,14 @@ def training_data(
 def init(settings: TDSettings, key: jax.Array) -> LearnerState:
     """A fresh network (bootstrapped on material when ``bootstrap_positions`` > 0) at epoch 0."""
     return fresh_state(settings, init_network(settings, key))
+
+
+@functools.partial(jax.jit, static_argnums=0)
+def start_from(settings: TDSettings, params: Any, key: jax.Array) -> LearnerState:
+    """The network ``params`` (an agent's, shaped as the settings' network) with a fresh optimiser,
+    at epoch 0: a fine-tuning's start. ``key`` is unused (``init``'s signature, a key after)."""
+    del key
+    return fresh_state(settings, params)
 
 
 @functools.partial(jax.jit, static_argnums=0)
