@@ -8,7 +8,9 @@ Usage: ``python scripts/bench_learners.py [--rules american6] [--games 1024] [--
 
 ``--members M`` also plays the same number of games as M networks' self-play vmapped side by side
 (PBT's members, ``games / M`` each), once as a plain ``vmap`` and once in lockstep (the members' axis
-name, ``sharding.LOCKSTEP_AXES``: the search's branches and the game loop shared by every member).
+name, ``sharding.LOCKSTEP_AXES``: the search's branches and the game loop shared by every member),
+and once packed in one batch (``self_play.members_selfplay``, what PBT's epoch plays with a
+full-width search: each member's leaves scored by its network in chunks of its own).
 
 Every figure is the median of ``--repeats`` timed runs after one untimed run that compiles (the
 compile seconds are printed apart). Self-play plies count the plies after the openings of every game
@@ -130,13 +132,16 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def members_self_play(args: argparse.Namespace, settings, one_network_rate: float) -> None:
-    """Print the self-play plies/s of ``args.members`` networks vmapped (``games / members`` games
-    each), as a plain ``vmap`` and in lockstep, beside one network's ``one_network_rate``."""
+    """Print the self-play plies/s of ``args.members`` networks (``games / members`` games each),
+    vmapped plainly and in lockstep, and packed in one batch where the search is full-width, beside
+    one network's ``one_network_rate``."""
     import dataclasses
 
     import jax
+    import jax.numpy as jnp
 
-    from neurocheckers.learners.self_play import selfplay
+    from neurocheckers.learners.common import searches_full_width
+    from neurocheckers.learners.self_play import members_selfplay, selfplay
     from neurocheckers.learners.td_lambda import init
     from neurocheckers.sharding import MEMBERS_AXIS
 
@@ -145,19 +150,35 @@ def members_self_play(args: argparse.Namespace, settings, one_network_rate: floa
     each = dataclasses.replace(settings, selfplay_games=args.games // args.members)
     keys = jax.random.split(jax.random.key(1), args.members)
     params = jax.vmap(lambda k: init(each, k).params)(keys)
+    report = _members_report(args, each.selfplay_games, one_network_rate)
     for label, axis in (("a plain vmap", None), ("in lockstep", MEMBERS_AXIS)):
         play = jax.jit(jax.vmap(lambda p, k: selfplay(each, p, k, 0.1), axis_name=axis))
 
         def run(i: int, play=play):
             return play(params, jax.random.split(jax.random.key(i), args.members))
 
-        first, median, batch = timed(run, args.repeats)
+        report(label, *timed(run, args.repeats))
+    if searches_full_width(each):
+        packed = jax.jit(lambda p, k: members_selfplay(each, p, k, jnp.full(args.members, 0.1)))
+
+        def run_packed(i: int):
+            return packed(params, jax.random.split(jax.random.key(i), args.members))
+
+        report("packed in one batch", *timed(run_packed, args.repeats))
+
+
+def _members_report(args: argparse.Namespace, games_each: int, one_network_rate: float):
+    """A function that prints one members' self-play row from ``timed``'s (first, median, batch)."""
+
+    def report(label: str, first: float, median: float, batch) -> None:
         plies = int(batch.length.sum())
         print(
-            f"self-play of {args.members} networks x {each.selfplay_games} games, {label}: "
+            f"self-play of {args.members} networks x {games_each} games, {label}: "
             f"{plies / median:,.0f} plies/s ({one_network_rate / (plies / median):.2f}x slower than one "
             f"network; compile+first {first:.1f} s)"
         )
+
+    return report
 
 
 if __name__ == "__main__":

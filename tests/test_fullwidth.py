@@ -8,6 +8,7 @@ import functools
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 import pytest
 
 from neurocheckers.evaluator import init_params, value_fn
@@ -24,7 +25,7 @@ from neurocheckers.search.alphabeta import (
     value_heuristic,
 )
 from neurocheckers.search.baselines import pick_best
-from neurocheckers.search.fullwidth import fullwidth_search
+from neurocheckers.search.fullwidth import Grouped, fullwidth_search
 
 POSITIONS = 256
 
@@ -181,3 +182,35 @@ def test_selfplay_in_shrinking_batches_plays_the_same_games(search, monkeypatch)
     assert int(staged.length.max()) > int(staged.length.min())  # games of different lengths
     for a, b in zip(jax.tree.leaves(staged), jax.tree.leaves(whole), strict=True):
         assert bool(jnp.all(a == b))
+
+
+@pytest.mark.parametrize("nodes_per_root", [128, 2])  # 2: the levels overflow, the fallback searches
+def test_grouped_leaves_are_scored_by_each_games_own_network(nodes_per_root):
+    """Several networks' games in one batch (``Grouped``: PBT's members) get the scores of each
+    network's own search of its games, finished games among them."""
+    rules, groups, depth = get_rules("simple6"), 4, 2
+    spec = learner_spec(LearnerSettings(rules="simple6", layers=2, width=8))
+    params = jax.vmap(lambda k: init_params(k, spec))(jax.random.split(jax.random.key(5), groups))
+    states, key = positions("simple6"), jax.random.key(3)
+    size = POSITIONS // groups
+
+    search = functools.partial(fullwidth_search, rules, depth=depth, nodes_per_root=nodes_per_root)
+
+    def own(p, s):
+        return search(s, heuristic=value_heuristic(value_fn(spec), p, key), root_margin=NETWORK_ROOT_MARGIN)
+
+    def together(ps, s):
+        group = jnp.arange(POSITIONS) // size
+        heuristic_of = lambda g: value_heuristic(value_fn(spec), jax.tree.map(lambda x: x[g], ps), key)  # noqa: E731
+        return search(s, heuristic=Grouped(heuristic_of, group, groups), root_margin=NETWORK_ROOT_MARGIN)
+
+    split = jax.tree.map(lambda x: x.reshape(groups, size, *x.shape[1:]), states)
+    each, each_legal = jax.jit(jax.vmap(own))(params, split)
+    scores, legal = jax.jit(together)(params, states)
+    each, each_legal = each.reshape(scores.shape), each_legal.reshape(legal.shape)
+    assert bool(jnp.all(legal == each_legal)) and bool(jnp.any(states.terminated))
+    np.testing.assert_allclose(np.where(legal, scores, 0), np.where(legal, each, 0), atol=1e-6)
+    assert bool(jnp.all(best_moves(scores, legal) == best_moves(each, legal)))
+    # The groups' networks differ: scored by group 0's network alone, the batch would differ.
+    alone, _ = jax.jit(lambda s: own(jax.tree.map(lambda x: x[0], params), s))(states)
+    assert not np.allclose(np.where(legal, alone, 0), np.where(legal, scores, 0), atol=1e-6)

@@ -32,9 +32,11 @@ from neurocheckers.learners.common import (
     principal_leaves,
     random_plies,
 )
+from neurocheckers.learners.self_play import members_selfplay, selfplay
 from neurocheckers.population import member_or_boss_policy
 from neurocheckers.rules.engine import init_batch
 from neurocheckers.search.baselines import AlphaBetaConfig
+from neurocheckers.sharding import MEMBERS_AXIS
 
 TINY_PBT = [
     *TINY_BY_STRATEGY["pbt"],
@@ -356,3 +358,27 @@ def test_pbt_keys_are_refused_for_other_strategies(tmp_path, capsys):
     config.write_text('[run]\nstrategy = "pbt"\n[pbt]\nmembers = 0\n')
     assert main(["evolve", str(config), "--out", str(tmp_path)]) == 2
     assert error_line(capsys, "members must be >= 2, got 0").endswith("members must be >= 2, got 0")
+
+
+def test_the_members_games_in_one_batch_are_their_own_games():
+    """``members_selfplay`` (every member's games in one batch, each member's leaves scored by its own
+    network: PBT's epoch) plays exactly the games of the members' own self-play, vmapped: each with
+    its exploration rate, at its traced depth, TDLeaf's principal leaves recorded."""
+    settings = _settings("member_learner=td_leaf", "depth=2")
+    settings = dataclasses.replace(settings, selfplay_games=8, max_plies=24)
+    m, present = settings.members, jnp.ones(2, bool)
+    spec = pbt.learner_spec(settings)
+    params = jax.vmap(lambda k: init_params(k, spec))(jax.random.split(jax.random.key(1), m))
+    keys, rates = jax.random.split(jax.random.key(2), m), jnp.linspace(0.0, 0.3, m)
+    depths = jnp.arange(m, dtype=jnp.int32) % 2 + 1
+
+    def own(p, k, r, d):
+        return selfplay(settings, p, k, r, depth=TracedDepth(d, present))
+
+    each = jax.jit(jax.vmap(own, axis_name=MEMBERS_AXIS))(params, keys, rates, depths)
+    together = jax.jit(
+        lambda: members_selfplay(settings, params, keys, rates, TracedDepth(depths, present))
+    )()
+    jax.tree.map(np.testing.assert_array_equal, together, each)
+    assert together.positions.shape[:2] == (m, 8) and int(together.length.sum()) > 8 * m
+    assert not np.array_equal(together.actions[0], together.actions[1])

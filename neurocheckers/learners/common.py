@@ -30,12 +30,13 @@ from neurocheckers.rules.presets import Rules, get_rules
 from neurocheckers.rules.state import State
 from neurocheckers.search.baselines import (
     NETWORK_ROOT_MARGIN,
+    Heuristic,
     alphabeta_search,
     material_value_fn,
     pick_best,
     value_heuristic,
 )
-from neurocheckers.search.fullwidth import fullwidth_search
+from neurocheckers.search.fullwidth import Grouped, fullwidth_search
 from neurocheckers.search.mcts import MCTSConfig, search
 from neurocheckers.sections import (
     LearningRateSettings,
@@ -212,7 +213,8 @@ class TracedDepth:
     batch of searchers pays for the depths in use, not for every depth up to ``max_depth``.
 
     Fields:
-      depth: [] int32, the depth searched, in 1 .. ``max_depth``.
+      depth: [] int32, the depth searched, in 1 .. ``max_depth`` (or [N], each game's, for a batch
+        of several members' games: ``MemberNetworks``).
       present: [max_depth] bool, ``present[d - 1]``: some searcher of the program searches at depth
         ``d`` (the same for all of them: leave it unmapped under ``vmap``).
     """
@@ -223,6 +225,42 @@ class TracedDepth:
     @property
     def max_depth(self) -> int:
         return self.present.shape[-1]
+
+
+@struct.dataclass
+class MemberNetworks:
+    """Several learners' networks over one batch of games (PBT's members, their games packed in one
+    batch): game ``i`` is played by member ``member[i]``'s network. ``choose_actions`` and
+    ``principal_leaves`` take it for ``params`` with a full-width search (``searches_full_width``),
+    which scores each member's leaves with its own network (``fullwidth.Grouped``).
+
+    Fields:
+      params: the members' networks, each leaf with a leading [M] axis.
+      member: [N] int32, each game's member; the unfinished games in member order.
+      count: static, M.
+    """
+
+    params: Any
+    member: jax.Array
+    count: int = struct.field(pytree_node=False)
+
+    def take(self, rows: jax.Array) -> MemberNetworks:
+        """The networks of the games ``rows`` ([n] indices into the N games)."""
+        return self.replace(member=self.member[rows])
+
+
+def search_heuristic(settings: LearnerSettings, params: Any, key: jax.Array) -> Heuristic | Grouped:
+    """The full-width search's leaf score over ``params``: one network's, or with ``MemberNetworks``
+    each game's member's."""
+    evaluate = value_fn(learner_spec(settings))
+    if not isinstance(params, MemberNetworks):
+        return value_heuristic(evaluate, params, key)
+    member_params = params.params
+
+    def heuristic_of(member: jax.Array) -> Heuristic:
+        return value_heuristic(evaluate, jax.tree.map(lambda x: x[member], member_params), key)
+
+    return Grouped(heuristic_of, params.member, params.count)
 
 
 def at_each_depth(depth: TracedDepth, search: Callable[[int], Any], empty: Any) -> Any:
@@ -248,7 +286,9 @@ def choose_actions(
     ``searches_full_width`` the alpha-beta is ``fullwidth_search`` over the whole batch, whose leaves
     are evaluated in large batches (8x8 self-play of 1,024 games: 2-3x faster at depth 1 and 7x at
     depth 3 than the vmapped ``alphabeta_search``; ``results/benchmarks/bench_learners_american8.txt``).
-    With ``depth`` the alpha-beta's depth is that traced one instead of ``settings.depth``."""
+    With ``depth`` the alpha-beta's depth is that traced one instead of ``settings.depth``. With
+    ``MemberNetworks`` for ``params`` (a full-width search only) each game is searched over its member's
+    network, and ``rate`` (and ``depth.depth``) may be [N], each game's member's."""
     if depth is not None:
 
         def at_depth(d: int) -> jax.Array:
@@ -256,15 +296,18 @@ def choose_actions(
 
         return at_each_depth(depth, at_depth, jnp.zeros(keys.shape[0], jnp.int32))
     if not searches_full_width(settings):
+        if isinstance(params, MemberNetworks):
+            raise ValueError("several members' networks in one batch need a full-width search")
         choose = jax.vmap(functools.partial(choose_action, settings), in_axes=(None, 0, 0, None))
         return choose(params, states, keys, rate)
     # The learners' network ignores the key of its value function (``evaluator.value_fn``).
-    heuristic = value_heuristic(value_fn(learner_spec(settings)), params, keys[0])
+    heuristic = search_heuristic(settings, params, keys[0])
     rules = learner_rules(settings)
     scores, legal = fullwidth_search(rules, states, settings.depth, heuristic, NETWORK_ROOT_MARGIN)
     if settings.exploration == "softmax":
         pick = functools.partial(_pick_searched, settings)
-        return jax.vmap(pick, in_axes=(0, 0, 0, 0, None))(states, keys, scores, legal, rate)
+        rate_axis = 0 if jnp.ndim(rate) else None  # [N] with MemberNetworks: each game's member's
+        return jax.vmap(pick, in_axes=(0, 0, 0, 0, rate_axis))(states, keys, scores, legal, rate)
     splits = jax.vmap(lambda k: jax.random.split(k, 3))(keys)  # choose_action's three keys per game
     explore_keys, draw_keys, search_keys = splits[:, 0], splits[:, 1], splits[:, 2]
     best = _best_actions(search_keys, scores, legal)
@@ -286,7 +329,7 @@ def principal_leaves(
     (TDLeaf(lambda)'s leaf: the position whose value the search's score of that move is). A game that
     ends on the way stops at its final position; a finished game stays as it is."""
     rules = learner_rules(settings)
-    heuristic = value_heuristic(value_fn(learner_spec(settings)), params, jax.random.key(0))
+    heuristic = search_heuristic(settings, params, jax.random.key(0))
     leaves = jax.vmap(step, in_axes=(None, 0, 0))(rules, states, actions)
     deepest = settings.depth if depth is None else depth.max_depth
     for remaining in range(deepest - 1, 0, -1):
