@@ -25,6 +25,7 @@ def test_bench_learners_prints_self_play_updates_and_epochs():
     )  # fmt: skip
     assert "self-play:" in out and "Adam steps/s" in out and "TD(lambda) epoch" in out and "playouts" in out
     assert "2 networks x 4 games, a plain vmap" in out and "2 networks x 4 games, in lockstep" in out
+    assert "2 networks x 4 games, packed in one batch" in out
 
 
 @pytest.mark.slow
