@@ -279,6 +279,8 @@ class PBTSectionSettings(Section, section="pbt"):
     """PBT: members' alpha-beta depth evolves up to it (explore: +-1); 0: every member keeps depth."""
     min_width: int = 0
     """PBT: members' MLP width evolves in [min_width, width] (units past it masked); 0: width fixed."""
+    share_games: bool = False
+    """PBT: each member learns from every member's self-play games (members x selfplay_games), not its own."""
     ray_address: str = ""
     """PBT: train members as Ray tasks on this instance ("local", "auto", "ray://host:10001"); "": here."""
     ray_share: int = 1

@@ -53,3 +53,14 @@ def test_bench_baselines_prints_throughput_and_results():
 def test_bench_seeds_prints_the_epochs_per_second_of_seeds_vmapped():
     out = script("bench_seeds.py", "--quick", "--modes", "vmapped", "--ks", "2", "--repeats", "1")
     assert "epochs/s" in out and "vmapped       2" in out
+
+
+@pytest.mark.slow
+def test_bench_pbt_tournament_times_both_searches_and_compares_their_points():
+    out = script(
+        "bench_pbt_tournament.py", "experiments/american8/pbt.toml", "--repeats", "1",
+        "--set", "rules=simple6", "--set", "members=3", "--set", "tournament_openings=1",
+        "--set", "max_plies=12", "--set", "layers=1", "--set", "width=8", "--set", "depth=2",
+    )  # fmt: skip
+    assert "in one batch (packed): first call" in out and "each game vmapped: first call" in out
+    assert "the same points: yes" in out

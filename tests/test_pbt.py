@@ -214,6 +214,31 @@ def test_a_traced_depth_searches_as_the_same_static_depth():
     assert not np.array_equal(actions, deeper[0])  # depth 2 plays differently: a depth is searched
 
 
+def test_the_tournaments_games_searched_in_one_batch_keep_their_moves():
+    """The tournament's moves from one full-width search of every pair's games, sorted by mover and
+    each scored by the mover's network, equal each game's own vmapped alpha-beta over the mover's
+    network: at the config's depth and at each mover's traced depth (members at depths 1 and 2)."""
+    settings = _settings()  # 4 members, depth 1, max_depth 2
+    rules, m, per_pair = learner_rules(settings), settings.members, 4
+    first, second = (jnp.asarray(x, jnp.int32) for x in np.triu_indices(m, 1))
+    n = first.shape[0] * per_pair
+    keys = jax.random.split(jax.random.key(5), n)
+    states = random_plies(rules, init_batch(rules, (n,)), keys, jnp.arange(n) % 9)
+    states = jax.tree.map(lambda x: x.reshape(-1, per_pair, *x.shape[1:]), states)
+    keys = keys.reshape(-1, per_pair)
+    a_to_move = jax.random.bernoulli(jax.random.key(6), 0.5, keys.shape)
+    spec = pbt.learner_spec(settings)
+    params = jax.vmap(lambda k: init_params(k, spec))(jax.random.split(jax.random.key(7), m))
+    packed, vmapped = pbt_tournament.packed_choose, pbt_tournament.vmapped_choose
+    moves = {}
+    for depths in (None, jnp.array([1, 2, 2, 1], jnp.int32)):
+        for choose in (packed, vmapped):
+            played = jax.jit(choose(settings, params, first, second, depths))(states, a_to_move, keys)
+            moves[depths is None, choose] = np.asarray(played)
+        np.testing.assert_array_equal(moves[depths is None, packed], moves[depths is None, vmapped])
+    assert not np.array_equal(moves[True, packed], moves[False, packed])  # depth 2 was searched
+
+
 @pytest.fixture(scope="module")
 def whole_run(tmp_path_factory):
     return run(create_run(load_config(None, TINY_PBT), tmp_path_factory.mktemp("runs")))
@@ -343,6 +368,8 @@ def test_an_evolve_run_with_its_members_on_ray_gives_the_in_process_run(whole_ru
         (["evaluator=nnue"], "min_width evolves the MLP's width: it needs evaluator = mlp"),
         (["ray_address=auto", "ray_share=3"], "ray_share must be >= 1 and divide members (4), got 3"),
         (["ray_address=auto", "epochs_per_call=2"], "one epoch a call: it needs epochs_per_call = 1, got 2"),
+        (["share_games=true", "search=mcts", "max_depth=0"], "share_games needs the members' games in one"),
+        (["share_games=true", "ray_address=auto"], "leave ray_address empty, got 'auto'"),
     ],
 )
 def test_bad_pbt_settings_are_refused_in_one_line(items, message):
@@ -382,3 +409,33 @@ def test_the_members_games_in_one_batch_are_their_own_games():
     jax.tree.map(np.testing.assert_array_equal, together, each)
     assert together.positions.shape[:2] == (m, 8) and int(together.length.sum()) > 8 * m
     assert not np.array_equal(together.actions[0], together.actions[1])
+
+
+def test_with_share_games_each_member_learns_from_every_members_games():
+    """``share_games``: ``train_members`` trains each member as ``member_learn`` would on all the
+    members' games laid end to end (its own targets, its own hyperparameters), not on its own games
+    alone; the game counts are still each member's own."""
+    settings = _settings("share_games=true", "max_depth=0")
+    state = pbt.init(settings, jax.random.key(0))
+    keys = jax.random.split(jax.random.key(1), settings.members)
+    trained, metrics = jax.jit(pbt.train_members, static_argnums=0)(
+        settings, state.members, state.hypers, keys, None
+    )
+    play_keys = jax.vmap(lambda k: jax.random.split(k)[0])(keys)
+    games = members_selfplay(settings, state.members.params, play_keys, state.hypers.exploration_rate)
+    every_game = jax.tree.map(lambda x: x.reshape(-1, *x.shape[2:]), games)
+
+    def learned(i, batch):
+        member, hyper = (jax.tree.map(lambda x: x[i], tree) for tree in (state.members, state.hypers))
+        return jax.jit(pbt.member_learn, static_argnums=0)(settings, member, hyper, keys[i], batch, None)
+
+    for i in (0, settings.members - 1):
+        alone, _ = learned(i, every_game)
+        own, _ = learned(i, jax.tree.map(lambda x, i=i: x[i], games))
+        shared = jax.tree.map(lambda x, i=i: x[i], trained.params)
+        jax.tree.map(
+            lambda x, y: np.testing.assert_allclose(x, y, rtol=1e-5, atol=1e-6), shared, alone.params
+        )
+        assert not all(jax.tree.leaves(jax.tree.map(np.allclose, alone.params, own.params)))
+    np.testing.assert_array_equal(metrics["plies"], np.sum(games.length, axis=1))
+    np.testing.assert_array_equal(metrics["games"], settings.selfplay_games)

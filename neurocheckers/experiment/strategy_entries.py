@@ -104,6 +104,17 @@ def check_pbt(c: ExperimentConfig) -> None:
         f"(or 0: the width fixed), got evaluator = {c.evaluator!r}, width = {c.width}, "
         f"min_width = {c.min_width}",
     )
+    _need(
+        not c.share_games or (c.search == "alphabeta" and (c.depth == 1 or c.exploration == "epsilon")),
+        f"share_games needs the members' games in one batch: search = alphabeta with exploration = "
+        f"epsilon (or depth 1), got search = {c.search!r}, depth = {c.depth}, "
+        f"exploration = {c.exploration!r}",
+    )
+    _need(
+        not (c.share_games and c.ray_address),
+        f"share_games needs every member's games in one process: leave ray_address empty, "
+        f"got {c.ray_address!r}",
+    )
     if c.ray_address:
         _need(
             c.ray_share >= 1 and c.members % c.ray_share == 0,

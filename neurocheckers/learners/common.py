@@ -300,10 +300,8 @@ def choose_actions(
             raise ValueError("several members' networks in one batch need a full-width search")
         choose = jax.vmap(functools.partial(choose_action, settings), in_axes=(None, 0, 0, None))
         return choose(params, states, keys, rate)
-    # The learners' network ignores the key of its value function (``evaluator.value_fn``).
-    heuristic = search_heuristic(settings, params, keys[0])
+    scores, legal = full_width_scores(settings, params, states, keys[0])
     rules = learner_rules(settings)
-    scores, legal = fullwidth_search(rules, states, settings.depth, heuristic, NETWORK_ROOT_MARGIN)
     if settings.exploration == "softmax":
         pick = functools.partial(_pick_searched, settings)
         rate_axis = 0 if jnp.ndim(rate) else None  # [N] with MemberNetworks: each game's member's
@@ -314,6 +312,39 @@ def choose_actions(
     explore = jax.vmap(jax.random.uniform)(explore_keys) < rate
     random_moves = jax.vmap(random_action, in_axes=(None, 0, 0))(rules, draw_keys, states)
     return jnp.where(explore, random_moves, best).astype(jnp.int32)
+
+
+def full_width_scores(
+    settings: LearnerSettings, params: Any, states: State, key: jax.Array
+) -> tuple[jax.Array, jax.Array]:
+    """([N, A] root scores from the mover's view, [N, A] legal): ``fullwidth_search`` of ``states``
+    [N] at ``settings.depth``, its leaves scored by ``params`` (one network or ``MemberNetworks``)."""
+    # The learners' network ignores the key of its value function (``evaluator.value_fn``).
+    heuristic = search_heuristic(settings, params, key)
+    rules = learner_rules(settings)
+    return fullwidth_search(rules, states, settings.depth, heuristic, NETWORK_ROOT_MARGIN)
+
+
+def best_moves(
+    settings: LearnerSettings,
+    params: Any,
+    states: State,
+    keys: jax.Array,
+    depth: TracedDepth | None = None,
+) -> jax.Array:
+    """[N] int32: the best moves of N games (``states``, ``keys``: [N]) at the learners' alpha-beta
+    depth (or the traced ``depth``) without exploration, ties broken by ``pick_best(keys[i], ...)``:
+    the moves of ``baselines.alphabeta_policy`` with the network's leaves (its root scores are bounds
+    below the best, so both pick among the same best moves), from one full-width search of the batch.
+    ``params`` may be ``MemberNetworks`` (each game its member's network)."""
+    if depth is not None:
+
+        def at_depth(d: int) -> jax.Array:
+            return best_moves(dataclasses.replace(settings, depth=d), params, states, keys)
+
+        return at_each_depth(depth, at_depth, jnp.zeros(keys.shape[0], jnp.int32))
+    scores, legal = full_width_scores(settings, params, states, keys[0])
+    return _best_actions(keys, scores, legal)
 
 
 def principal_leaves(

@@ -19,8 +19,9 @@ rewrite that expands every tree to ``max_depth``. Instead each depth some member
 under the members' ``vmap``, and each member keeps its own depth's moves (``common.TracedDepth``).
 Vmapped members pay for every depth in use (a shallow member runs the deeper searches too), as a
 vmapped ``while_loop`` pays for its longest lane; a member's games are exactly those of a static
-search of its depth. The tournament's alpha-beta, one ``lax.while_loop`` a game, takes the mover's
-depth traced (``alphabeta_stack`` with ``max_levels = max_depth``). Simulations (MCTS) stay static.
+search of its depth. The tournament of alpha-beta members is one full-width search of all its games
+a ply, sorted by mover, each mover's leaves scored by its network at its depth
+(``pbt_tournament.packed_choose``; MCTS members' games stay vmapped). Simulations (MCTS) stay static.
 
 With ``min_width`` > 0 an MLP's width is a hyperparameter too, in [``min_width``, ``width``]: the
 network's shapes stay the config's (so the members stay one vmapped program and every file the run
@@ -401,6 +402,30 @@ def member_keys(settings: PBTSettings, key: jax.Array) -> tuple[jax.Array, jax.A
     return jax.random.split(train_key, settings.members), exploit_key
 
 
+def learn_from_all_games(
+    settings: PBTSettings,
+    members: LearnerState,
+    hypers: Hyperparameters,
+    keys: jax.Array,
+    batches: SelfPlayBatch,
+    exact: DeviceDB | None,
+) -> tuple[LearnerState, dict]:
+    """``member_learn`` of every member (vmapped) over all the members' games (``batches``: [M, n]
+    laid end to end, M x n games each): each member's TD(lambda) targets of every game under its own
+    network and hyperparameters, its ``updates_per_epoch`` minibatches drawn from all of them. The
+    game counts of the metrics are each member's own games'."""
+    shared = jax.tree.map(lambda x: x.reshape(-1, *x.shape[2:]), batches)
+    learn_each = jax.vmap(member_learn, in_axes=(None, 0, 0, 0, None, None), axis_name=MEMBERS_AXIS)
+    members, metrics = learn_each(settings, members, hypers, keys, shared, exact)
+    own = dict(
+        plies=jnp.sum(batches.length, axis=1),
+        wins=jnp.sum(batches.result == 1, axis=1),
+        draws=jnp.sum(batches.result == 0, axis=1),
+        losses=jnp.sum(batches.result == -1, axis=1),
+    )
+    return members, {**metrics, **{name: value.astype(metrics[name].dtype) for name, value in own.items()}}
+
+
 def train_members(
     settings: PBTSettings,
     members: LearnerState,
@@ -411,14 +436,17 @@ def train_members(
 ) -> tuple[LearnerState, dict]:
     """The TD epochs of any share of the members (``members``, ``hypers``, ``keys``: [k] each, their
     rows of the whole population's), vmapped; ``present``: the whole population's
-    ``present_depths`` (None: the depth is fixed). A member's epoch does not depend on the others,
-    so the population trains whole or in shares alike (``epoch``, ``epoch_in_shares``)."""
+    ``present_depths`` (None: the depth is fixed). A member's epoch does not depend on the others
+    (unless ``share_games``), so the population trains whole or in shares alike (``epoch``,
+    ``epoch_in_shares``)."""
     if searches_full_width(settings):
         # Every member's games in one batch, each member's leaves scored by its own network in dense
         # chunks (``members_selfplay``): the same games as the vmapped ``member_epoch``, 2x faster.
         play_keys = jax.vmap(lambda k: jax.random.split(k)[0])(keys)  # ``member_epoch``'s
         depth = None if present is None else TracedDepth(hypers.depth, present)
         batches = members_selfplay(settings, members.params, play_keys, hypers.exploration_rate, depth)
+        if settings.share_games:
+            return learn_from_all_games(settings, members, hypers, keys, batches, exact)
         learn_each = jax.vmap(member_learn, in_axes=(None, 0, 0, 0, 0, None), axis_name=MEMBERS_AXIS)
         return learn_each(settings, members, hypers, keys, batches, exact)
     # ``present``: one for all; the axis name keeps the members' game loops in lockstep (``sharding``).
