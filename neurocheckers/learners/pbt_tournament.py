@@ -86,7 +86,7 @@ def vmapped_choose(settings: PBTSettings, params: Any, first: jax.Array, second:
         policy = member_or_boss_policy(learner_rules(settings), learner_spec(settings), search)
     shared = (None, None, 0, None) if traced else (None, None, 0)  # the policy's params, per game
     a_params, b_params = (jax.tree.map(lambda x, ids=ids: x[ids], params) for ids in (first, second))
-    pair_depths = jnp.stack([depths[first], depths[second]], axis=1) if traced else first
+    pair_depths = jnp.stack([depths[first], depths[second]], axis=1) if traced else first  # else unused
 
     def pair_games(a, b, depths, states, a_to_move, keys):
         params = (a, b, a_to_move, depths) if traced else (a, b, a_to_move)
