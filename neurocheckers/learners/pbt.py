@@ -72,7 +72,7 @@ from neurocheckers.learners.common import (
     learner_spec,
     searches_full_width,
 )
-from neurocheckers.learners.pbt_tournament import tournament
+from neurocheckers.learners.pbt_tournament import present_depths, tournament
 from neurocheckers.learners.self_play import members_selfplay, selfplay
 from neurocheckers.learners.td_lambda import TDSettings, learn
 from neurocheckers.learners.td_lambda import init as td_init
@@ -239,11 +239,6 @@ def member_settings(settings: PBTSettings, hyper: Hyperparameters) -> PBTSetting
         lambda_=hyper.lambda_,
         exploration_rate=hyper.exploration_rate,
     )
-
-
-def present_depths(settings: PBTSettings, depths: jax.Array) -> jax.Array:
-    """[max_depth] bool: the depths some member searches at (``depths``: [M])."""
-    return jnp.zeros(settings.max_depth, bool).at[depths - 1].set(True)
 
 
 def member_epoch(

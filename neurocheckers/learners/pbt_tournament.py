@@ -74,6 +74,11 @@ def tournament_openings(settings: PBTSettings, key: jax.Array) -> State:
     return jax.tree.map(lambda x: jnp.asarray(x)[chosen], openings)
 
 
+def present_depths(settings: PBTSettings, depths: jax.Array) -> jax.Array:
+    """[max_depth] bool: the depths some member searches at (``depths``: [M])."""
+    return jnp.zeros(settings.max_depth, bool).at[depths - 1].set(True)
+
+
 def vmapped_choose(settings: PBTSettings, params: Any, first: jax.Array, second: jax.Array, depths):
     """``choose(states, a_to_move, keys)`` ([P, G] each) of the games of pairs ``first`` x ``second``
     ([P] members): each game's search vmapped, its leaves rated by the mover's network (MCTS members,
@@ -102,7 +107,7 @@ def packed_choose(settings: PBTSettings, params: Any, first: jax.Array, second: 
     """``vmapped_choose``'s moves (alpha-beta members), from one full-width search of all the pairs'
     games, sorted by mover, each mover's leaves scored by its network in dense chunks of its own
     (``common.MemberNetworks``, as PBT's self-play): the same moves, 4x faster on 8x8."""
-    present = None if depths is None else jnp.zeros(settings.max_depth, bool).at[depths - 1].set(True)
+    present = None if depths is None else present_depths(settings, depths)
 
     def choose(states: State, a_to_move: jax.Array, keys: jax.Array) -> jax.Array:
         mover = jnp.where(a_to_move, first[:, None], second[:, None]).reshape(-1)
