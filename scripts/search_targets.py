@@ -72,14 +72,15 @@ def fit(args: argparse.Namespace) -> dict:
     before = errors(params)
     sizes = f"{len(scored)} positions ({len(train)} training, {len(held)} held out)"
     print(f"{sizes}; before: {before}", flush=True)
+    steps = max(1, len(scored) // args.positions_per_step) if args.positions_per_step else args.steps
     start = time.monotonic()
     params, losses = st.fit(
-        agent.spec, params, obs[train], targets[train], steps=args.steps,
+        agent.spec, params, obs[train], targets[train], steps=steps,
         batch_size=args.batch_size, learning_rate=args.learning_rate, key=key_fit,
     )  # fmt: skip
     after = errors(params)
     meta = {"trained_by": "scripts/search_targets.py fit", "start_agent": str(args.agent),
-            "outcome_weight": str(args.outcome_weight), "steps": str(args.steps)}  # fmt: skip
+            "outcome_weight": str(args.outcome_weight), "steps": str(steps)}  # fmt: skip
     save_agent(args.out, agent.rules, agent.spec, params, meta)
     figures = {"positions": len(scored), "training": len(train), "held_out": len(held), "before": before,
                "after": after, "seconds": round(time.monotonic() - start, 1), "data": args.data,
@@ -113,6 +114,8 @@ def parser() -> argparse.ArgumentParser:
     ft.add_argument("--fresh", action="store_true", help="start from fresh weights of the agent's shape")
     ft.add_argument("--outcome-weight", type=float, default=0.2, help="the game result's share of the target")
     ft.add_argument("--steps", type=int, default=20_000, help="Adam steps")
+    ft.add_argument("--positions-per-step", type=int, default=0,
+                    help="one Adam step per this many positions, instead of --steps (0: off)")  # fmt: skip
     ft.add_argument("--batch-size", type=int, default=1024)
     ft.add_argument("--learning-rate", type=float, default=3e-4)
     ft.add_argument("--held-out", type=float, default=0.05, help="share of the games held out")
@@ -122,6 +125,8 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> dict:
     args = parser().parse_args(argv)
+    if args.command == "fit" and args.positions_per_step < 0:
+        sys.exit(f"search_targets: --positions-per-step must be >= 0, got {args.positions_per_step}")
     try:
         return score(args) if args.command == "score" else fit(args)
     except (OSError, ValueError) as e:

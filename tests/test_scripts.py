@@ -236,6 +236,22 @@ def test_strength_study_commands_are_accepted(tmp_path):
     check_commands(commands, {"neurocheckers"})
 
 
+def test_nnue_recipe_commands_are_accepted(tmp_path):
+    """TDLeaf, its export, one depth-12 scoring process a core (seeds 100 x SEED + 1, 2, ...), the fit."""
+    out = str(tmp_path / "out")
+    commands = recorded_commands(tmp_path, "nnue_recipe.sh", "3", out, "db", env={"CORES": "2"})
+    assert [c[:2] for c in commands[:2]] == [["neurocheckers", "evolve"], ["neurocheckers", "export"]]
+    scoring, fit = commands[2:4], commands[4]
+    assert sorted(c[c.index("--seed") + 1] for c in scoring) == ["301", "302"]
+    for command in scoring:
+        assert command[1:3] == [str(SCRIPTS / "search_targets.py"), "score"]
+        assert command[command.index("--depth") + 1] == "12"
+        assert command[command.index("--endgame") + 1] == "db"
+    assert fit[1:3] == [str(SCRIPTS / "search_targets.py"), "fit"] and "--positions-per-step" in fit
+    assert len(commands) == 5
+    check_commands(commands, {"neurocheckers", "python"})
+
+
 def test_reproduce_study_commands_are_accepted(tmp_path):
     """Every stage, with a base run and the grid's runs already in OUT."""
     out = tmp_path / "out"

@@ -112,12 +112,15 @@ def test_script_scores_and_fits(nnue6, tmp_path):
     out = script("search_targets.py", "score", str(path), "--games", "3", "--depth", "2",
                  "--out", str(tmp_path / "a.npz"), "--report-every", "1")  # fmt: skip
     assert "3 games" in out
-    script("search_targets.py", "fit", str(path), str(tmp_path / "a.npz"), "--steps", "20", "--batch-size",
-           "32", "--held-out", "0.34", "--out", str(tmp_path / "fit.safetensors"))  # fmt: skip
+    # One Adam step per 10 positions (scripts/nnue_recipe.sh's way of sizing the fit).
+    fitted = str(tmp_path / "fit.safetensors")
+    script("search_targets.py", "fit", str(path), str(tmp_path / "a.npz"), "--positions-per-step", "10",
+           "--batch-size", "32", "--held-out", "0.34", "--out", fitted)  # fmt: skip
     figures = json.loads((tmp_path / "fit.json").read_text())
     assert figures["held_out"] > 0 and figures["after"]["train"] >= 0
     agent = agent_file.load_agent(tmp_path / "fit.safetensors")
-    assert agent.spec.architecture == "nnue" and agent.metadata["steps"] == "20"
+    assert figures["positions"] >= 20 and agent.metadata["steps"] == str(figures["positions"] // 10)
+    assert agent.spec.architecture == "nnue"
 
 
 def test_keep_captures_adds_the_positions_where_the_mover_must_capture(nnue6, scored6):
