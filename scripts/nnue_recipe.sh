@@ -25,12 +25,16 @@ neurocheckers evolve "$here/experiments/american8/td_leaf_nnue.toml" --seed "$se
 neurocheckers export "$out"/td/td_leaf_nnue_american8_seed"$seed"_* --out "$out/td_leaf.safetensors"
 trained=$(date +%s)
 
+scorers=()
 for core in $(seq 0 $((cores - 1))); do
   taskset -c "$core" python "$here/scripts/search_targets.py" score "$out/td_leaf.safetensors" \
     --depth "$depth" --minutes "$score_minutes" --seed $((seed * 100 + core + 1)) \
     ${endgame:+--endgame "$endgame"} --report-every 500 --out "$out/scored_$core.npz" > "$out/score_$core.log" &
+  scorers+=($!)
 done
-wait
+for scorer in "${scorers[@]}"; do
+  wait "$scorer" || { echo "nnue_recipe: a scoring process failed (see $out/score_*.log)" >&2; exit 1; }
+done
 scored=$(date +%s)
 
 python "$here/scripts/search_targets.py" fit "$out/td_leaf.safetensors" "$out"/scored_*.npz \
