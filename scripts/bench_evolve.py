@@ -46,6 +46,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--cold", action="store_true", help="compile into a new empty cache folder (cold-cache compile times)"
     )
+    parser.add_argument(
+        "--leaf-floor",
+        action="store_true",
+        help="also time the leaf networks alone: the epoch's leaf evaluations in the search's batches",
+    )
     args = parser.parse_args(argv)
     if args.repeats < MIN_REPEATS:
         parser.error(f"--repeats must be >= {MIN_REPEATS}, got {args.repeats}")
@@ -101,7 +106,41 @@ def measure(args: argparse.Namespace, population: int, games: int, sims: int) ->
         "first": first,
         "cache": "miss" if cache_entries(cache) > entries else "hit",
         "searched_plies_per_s": statistics.median(plies) / median,
+        "plies": statistics.median(plies),
     }
+
+
+def leaf_floor(args: argparse.Namespace, population: int, games: int, sims: int, plies: float) -> float:
+    """Seconds (median of ``args.repeats``) for the leaf networks alone over an epoch's evaluations:
+    ``plies x sims`` leaves, one per game and simulation, as the games' searches batch them (each
+    member's network on its G/2 games where it moves, the boss's on the P x G/2 others)."""
+    import jax
+    import jax.numpy as jnp
+
+    from neurocheckers.architectures import EvaluatorSpec
+    from neurocheckers.evaluator import init_params, network
+
+    spec = EvaluatorSpec(layers=args.layers, width=args.width, board_size=6)
+    net, half = network(spec), max(games // 2, 1)
+    params = jax.vmap(lambda k: init_params(k, spec))(jax.random.split(jax.random.key(0), population))
+    members_rows = jax.random.uniform(jax.random.key(1), (population, half, spec.input_size))
+    boss_rows = jax.random.uniform(jax.random.key(2), (population * half, spec.input_size))
+    boss = jax.tree.map(lambda a: a[0], params)
+    steps = max(round(plies * sims / (population * games)), 1)
+
+    def evaluate(i, total):
+        shift = i.astype(jnp.float32)  # new inputs each step, at no cost, so nothing is hoisted
+        members = jax.vmap(lambda p, x: net.apply({"params": p}, x))(params, members_rows + shift)
+        return total + members.sum() + net.apply({"params": boss}, boss_rows + shift).sum()
+
+    run = jax.jit(lambda: jax.lax.fori_loop(0, steps, evaluate, jnp.float32(0)))
+    run().block_until_ready()
+    times = []
+    for _ in range(args.repeats):
+        start = time.perf_counter()
+        run().block_until_ready()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -138,6 +177,9 @@ def main(argv: list[str] | None = None) -> int:
             f"{row['cache']:>6} {row['searched_plies_per_s']:>17,.0f} {row['cpu']:>12.2f}{tag}",
             flush=True,
         )
+        if args.leaf_floor:
+            floor = leaf_floor(args, population, games, sims, row["plies"])
+            print(f"      leaf networks alone: {floor:.2f} s/epoch (median of {args.repeats})", flush=True)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"peak resident memory: {peak:.0f} MiB")
     print(

@@ -113,9 +113,12 @@ def test_interrupted_learner_run_resumes_to_identical_metrics(learner_run, confi
     assert _lineage(run_dir) == _lineage(learner_run)
 
 
-def test_exported_learner_agent_loads_with_numpy_plays_and_keeps_its_search(learner_run, config, tmp_path):
+def test_exported_learner_agent_loads_with_numpy_plays_and_keeps_its_search(
+    learner_run, config, tmp_path, capsys
+):
     agent_file = tmp_path / "agent.safetensors"
     assert main(["export", str(learner_run), "--out", str(agent_file)]) == 0
+    assert "network snapshot #" in capsys.readouterr().out  # a learner has no bosses
     agent = NumpyAgent.load(agent_file)
     fen = "B:W13,14,15,16,17,18:B1,2,3,4,5,6"
     setup = make_trainer(config)

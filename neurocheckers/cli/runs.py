@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from typer.core import TyperCommand
@@ -18,6 +18,9 @@ from neurocheckers.cli.common import (
     app,
     example,
 )
+
+if TYPE_CHECKING:
+    from neurocheckers.analysis.lineage import LineageEntry
 
 
 def _config_keys_help() -> str:
@@ -106,8 +109,8 @@ def strategies(plugins: Plugins = None) -> None:
 
     The built-in ones first, then the plug-ins: the installed packages' entry points (group
     neurocheckers.strategies), a config's plugins key, --plugin. Each line: name, kind (evolution: a
-    population around the boss; learner: one network trained), the config sections it reads, what it
-    is."""
+    population around the boss; learner: networks trained from their own games, one or, for pbt, a
+    population of them), the config sections it reads, what it is."""
     from neurocheckers.experiment.strategy_registry import PluginError
 
     try:  # the --plugin modules are imported already (``Plugins``)
@@ -138,9 +141,10 @@ def evolve(
     plot: Annotated[bool, typer.Option(help="Write fitness.png/svg in the run folder at the end.")] = True,
     plugins: Plugins = None,
 ) -> None:
-    """Evolve a population against a rising boss.
+    """Train a player with a config's strategy: evolution against a rising boss, or a learner.
 
-    Writes a run folder: its config, metrics.csv, lineage.csv and the bosses, and checkpoints. A run
+    Writes a run folder: its config, metrics.csv, lineage.csv and the bosses (a learner's network
+    snapshots), and checkpoints. A run
     resumed with --resume goes on from its last checkpoint; a finished run is left as it is. A new
     run's config records its --plugin modules (plugins), so the folder reads wherever they import."""
     modules = tuple(plugins or ())  # imported already (``Plugins``)
@@ -464,9 +468,10 @@ def export(
         ),
     ] = None,
 ) -> None:
-    """Export a run's boss as an agent file for match and play.
+    """Export a run's boss (a learner's network) as an agent file for match and play.
 
-    The final boss by default, or the one that played --epoch."""
+    The final boss (a learner's last network) by default, or the one that played --epoch (a
+    learner's last snapshot before that epoch)."""
     from pathlib import Path
 
     from neurocheckers.analysis.lineage import export_boss
@@ -482,5 +487,16 @@ def export(
         raise UserError(str(e)) from None
     except OSError as e:
         raise UserError(f"cannot write --out {out!r}: {e.strerror or e}") from None
+    print(f"{exported_what(run_dir, entry)} written to {path}")
+
+
+def exported_what(run_dir: str, entry: LineageEntry) -> str:
+    """'boss #3 (promoted after epoch 41)', or for a learner 'network snapshot #3 (after epoch 41)'."""
+    from neurocheckers.experiment.folder import read_run_config
+    from neurocheckers.experiment.strategy_registry import is_learner
+
+    if is_learner(read_run_config(run_dir)[0].strategy):
+        origin = "the initial network" if entry.epoch < 0 else f"after epoch {entry.epoch}"
+        return f"network snapshot #{entry.boss_id} ({origin})"
     origin = "the initial random boss" if entry.epoch < 0 else f"promoted after epoch {entry.epoch}"
-    print(f"boss #{entry.boss_id} ({origin}) written to {path}")
+    return f"boss #{entry.boss_id} ({origin})"
