@@ -554,7 +554,7 @@ def test_the_command_line_and_its_help_do_not_import_jax():
     done = subprocess.run(
         [sys.executable, "-c", HELP_WITHOUT_JAX], capture_output=True, text=True, timeout=120
     )
-    assert "Train a player with a config's strategy" in done.stdout
+    assert "Train a player: evolution against a rising boss" in done.stdout
     assert done.stderr.strip().splitlines()[-1] == "False", done.stderr
 
 

@@ -141,7 +141,7 @@ def evolve(
     plot: Annotated[bool, typer.Option(help="Write fitness.png/svg in the run folder at the end.")] = True,
     plugins: Plugins = None,
 ) -> None:
-    """Train a player with a config's strategy: evolution against a rising boss, or a learner.
+    """Train a player: evolution against a rising boss, or a learner.
 
     Writes a run folder: its config, metrics.csv, lineage.csv and the bosses (a learner's network
     snapshots), and checkpoints. A run
@@ -468,7 +468,7 @@ def export(
         ),
     ] = None,
 ) -> None:
-    """Export a run's boss (a learner's network) as an agent file for match and play.
+    """Export a run's boss or a learner's network as an agent file.
 
     The final boss (a learner's last network) by default, or the one that played --epoch (a
     learner's last snapshot before that epoch)."""
