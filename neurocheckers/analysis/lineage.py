@@ -51,6 +51,18 @@ def boss_in_charge(entries: list[LineageEntry], epoch: int) -> LineageEntry:
     return earlier[-1]
 
 
+def describe_entry(run_dir: str | Path, entry: LineageEntry) -> str:
+    """'boss #3 (promoted after epoch 41)', or for a learner's run 'network snapshot #3 (after epoch
+    41)': a learner's lineage holds its network's snapshots, not promoted bosses."""
+    from neurocheckers.experiment.strategy_registry import is_learner
+
+    if is_learner(read_run_config(run_dir)[0].strategy):
+        origin = "the initial network" if entry.epoch < 0 else f"after epoch {entry.epoch}"
+        return f"network snapshot #{entry.boss_id} ({origin})"
+    origin = "the initial random boss" if entry.epoch < 0 else f"promoted after epoch {entry.epoch}"
+    return f"boss #{entry.boss_id} ({origin})"
+
+
 def export_boss(run_dir: str | Path, out: str | Path, epoch: int | None = None) -> tuple[Path, LineageEntry]:
     """Write the final boss (or the one in charge at ``epoch``) as an agent file with metadata."""
     config, simulations = read_run_config(run_dir)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Annotated
+from typing import Annotated
 
 import typer
 from typer.core import TyperCommand
@@ -18,9 +18,6 @@ from neurocheckers.cli.common import (
     app,
     example,
 )
-
-if TYPE_CHECKING:
-    from neurocheckers.analysis.lineage import LineageEntry
 
 
 def _config_keys_help() -> str:
@@ -474,7 +471,7 @@ def export(
     learner's last snapshot before that epoch)."""
     from pathlib import Path
 
-    from neurocheckers.analysis.lineage import export_boss
+    from neurocheckers.analysis.lineage import describe_entry, export_boss
     from neurocheckers.experiment.folder import RunError
 
     if Path(out).is_dir():
@@ -487,16 +484,4 @@ def export(
         raise UserError(str(e)) from None
     except OSError as e:
         raise UserError(f"cannot write --out {out!r}: {e.strerror or e}") from None
-    print(f"{exported_what(run_dir, entry)} written to {path}")
-
-
-def exported_what(run_dir: str, entry: LineageEntry) -> str:
-    """'boss #3 (promoted after epoch 41)', or for a learner 'network snapshot #3 (after epoch 41)'."""
-    from neurocheckers.experiment.folder import read_run_config
-    from neurocheckers.experiment.strategy_registry import is_learner
-
-    if is_learner(read_run_config(run_dir)[0].strategy):
-        origin = "the initial network" if entry.epoch < 0 else f"after epoch {entry.epoch}"
-        return f"network snapshot #{entry.boss_id} ({origin})"
-    origin = "the initial random boss" if entry.epoch < 0 else f"promoted after epoch {entry.epoch}"
-    return f"boss #{entry.boss_id} ({origin})"
+    print(f"{describe_entry(run_dir, entry)} written to {path}")
