@@ -141,9 +141,9 @@ def evolve(
     """Train a player: evolution against a rising boss, or a learner.
 
     Writes a run folder: its config, metrics.csv, lineage.csv and the bosses (a learner's network
-    snapshots), and checkpoints. A run
-    resumed with --resume goes on from its last checkpoint; a finished run is left as it is. A new
-    run's config records its --plugin modules (plugins), so the folder reads wherever they import."""
+    snapshots), and checkpoints. A run resumed with --resume goes on from its last checkpoint; a
+    finished run is left as it is. A new run's config records its --plugin modules (plugins), so the
+    folder reads wherever they import."""
     modules = tuple(plugins or ())  # imported already (``Plugins``)
     prepared_runs = []
     for one_seed in _seed_list(seed, seeds, resume):
