@@ -262,3 +262,21 @@ def test_reproduce_study_commands_are_accepted(tmp_path):
     commands = recorded_commands(tmp_path, "reproduce_study.sh", env={"OUT": str(out)})
     assert {c[1] for c in commands} == {"evolve", "sweep", "lineage", "compare", "export", "match", "plot"}
     check_commands(commands, {"neurocheckers"})
+
+
+def test_head_to_head_plot_draws_committed_matches_and_refuses_a_bad_row(tmp_path):
+    folder = REPO / "results" / "american8" / "pbt_width_60min_seed0"
+    rows = [
+        f"5x32={folder / 'vs_td_leaf_60min_seed0.json'}",
+        f"5x64={folder / 'vs_td_leaf_w64_60min_seed0.json'}",
+    ]
+    out = script("head_to_head_plot.py", *rows, "--out", str(tmp_path / "h2h.png"), "--target", "0.55")
+    assert "wrote" in out and (tmp_path / "h2h.png").stat().st_size > 0
+    for bad in ("no-equals-sign", f"x={folder / 'config.json'}"):
+        failed = subprocess.run(
+            [sys.executable, str(SCRIPTS / "head_to_head_plot.py"), bad, "--out", str(tmp_path / "x.png")],
+            capture_output=True,
+            text=True,
+        )
+        assert failed.returncode != 0 and "Traceback" not in failed.stderr
+        assert bad.split("=")[-1] in failed.stderr
