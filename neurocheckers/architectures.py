@@ -363,3 +363,18 @@ def board_layout(board_size: int) -> tuple[int, ...]:
         for row in range(board_size)
         for col in range(board_size)
     )
+
+
+def network_summary(config: Any) -> str:
+    """The network of a config (an ``ExperimentConfig``) in words, e.g. ``5x32 MLP`` (quoted with every
+    figure)."""
+    if config.evaluator == "cnn":
+        return f"CNN {config.cnn_channels} + dense {config.cnn_dense}"
+    if config.evaluator == "transformer":
+        return (
+            f"transformer {config.transformer_layers} blocks x {config.transformer_heads} heads x "
+            f"width {config.transformer_width}"
+        )
+    if config.evaluator == "nnue":
+        return f"NNUE {getattr(config, 'nnue_width', 128)} x 2 -> {getattr(config, 'nnue_hidden', 32)} x 2"
+    return f"{config.layers}x{config.width} MLP"

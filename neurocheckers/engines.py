@@ -328,6 +328,16 @@ def _warm_up(players: dict[bool, AnyPlayer], one_at_a_time: dict[bool, bool], st
             player.warm_up()
 
 
+def check_pairing(a: AnyPlayer, b: AnyPlayer) -> None:
+    """``ValueError`` (one line) when ``a`` and ``b`` both play equal time: each would be given the
+    other's time a move, which neither has (they would move at the first move's allowance)."""
+    if equal_time(a) and equal_time(b):
+        raise ValueError(
+            f"{a.name!r} and {b.name!r} both play 'equal' (the opponent's time a move): give one of them"
+            " a budget, like 0.1s or 1000n"
+        )
+
+
 def equal_time(player: AnyPlayer) -> bool:
     """Whether ``player`` plays in the equal-time mode (a host player's ``equal_time``)."""
     return not isinstance(player, Player) and bool(getattr(player, "equal_time", False))
@@ -482,7 +492,8 @@ def play_any_match(
 ) -> GameRecords:
     """A match of A against B: ``arena.run_match`` when both are our players and no ``clock`` is
     asked for, else ``run_engine_match`` (which times both sides into ``clock``); the same
-    options and records either way."""
+    options and records either way; ``ValueError`` for players that cannot meet (``check_pairing``)."""
+    check_pairing(a, b)
     if isinstance(a, Player) and isinstance(b, Player) and clock is None:
         return run_match(rules, a.policy, a.params, b.policy, b.params, options, on_progress=on_progress)
     return run_engine_match(rules, a, b, options, on_progress, clock=clock)

@@ -29,18 +29,20 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+import re
 import selectors
 import subprocess
 import tempfile
 import time
 import weakref
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import numpy as np
 
 from neurocheckers.compiled.board import Position, geometry, move_actions
 from neurocheckers.compiled.game import after, legal_rows
-from neurocheckers.player_kinds import SearchReport
+from neurocheckers.player_kinds import PlayerFailed, SearchReport
 from neurocheckers.rules.notation import to_fen
 from neurocheckers.rules.presets import AMERICAN8, Rules
 from neurocheckers.rules.state import State
@@ -67,7 +69,7 @@ MAX_HISTORY = 100
 """The most earlier positions a ``go`` line carries (the 40-move rule allows 80 plies of them)."""
 
 
-class EngineError(RuntimeError):
+class EngineError(PlayerFailed):
     """An external engine failed: the message is one line naming the engine and what went wrong."""
 
 
@@ -385,8 +387,7 @@ def darkhorse_path() -> str:
 def darkhorse_built() -> bool:
     """Whether the DarkHorse driver is there to play (``darkhorse_path`` is an executable): the ladders
     add it when it is."""
-    path = darkhorse_path()
-    return Path(path).is_file() and os.access(path, os.X_OK)
+    return executable(darkhorse_path())
 
 
 def parse_external(spec: str, rules: Rules) -> ExternalEnginePlayer:
@@ -404,6 +405,52 @@ def parse_external(spec: str, rules: Rules) -> ExternalEnginePlayer:
     else:
         raise ValueError(f"bad player spec {spec!r}; expected one of: {SPECS}")
     seconds = _seconds(last, spec)
-    if not (Path(program).is_file() and os.access(program, os.X_OK)):
+    if not executable(program):
         raise ValueError(f"bad player spec {spec!r}: no executable {program!r}{hint}")
     return ExternalEnginePlayer(text, (str(Path(program).resolve()),), rules, seconds)
+
+
+ENGINE_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,39}")
+"""A name a server gives an engine program (``serve --engine NAME=PATH``)."""
+
+
+def executable(path: str) -> bool:
+    """Whether ``path`` is a file this process may run."""
+    return Path(path).is_file() and os.access(path, os.X_OK)
+
+
+def named_engines(items: Iterable[str]) -> dict[str, str]:
+    """``{name: program}`` of ``NAME=PATH`` items (``serve --engine``), each program's absolute path;
+    ``ValueError`` (one line) naming a bad item, a bad name, a name given twice or a path that is not
+    an executable file."""
+    engines: dict[str, str] = {}
+    for item in items:
+        name, equals, path = item.partition("=")
+        name, path = name.strip(), path.strip()
+        if not equals or not path:
+            raise ValueError(f"{item!r} is not NAME=PATH (for example darkhorse=runs/darkhorse/darkhorse)")
+        if not ENGINE_NAME.fullmatch(name):
+            raise ValueError(f"engine name {name!r} must be letters, digits, '.', '_' or '-' (at most 40)")
+        if name in engines:
+            raise ValueError(f"engine name {name!r} is given twice")
+        if not executable(path):
+            raise ValueError(f"engine {name}: no executable file {path!r}")
+        engines[name] = str(Path(path).resolve())
+    return engines
+
+
+def named_engine_spec(spec: str, engines: Mapping[str, str]) -> str:
+    """The playable spec of an external-engine spec that names its program by a server's name for it
+    (``engines``: name -> program): ``engine:NAME:SECONDS`` (or ``:equal``) -> ``engine:PROGRAM:...``,
+    and ``darkhorse:SECONDS`` -> the program named ``darkhorse``. ``ValueError`` (one line, naming the
+    allowed engines) for any other spec: a path is never run."""
+    text = spec.strip()
+    head, _, last = text.rpartition(":")
+    name = head.removeprefix(ENGINE_PREFIX) if text.startswith(ENGINE_PREFIX) else head
+    if name in engines:
+        return f"{ENGINE_PREFIX}{engines[name]}:{last}"
+    offered = ", ".join(f"engine:{n}:SECONDS" for n in sorted(engines)) or "none were named"
+    raise ValueError(
+        f"{text!r}: this server runs only the engines named when it started ({offered});"
+        " serve --engine NAME=PATH names one"
+    )

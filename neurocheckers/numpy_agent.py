@@ -124,6 +124,8 @@ def read_agent_file(path: str | os.PathLike) -> AgentFileContents:
     network shape in its metadata, or holds weights whose names, shapes or values do not fit it.
     """
     where = os.fspath(path)
+    if os.path.isdir(where):  # safetensors would say "No such device (os error 19)"
+        raise ValueError(f"{where} is a folder, not an agent file")
     try:
         with safe_open(where, framework="numpy") as f:
             metadata = dict(f.metadata() or {})

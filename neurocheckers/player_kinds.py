@@ -55,18 +55,25 @@ class PlayerKind:
     """The presets it plays (empty: all)."""
     files: tuple[tuple[int, int], ...] = ()
     """Where its specs name an agent file: ``(argument count, argument index)`` pairs."""
+    starts_program: bool = False
+    """True when its player runs a program of its own (an external engine): a server offers only
+    the programs named when it started (``web.opponents``), never one a request names."""
 
     def parse(self, spec: str, rules: Any) -> Any:
         """The player of ``spec`` under ``rules`` (a ``Rules``); ``ValueError`` (one line) naming a bad
         spec or rules this kind does not play."""
-        if self.rules and rules.name not in self.rules:
-            only = ", ".join(self.rules)
-            raise ValueError(f"{spec.strip()!r} plays {only} only; got --rules {rules.name}")
+        self.check_rules(spec, rules)
         parse = self.parser
         if isinstance(parse, str):
             module, _, function = parse.partition(":")
             parse = getattr(importlib.import_module(module), function)
         return parse(spec, rules)
+
+    def check_rules(self, spec: str, rules: Any) -> None:
+        """``ValueError`` (one line) when this kind does not play ``rules`` (a ``Rules``)."""
+        if self.rules and rules.name not in self.rules:
+            only = ", ".join(self.rules)
+            raise ValueError(f"{spec.strip()!r} plays {only} only; got --rules {rules.name}")
 
     def line(self) -> str:
         """``forms: help`` (and the presets it plays when not all)."""
@@ -154,6 +161,7 @@ BUILTIN_KINDS: tuple[PlayerKind, ...] = (
         "an external engine program speaking the line protocol of docs/engines.md",
         "neurocheckers.external_engine:parse_external",
         host=True,
+        starts_program=True,
     ),
     PlayerKind(
         "darkhorse",
@@ -162,6 +170,7 @@ BUILTIN_KINDS: tuple[PlayerKind, ...] = (
         "neurocheckers.external_engine:parse_external",
         host=True,
         rules=("american8",),
+        starts_program=True,
     ),
 )
 """The player kinds the project ships; a new engine adds its line here."""
@@ -245,6 +254,11 @@ def with_agent_file(spec: str, path: Any) -> str:
         raise ValueError(f"player spec {spec!r} names no agent file")
     args[index] = str(path)
     return ":".join([kind, *args])
+
+
+class PlayerFailed(RuntimeError):
+    """A player could not go on with a game (an external engine crashed, hung or broke its protocol):
+    the message is one line naming the player and what happened. Callers stop the game and say it."""
 
 
 @dataclasses.dataclass(frozen=True)

@@ -116,16 +116,24 @@ def whole_on_every_device(tree: Any) -> Any:
     reads all of it. A cumulative sum over a split array (``jax.random.choice``'s, over TD(lambda)'s
     position weights) was partitioned into a windowed sum that made a two-device american6 epoch 5x
     slower than one device's, and drew other minibatches."""
+    whole = replicated_sharding()
+    return tree if whole is None else jax.lax.with_sharding_constraint(tree, whole)
+
+
+def replicated_sharding() -> jax.sharding.NamedSharding | None:
+    """The sharding that lays an array whole on every host device, None on one device."""
     if jax.local_device_count() == 1:
-        return tree
+        return None
     mesh = jax.sharding.Mesh(np.array(jax.local_devices()), ("shards",))
-    whole = jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec())
-    return jax.lax.with_sharding_constraint(tree, whole)
+    return jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec())
 
 
-def on_host_between_calls(tree: Any) -> Any:
-    """``tree`` copied to the host when there are several host devices (unchanged on one): a jitted
-    epoch whose work ``over_leading_shards`` split returns its state sharded over the devices, and
-    given that state back it would compile again for the new input shardings (7-15 s for the base
-    case on 2 cores). A host copy is uncommitted, like a fresh state, so the first program serves."""
-    return jax.device_get(tree) if jax.local_device_count() > 1 else tree
+def on_every_device(tree: Any) -> Any:
+    """``tree`` committed whole to every host device when there are several (unchanged on one): the
+    state a jitted epoch takes before its first call and between calls, so that it compiles once and
+    runs its ``over_leading_shards`` work on the devices in parallel. An epoch returns its state so
+    laid; given an uncommitted (host) state it compiled a program that ran the devices one after the
+    other (the base-case epoch 1.5x slower on 2 cores), and given the state it returned after a host
+    one it compiled again (7-15 s)."""
+    sharding = replicated_sharding()
+    return tree if sharding is None else jax.device_put(tree, sharding)

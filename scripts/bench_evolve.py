@@ -75,25 +75,24 @@ def measure(args: argparse.Namespace, population: int, games: int, sims: int) ->
     from neurocheckers.evolution.boss_ga import evolve_epoch, init, make_setup
     from neurocheckers.experiment.config import load_config
     from neurocheckers.search.play_settings import epoch_key
-    from neurocheckers.sharding import on_host_between_calls
+    from neurocheckers.sharding import on_every_device
 
     keys = [f"population={population}", f"games_per_epoch={games}", f"simulations={sims}"]
     config = load_config(None, [*keys, f"layers={args.layers}", f"width={args.width}", "rules=simple6"])
     setup = make_setup(config.evolution_settings())
-    state = init(setup, jax.random.key(0))
+    state = on_every_device(init(setup, jax.random.key(0)))  # as a run lays it: one compile
     cache = jax.config.jax_compilation_cache_dir
     entries = cache_entries(cache)
     start = time.perf_counter()
     state, metrics = evolve_epoch(setup, state, epoch_key(0, 0))
     jax.block_until_ready(metrics)
-    state = on_host_between_calls(state)  # as a run keeps it: no recompile
     first = time.perf_counter() - start
     times, cpu_times, plies = [], [], []
     for epoch in range(1, args.repeats + 1):
         start, cpu_start = time.perf_counter(), time.process_time()
         state, metrics = evolve_epoch(setup, state, epoch_key(0, epoch))
         jax.block_until_ready(metrics)
-        state = on_host_between_calls(state)  # as a run keeps it: no recompile
+        state = on_every_device(state)  # as a run lays it before each call (a no-op here)
         times.append(time.perf_counter() - start)
         cpu_times.append(time.process_time() - cpu_start)
         plies.append(float(metrics["plies"]))

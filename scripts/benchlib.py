@@ -5,9 +5,14 @@ Imported as ``benchlib`` by the scripts in this folder (Python puts a script's f
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import subprocess
+from collections.abc import Iterator
 from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
 
 SINGLE_THREAD_FLAGS = ("--xla_cpu_multi_thread_eigen=false", "intra_op_parallelism_threads=1")
 
@@ -47,3 +52,14 @@ def cache_state(path: str | Path | None) -> str:
     if entries == 0:
         return f"cold: {path} is empty at the start"
     return f"{entries} entries in {path} at the start (warm for shapes compiled before)"
+
+
+@contextlib.contextmanager
+def checked_out(rev: str, folder: Path) -> Iterator[Path]:
+    """The code at ``rev`` checked out (``git worktree``, detached) into ``folder``, removed afterwards;
+    run it with ``PYTHONPATH`` set to the folder, which then comes before the installed package."""
+    subprocess.run(["git", "worktree", "add", "--quiet", "--detach", str(folder), rev], cwd=REPO, check=True)
+    try:
+        yield folder
+    finally:
+        subprocess.run(["git", "worktree", "remove", "--force", str(folder)], cwd=REPO, check=True)

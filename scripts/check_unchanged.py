@@ -21,7 +21,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+from benchlib import REPO, checked_out  # scripts/benchlib.py (the script's folder is on sys.path)
+
 TIMING = {
     "wall_seconds",
     "plies_per_second",
@@ -132,15 +133,11 @@ def main() -> int:
     )
     args = parser.parse_args()
     work = Path(args.work or tempfile.mkdtemp(prefix="unchanged-"))
-    old_code = work / "old"
-    subprocess.run(["git", "worktree", "add", "--detach", str(old_code), args.rev], cwd=REPO, check=True)
-    try:
+    with checked_out(args.rev, work / "old") as old_code:
         play_everything(old_code, work / "old_results")
         play_everything(REPO, work / "new_results")
         ignored = frozenset(c for c in args.ignore.split(",") if c)
         same = compare(work / "old_results", work / "new_results", ignored)
-    finally:
-        subprocess.run(["git", "worktree", "remove", "--force", str(old_code)], cwd=REPO, check=True)
     print("unchanged" if same else "CHANGED")
     return 0 if same else 1
 

@@ -64,3 +64,14 @@ def test_bench_pbt_tournament_times_both_searches_and_compares_their_points():
     )  # fmt: skip
     assert "in one batch (packed): first call" in out and "each game vmapped: first call" in out
     assert "the same points: yes" in out
+
+
+@pytest.mark.slow
+def test_bench_against_times_a_revision_beside_the_working_tree():
+    out = script(
+        "bench_against.py", "HEAD", "--rounds", "1", "--figure", r"^\s*16\s+4\s+4\s+([\d.]+)",
+        "--", "scripts/bench_evolve.py", "--quick", "--no-scaling", "--repeats", "5",
+    )  # fmt: skip
+    rows = [line.split() for line in out.splitlines() if line.strip().startswith(("WORK", "round"))]
+    assert any(row[0] == "WORK" and float(row[1]) > 0 and row[-1] != "nan" for row in rows), out
+    assert sum(row[0] == "round" for row in rows) == 2  # HEAD's run and the working tree's

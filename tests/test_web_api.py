@@ -83,7 +83,8 @@ def test_the_opponent_opens_when_the_person_plays_white_and_reports_an_evaluatio
     assert game["opponent_to_move"] and game["steps"] != []
     replied = client.post(f"/api/games/{game['id']}/reply").json()
     assert replied["human_to_move"] and replied["turns"][0]["side"] == "black"
-    assert replied["evaluation"]["material_lead"] == 0 and "material" in replied["evaluation"]["text"]
+    assert replied["evaluation"]["material_lead"] == 0
+    assert replied["evaluation"]["text"].startswith("your material lead: +0")
 
 
 def test_an_agent_file_opponent_is_found_in_the_served_folder(client, served):
@@ -91,6 +92,8 @@ def test_an_agent_file_opponent_is_found_in_the_served_folder(client, served):
     assert game["opponent"] == "alphabeta:1:agent.safetensors"
     replied = client.post(f"/api/games/{game['id']}/reply").json()
     assert 0 <= replied["evaluation"]["win_chance"] <= 1 and "network" in replied["evaluation"]["text"]
+    chance = round(100 * (1 - replied["evaluation"]["win_chance"]))  # said from the person's side
+    assert replied["evaluation"]["text"].startswith(f"your win chance: {chance}% (")
 
 
 def test_an_agent_file_alone_plays_the_timed_search_for_the_think_time(client):
@@ -101,7 +104,7 @@ def test_an_agent_file_alone_plays_the_timed_search_for_the_think_time(client):
     assert replied["human_to_move"] and len(replied["turns"]) == 1
     assert 0 <= evaluation["win_chance"] <= 1 and evaluation["search"]["depth"] >= 1
     text = evaluation["text"]
-    assert text.startswith("the opponent's win chance: ") and "(alpha-beta to depth " in text
+    assert text.startswith("your win chance: ") and "(alpha-beta to depth " in text
     assert f"{evaluation['search']['nodes']:,} nodes in " in text
 
 
@@ -112,7 +115,7 @@ def test_a_timed_material_opponent_with_a_node_budget(client):
     evaluation = replied["evaluation"]
     assert replied["human_to_move"] and evaluation["material_lead"] == 0
     assert 0 < evaluation["search"]["nodes"] <= 500 and "win_chance" not in evaluation
-    assert evaluation["text"].startswith("material for the opponent: +0 (alpha-beta to depth ")
+    assert evaluation["text"].startswith("your material lead: +0 (alpha-beta to depth ")
     assert ", score " in evaluation["text"]
 
 
@@ -626,6 +629,9 @@ def test_a_game_starts_from_a_fen_or_a_pdn_game(client):
     for settings, message in (
         ({"fen": "W:W99:B1"}, "bad FEN for american6"),
         ({"fen": "B:W10:B"}, "already over"),
+        ({"fen": "W:W:B"}, "already over"),
+        ({"fen": "W:W13,16"}, "already over (White wins: Black has no pieces)"),  # White to move, alike
+        ({"fen": "B:W:B1"}, "already over (Black wins: White has no pieces)"),
         ({"fen": "W:W10:B1", "pdn": pdn}, "not both"),
         ({"fen": 5}, "must be text"),
         ({"pdn": pdn, "rules": "simple6", "pdn_move": 99}, "'pdn_move' must be in 0..8"),
@@ -677,3 +683,25 @@ def test_an_agent_file_alone_plays_the_compiled_search_on_8x8_with_its_depth(tmp
         play.play_ply(session, action, True)
     play.undo(session)
     assert session.engine is not first and len(session.plies) == 1
+
+
+def test_a_forced_reply_keeps_the_last_search_s_win_chance(tmp_path):
+    spec = EvaluatorSpec.for_rules(AMERICAN6, layers=1, width=8)
+    save_agent(tmp_path / "agent6.safetensors", AMERICAN6, spec, init_params(jax.random.key(2), spec))
+    start = parse_fen(AMERICAN6, "B:W5,16:B1")  # Black must take 1x8, its only move
+    session = play.new_session(tmp_path, "agent6.safetensors", "american6", "white", 0.05, start=start)
+    session.evaluation = {"ply": 0, "win_chance": 0.3, "text": "your win chance: 70% (an earlier search)"}
+    play.opponent_reply(session)
+    assert session.evaluation["win_chance"] == 0.3 and "search" not in session.evaluation
+    assert session.evaluation["text"] == "your win chance: 70% (a forced move: the opponent's last search)"
+
+
+def test_a_game_file_is_parsed_once_while_it_is_unchanged(tmp_path):
+    from neurocheckers.web.games import open_games
+
+    path = tmp_path / "g.pdn"
+    path.write_text('[Event "a"]\n[GameType "21"]\n1. 11-15 23-19 *\n')
+    first = open_games(path)
+    assert open_games(path) is first and len(first.games) == 1  # the parsed file, kept
+    path.write_text('[Event "a"]\n[GameType "21"]\n1. 11-15 23-19 *\n\n[Event "b"]\n1. 9-13 *\n')
+    assert len(open_games(path).games) == 2  # changed: parsed again

@@ -208,7 +208,7 @@ def test_a_whole_8x8_game_against_the_best_agent_from_the_board_on_arrival(page,
     page.click("#play-board g.movable >> nth=0")
     page.click("#play-board g.target >> nth=0")
     assert _board_state(page) == "human"
-    assert "the opponent's win chance" in page.inner_text("#play-eval")  # the network's, or its search's
+    assert "your win chance" in page.inner_text("#play-eval")  # the network's, or its search's
     _play_to_the_end(page)
     assert page.inner_text("#play-status").startswith("Game over (")
     assert page.inner_text("#play-eval") == ""  # no stale win chance: the bar shows the result

@@ -191,11 +191,23 @@ def pairings(player: str, config: GauntletConfig) -> list[tuple[str, str, str]]:
     if config.ladder == "american8":
         heuristic = [f"alphabeta:{d}:heuristic" for d in range(2, 7)]
         rows += [("calibration", h, f"alphabeta:{d}") for h, d in zip(heuristic, range(2, 7), strict=True)]
-    if config.only:
-        rows = [row for row in rows if row[2] in config.only]
-    if config.kinds:
-        rows = [row for row in rows if row[0] in config.kinds]
-    return rows
+    return _selected(rows, config)
+
+
+def _selected(rows: list[tuple[str, str, str]], config: GauntletConfig) -> list[tuple[str, str, str]]:
+    """The ``rows`` that ``config.only`` and ``config.kinds`` select; ``ValueError`` naming them and
+    what there is when they select none."""
+    chosen = [row for row in rows if not config.only or row[2] in config.only]
+    chosen = [row for row in chosen if not config.kinds or row[0] in config.kinds]
+    if rows and not chosen:
+        opponents = ", ".join(dict.fromkeys(row[2] for row in rows))
+        kinds = ", ".join(dict.fromkeys(row[0] for row in rows))
+        options = (("--only", config.only), ("--kinds", config.kinds))
+        asked = " and ".join(f"{option} {','.join(names)}" for option, names in options if names)
+        raise ValueError(
+            f"{asked} selects no match of this gauntlet (opponents: {opponents}; kinds: {kinds})"
+        )
+    return chosen
 
 
 def equal_time_player(agent: str, ladder: str) -> str:
@@ -293,6 +305,21 @@ def gauntlet_openings(rules: Rules, config: GauntletConfig) -> list[tuple[str, i
     return load_openings(rules, config.openings, config.first_opening)
 
 
+def gauntlet_plan(
+    rules: Rules, player: str, config: GauntletConfig
+) -> tuple[str, list[tuple[str, str, str]]]:
+    """The player's spec (``player_spec``) and its matches (``pairings``), checked before any game is
+    played: ``ValueError`` (one line) for a bad spec, a missing database or one of other rules, or
+    ``--only`` / ``--kinds`` that select no match."""
+    player = player_spec(player, rules)
+    parse_any_player(player, rules)
+    if config.endgame:
+        from neurocheckers.endgame.database import EndgameDB
+
+        EndgameDB(config.endgame, rules)
+    return player, pairings(player, config)
+
+
 def run_gauntlet(
     rules: Rules,
     player: str,
@@ -301,14 +328,8 @@ def run_gauntlet(
 ) -> GauntletResult:
     """Play every match of the gauntlet of ``player`` (a player spec or an agent file) and rate it.
     ``on_row(done, total, row)`` is called after each match."""
-    player = player_spec(player, rules)
-    parse_any_player(player, rules)  # a bad spec fails before any game is played
-    if config.endgame:
-        from neurocheckers.endgame.database import EndgameDB
-
-        EndgameDB(config.endgame, rules)  # so does a missing database, or one of other rules
+    player, plan = gauntlet_plan(rules, player, config)
     starts = opening_states(rules, gauntlet_openings(rules, config))
-    plan = pairings(player, config)
     rows = []
     for n, (kind, a, b) in enumerate(plan):
         rows.append(play_row(rules, kind, a, b, starts, config))

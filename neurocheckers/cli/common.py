@@ -22,7 +22,14 @@ def _group() -> None:
     """Evolve neural checkers players with JAX."""
 
 
-Preset = Annotated[str, typer.Option(metavar="PRESET", help="Rules preset: simple6, american6 or american8.")]
+Preset = Annotated[
+    str,
+    typer.Option(
+        metavar="PRESET",
+        help="Rules preset: simple6, american6, american8, or american8-openspiel (american8 under"
+        " OpenSpiel's end rule: a draw after 40 plies without a capture).",
+    ),
+]
 """A ``--rules`` option."""
 
 

@@ -232,12 +232,11 @@ def gauntlet(
 
     Every match is played over the same committed openings, each with both colours; rows against
     engines and timed players give both sides' seconds per move."""
-    from neurocheckers.analysis.gauntlet import GauntletConfig
+    from neurocheckers.analysis.gauntlet import GauntletConfig, gauntlet_plan
 
     preset = checks.rules_preset(rules)
     checks.seed("--seed", seed)
     depths = _depth_list(equal_depths, "--equal-depths")
-    checks.writable_folder(out)
     with checks.user_errors(ValueError):
         config = GauntletConfig(
             openings, depth, depths, seed, batch, ladder=ladder, equal_time=equal_time,
@@ -245,6 +244,8 @@ def gauntlet(
             engine_openings=engine_openings, only=_names(only), kinds=_names(kinds),
             first_opening=first_opening, endgame=endgame,
         )  # fmt: skip
+        gauntlet_plan(preset, player, config)  # a bad player or selection leaves no --out folder behind
+    checks.writable_folder(out)
     _play_gauntlet(preset, player, config, out)
 
 

@@ -109,11 +109,12 @@ def match(
     preset = checks.rules_preset(rules)
     _check_match_numbers(games, batch, max_plies, opening_plies, save_count)
     checks.seed("--seed", seed)
-    from neurocheckers.engines import match_rules, parse_any_player
+    from neurocheckers.engines import check_pairing, match_rules, parse_any_player
 
     with checks.user_errors(ValueError):
         a = parse_any_player(player_a, preset)
         b = parse_any_player(player_b, preset)
+        check_pairing(a, b)
         preset = match_rules(preset, a, b)  # OpenSpiel's bots play under OpenSpiel's draw rule
         starts = _opening_starts(preset, openings, first_opening)
     db = _endgame_db(endgame_db, preset) if endgame_db is not None else None
@@ -191,7 +192,7 @@ def _play_match(rules, a, b, options, quiet: bool, clock=None):
     from rich.progress import Progress
 
     from neurocheckers.engines import play_any_match
-    from neurocheckers.external_engine import EngineError
+    from neurocheckers.player_kinds import PlayerFailed
     from neurocheckers.sharding import MemoryLimitError
 
     with Progress(transient=True, disable=quiet) as progress:
@@ -210,7 +211,7 @@ def _play_match(rules, a, b, options, quiet: bool, clock=None):
         except MemoryLimitError as e:
             hint = f"lower --batch (now {min(options.batch, options.games)}) or the players' search sizes"
             raise UserError(f"{e}; {hint}") from None
-        except EngineError as e:  # an external engine crashed, hung or broke the protocol
+        except PlayerFailed as e:  # an external engine crashed, hung or broke the protocol
             raise UserError(str(e)) from None
 
 

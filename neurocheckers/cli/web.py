@@ -13,6 +13,7 @@ from neurocheckers.cli.common import UserError, app, example
     epilog=example(
         "neurocheckers serve results/ --port 8000",
         "neurocheckers serve results/ --endgame runs/endgame/american6,runs/endgame/american8",
+        "neurocheckers serve results/ --engine darkhorse=runs/darkhorse/darkhorse",
     )
 )
 def serve(
@@ -32,6 +33,15 @@ def serve(
             help="An endgame database folder (endgame build --out), one a rules preset; repeat it or "
             "give a comma list. The Play page then shows the database's value of the positions it holds,"
             " and a compiled-search opponent of those rules probes it in its search.",
+        ),
+    ] = None,
+    engine: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--engine",
+            metavar="NAME=PATH",
+            help="An external engine program (docs/engines.md) the Play page may start, as the opponent"
+            " engine:NAME:SECONDS; repeat it or give a comma list. No other program is ever started.",
         ),
     ] = None,
 ) -> None:
@@ -54,10 +64,13 @@ def serve(
     from neurocheckers.web.app import create_app
 
     folders = [part.strip() for given in endgame or [] for part in given.split(",") if part.strip()]
+    engines = [part.strip() for given in engine or [] for part in given.split(",") if part.strip()]
     try:  # the databases are opened before the port is taken: a bad one is a one-line error
-        web_app = create_app(folder, endgame=folders)
+        web_app = create_app(folder, endgame=folders, engines=engines)
     except EndgameError as e:
         raise UserError(f"--endgame: {e}") from None
+    except ValueError as e:
+        raise UserError(f"--engine: {e}") from None
     try:  # the port is taken before the URL is printed: a busy port is an error, not a dead link
         listening = socket.create_server(
             (host, port), family=socket.AF_INET6 if ":" in host else socket.AF_INET

@@ -10,7 +10,7 @@ import typing
 from pathlib import Path
 from typing import Any
 
-from neurocheckers.experiment.files import read_toml
+from neurocheckers.experiment.files import ConfigError, read_toml
 from neurocheckers.experiment.strategy_registry import (
     LEARNER,
     PluginError,
@@ -48,10 +48,6 @@ FITNESS = ("boss", "fixed")
 SUPERVISED_TARGETS = ("outcome", "td_lambda")
 LEARNER_GAMES = ("boss", "all")
 LEARNER_SIDES = ("member", "both")
-
-
-class ConfigError(ValueError):
-    """A configuration that cannot be run; the message names the bad key and value."""
 
 
 def __getattr__(name: str) -> tuple[str, ...]:

@@ -8,7 +8,12 @@ from typing import Any
 
 from neurocheckers.formats import atomic_write_bytes, atomic_write_text
 
-__all__ = ["atomic_write_bytes", "atomic_write_text", "read_toml"]
+__all__ = ["ConfigError", "atomic_write_bytes", "atomic_write_text", "read_toml"]
+
+
+class ConfigError(ValueError):
+    """A configuration that cannot be run; the message names the bad key and value (``config``
+    raises it; here, below the strategies' own checks, so that they raise it too)."""
 
 
 def read_toml(path: Path, kind: str, error: type[Exception]) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from typing import Any
 
 from safetensors import SafetensorError, safe_open
 
+from neurocheckers.architectures import network_summary
 from neurocheckers.experiment.config import ConfigError, ExperimentConfig, make_config
 from neurocheckers.experiment.strategy_registry import strategy
 from neurocheckers.formats import CONFIG_FILE, METRICS_FILE, read_metrics
@@ -232,20 +233,6 @@ def config_summary(config: ExperimentConfig, simulations: int) -> str:
     if entry.summary is None:
         return f"{config.name}: {config.rules}, {network_summary(config)}, strategy {config.strategy}"
     return entry.summary(config, simulations)
-
-
-def network_summary(config: ExperimentConfig) -> str:
-    """The config's network in words, e.g. ``5x32 MLP`` (quoted with every figure)."""
-    if config.evaluator == "cnn":
-        return f"CNN {config.cnn_channels} + dense {config.cnn_dense}"
-    if config.evaluator == "transformer":
-        return (
-            f"transformer {config.transformer_layers} blocks x {config.transformer_heads} heads x "
-            f"width {config.transformer_width}"
-        )
-    if config.evaluator == "nnue":
-        return f"NNUE {getattr(config, 'nnue_width', 128)} x 2 -> {getattr(config, 'nnue_hidden', 32)} x 2"
-    return f"{config.layers}x{config.width} MLP"
 
 
 def learner_status(row: dict[str, Any]) -> str:

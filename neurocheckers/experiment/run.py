@@ -61,7 +61,7 @@ from neurocheckers.formats import (
     METRICS_FILE,
 )
 from neurocheckers.search.play_settings import epoch_key
-from neurocheckers.sharding import SEEDS_AXIS, MemoryLimitError, on_host_between_calls
+from neurocheckers.sharding import SEEDS_AXIS, MemoryLimitError, on_every_device, replicated_sharding
 from neurocheckers.sharding import check_memory as check_program_memory
 
 
@@ -283,6 +283,8 @@ def _run_call(
     spent (``DISCARDED_FILE``), when the budget runs out inside an epoch played in pieces."""
     epoch = int(state.epoch)
     start = time.perf_counter()
+    if trainer.host_epoch is None:  # as every call gets it: one program, its devices in parallel
+        state = on_every_device(state)
     networks = None  # a one-epoch call: the network is the state's
     if not scans_epochs(config, trainer):
         played = _play_epoch(trainer, state, epoch_key(config.seed, epoch), budget, start)
@@ -296,11 +298,9 @@ def _run_call(
     else:
         length = call_length(config, trainer, epoch, total)
         program = compiled_program(trainer, length)
-        # On the host between calls: a compiled program takes its inputs as it was compiled for them.
         played = jax.device_get(program(state, np.uint32(config.seed), *trainer.epoch_data))
         state, (stacked, networks) = played
         metrics = _per_epoch(stacked, length)
-    state = on_host_between_calls(state)  # a state sharded over host devices would recompile the epoch
     wall = time.perf_counter() - start
     _record_call(run_dir, config, trainer, state, metrics, networks, wall, total, on_epoch, budget)
     return state
@@ -419,7 +419,9 @@ def _run_group(
         length = min(configs[0].epochs_per_call, total - epoch)
         program = compiled_program(trainers[0], length, len(run_dirs))
         start = time.perf_counter()
-        stacked, (metrics, networks) = jax.device_get(program(stacked, seeds, *trainers[0].epoch_data))
+        stacked, (metrics, networks) = jax.device_get(
+            program(on_every_device(stacked), seeds, *trainers[0].epoch_data)
+        )
         wall = (time.perf_counter() - start) / len(run_dirs)  # each seed's share: budgets stay per run
         for i, run_dir in enumerate(run_dirs):
             _record_call(
@@ -467,6 +469,8 @@ def compiled_program(trainer: Trainer, length: int, seeds: int = 0) -> Any:
     if seeds:
         template = jax.tree.map(lambda s: jax.ShapeDtypeStruct((seeds, *s.shape), s.dtype), template)
         seed_shape = jax.ShapeDtypeStruct((seeds,), np.uint32)
+    whole = replicated_sharding()  # the state as every call gives it (``on_every_device``)
+    template = jax.tree.map(lambda s: jax.ShapeDtypeStruct(s.shape, s.dtype, sharding=whole), template)
     program = epochs_program(trainer, length, batched=seeds > 0)
     if (program, seeds) not in _COMPILED:
         compiled = program.lower(template, seed_shape, *trainer.epoch_data).compile()

@@ -32,7 +32,7 @@ generation (on the 5,441 weights of a 5 x 32 MLP one generation took 46 s on 2 c
 
 
 def _need(condition: bool, message: str) -> None:
-    from neurocheckers.experiment.config import ConfigError
+    from neurocheckers.experiment.files import ConfigError
 
     if not condition:
         raise ConfigError(message)
@@ -132,7 +132,7 @@ def _search_words(c: ExperimentConfig, simulations: int) -> str:
 
 
 def _network_words(c: ExperimentConfig) -> str:
-    from neurocheckers.experiment.folder import network_summary
+    from neurocheckers.architectures import network_summary
 
     return network_summary(c) + (" + material input" if c.material_input else "")
 

@@ -22,6 +22,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from neurocheckers.experiment.cluster import connect_ray, import_ray
 from neurocheckers.experiment.files import atomic_write_text
 from neurocheckers.experiment.sweep_file import Sweep, SweepEntry, SweepError, with_epochs
 from neurocheckers.formats import read_metrics
@@ -42,7 +43,6 @@ SUMMARY_COLUMNS = (
 )
 """Columns of ``summary.csv``; the points are the mean member's in the last epoch, per game."""
 POLL_SECONDS = 2.0  # how often a pool or Ray sweep looks at the runs' metrics for progress
-RAY_HINT = "install the ray extra: pip install 'neurocheckers[ray]'"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -330,7 +330,7 @@ def run_sweep(
             raise SweepError(
                 f"workers is for runs on this machine; with Ray give cpus_per_run, got {workers}"
             )
-        import_ray()  # before anything is written
+        import_ray(SweepError)  # before anything is written
     sweep_dir = Path(out_dir) / sweep.name
     sweep_dir.mkdir(parents=True, exist_ok=True)
     sweep, state = _prepare(sweep, sweep_dir, epochs)
@@ -408,32 +408,10 @@ def _run_pool(book: _Book, todo: list[str], workers: int) -> None:
     pool.shutdown()
 
 
-def import_ray(error: type[Exception] = SweepError) -> Any:
-    """The ``ray`` module, or ``error`` with the install hint (``RAY_HINT``) when it is missing."""
-    try:
-        import ray
-    except ImportError:
-        raise error(RAY_HINT) from None
-    return ray
-
-
-def connect_ray(address: str, error: type[Exception] = SweepError) -> bool:
-    """Connect this process to the Ray instance at ``address`` ("local", "auto", "ray://...") unless a
-    connection is already open (used as it is); whether it connected here. ``error`` when it cannot."""
-    ray = import_ray(error)
-    if ray.is_initialized():
-        return False
-    try:
-        ray.init(address=address)
-    except (ConnectionError, ValueError, RuntimeError) as e:
-        raise error(f"cannot connect to the Ray cluster at {address!r}: {e}") from None
-    return True
-
-
 def _run_ray(book: _Book, todo: list[str], address: str, cpus_per_run: int) -> None:
     """One Ray task per run; results are recorded as each task finishes."""
-    ray = import_ray()
-    connected_here = connect_ray(address)
+    ray = import_ray(SweepError)
+    connected_here = connect_ray(address, SweepError)
     try:
         task = ray.remote(num_cpus=cpus_per_run, max_retries=0)(run_entry)
         cache = _cache_dir()

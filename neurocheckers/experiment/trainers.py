@@ -174,7 +174,7 @@ def pbt_host_epoch(config: ExperimentConfig, settings: pbt.PBTSettings) -> Calla
     the exploit step here (``pbt_shares.epoch_in_shares``). None without ``ray_address``."""
     if not config.ray_address:
         return None
-    from neurocheckers.experiment.sweep import connect_ray, import_ray
+    from neurocheckers.experiment.cluster import connect_ray, import_ray
 
     import_ray(RunError)  # before anything is written
 

@@ -72,37 +72,12 @@ from neurocheckers.learners.common import (
     learner_spec,
     searches_full_width,
 )
+from neurocheckers.learners.pbt_settings import PBTSettings
 from neurocheckers.learners.pbt_tournament import present_depths, tournament
 from neurocheckers.learners.self_play import members_selfplay, selfplay
-from neurocheckers.learners.td_lambda import TDSettings, learn
 from neurocheckers.learners.td_lambda import init as td_init
-from neurocheckers.sections import PBTSectionSettings
+from neurocheckers.learners.td_lambda import learn
 from neurocheckers.sharding import MEMBERS_AXIS
-
-
-@dataclasses.dataclass(frozen=True)
-class PBTSettings(PBTSectionSettings, TDSettings):
-    """PBT's settings: the TD learner's (the members' starting hyperparameters among them) and the
-    ``pbt`` section's."""
-
-    @property
-    def records_leaves(self) -> bool:
-        return self.member_learner == "td_leaf"
-
-    @property
-    def depth_evolves(self) -> bool:
-        """Whether the members' alpha-beta depth is a hyperparameter (``max_depth`` > 0)."""
-        return self.max_depth > 0
-
-    @property
-    def min_depth(self) -> int:
-        """The shallowest depth a member explores to: 2 for TDLeaf (whose leaves need a reply), else 1."""
-        return 2 if self.records_leaves else 1
-
-    @property
-    def width_evolves(self) -> bool:
-        """Whether the members' MLP width is a hyperparameter (``min_width`` > 0)."""
-        return self.min_width > 0
 
 
 @struct.dataclass

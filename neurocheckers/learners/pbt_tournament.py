@@ -31,7 +31,7 @@ from neurocheckers.search.types import Policy
 from neurocheckers.sharding import over_leading_shards
 
 if TYPE_CHECKING:
-    from neurocheckers.learners.pbt import PBTSettings
+    from neurocheckers.learners.pbt_settings import PBTSettings
 
 
 @functools.cache

@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import importlib.util
 import os
+from collections.abc import Iterable
 from pathlib import Path
 
 from safetensors import SafetensorError, safe_open
@@ -94,11 +95,14 @@ def _choice(spec: str, label: str, group: str) -> dict[str, str]:
     return {"spec": spec, "label": label, "group": group}
 
 
-def opponent_choices(rules: str, agent_rules: dict[str, str], best: dict[str, str]) -> list[dict[str, str]]:
+def opponent_choices(
+    rules: str, agent_rules: dict[str, str], best: dict[str, str], engines: Iterable[str] = ()
+) -> list[dict[str, str]]:
     """The Play page's opponent list for ``rules``, strongest first: the rules' best agent (alone:
     the timed search for the think time), the named levels (the best agent at a fixed depth on top),
     every other agent file of these rules (``agent_rules``: file -> its rules), then py-draughts'
-    engine (``american8``, when installed). Each is ``{spec, label, group}``."""
+    engine (``american8``, when installed) and the external engines the server was started with
+    (``engines``: their names), each for the think time. Each is ``{spec, label, group}``."""
     choices = []
     top = best.get(rules)
     if top is not None:
@@ -113,6 +117,7 @@ def opponent_choices(rules: str, agent_rules: dict[str, str], best: dict[str, st
         choices += [
             _choice(f"pydraughts:{d}", f"py-draughts to depth {d}", "Engines") for d in PYDRAUGHTS_DEPTHS
         ]
+    choices += [_choice(f"engine:{name}:equal", f"{name} for the think time", "Engines") for name in engines]
     return choices
 
 

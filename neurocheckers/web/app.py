@@ -22,6 +22,8 @@ from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from neurocheckers.external_engine import named_engines
+from neurocheckers.player_kinds import PlayerFailed
 from neurocheckers.rules.presets import PRESETS, get_rules
 from neurocheckers.web import agents as agent_listing
 from neurocheckers.web import folder
@@ -50,8 +52,9 @@ def _error(status: int, message: str) -> JSONResponse:
 
 async def _handle(request: Request, error: Exception) -> JSONResponse:
     """Errors as JSON, paths in them relative to the served folder: refused paths 403, missing
-    things 404, the server's own checks of a request 400; anything else is the server's fault: a
-    500 with a generic message, logged with its traceback."""
+    things 404, the server's own checks of a request 400, an opponent that failed mid-game (an
+    engine that crashed or hung) 502; anything else is the server's fault: a 500 with a generic
+    message, logged with its traceback."""
     root = request.app.state.root
     if isinstance(error, folder.PathRefused):
         return _error(403, folder.relative_message(root, str(error)))
@@ -59,6 +62,8 @@ async def _handle(request: Request, error: Exception) -> JSONResponse:
         return _error(404, folder.relative_message(root, str(error)))
     if isinstance(error, (SessionError, folder.BadFile, folder.BadPath)):
         return _error(400, folder.relative_message(root, str(error)))
+    if isinstance(error, PlayerFailed):  # the opponent's program crashed or hung: not the server's fault
+        return _error(502, f"the opponent failed: {folder.relative_message(root, str(error))}")
     if isinstance(error, HTTPException):
         return _error(error.status_code, error.detail)
     folder.LOG.error("%s %s failed", request.method, request.url.path, exc_info=error)
@@ -138,7 +143,8 @@ def _play_routes(root: Path, sessions: Sessions) -> list[Route]:
                 "agents": agents,
                 "best": best,
                 "opponents": {
-                    rules: agent_listing.opponent_choices(rules, rules_of, best) for rules in PRESETS
+                    rules: agent_listing.opponent_choices(rules, rules_of, best, sessions.engines)
+                    for rules in PRESETS
                 },
                 "suggestions": {
                     rules: agent_listing.opponent_suggestions(rules, agents, best) for rules in PRESETS
@@ -275,14 +281,22 @@ def _folder_routes(root: Path) -> list[Route]:
     ]
 
 
-def create_app(root: str | Path, endgame: Iterable[str | Path] = (), save_games: bool = True) -> Starlette:
+def create_app(
+    root: str | Path,
+    endgame: Iterable[str | Path] = (),
+    save_games: bool = True,
+    engines: Iterable[str] = (),
+) -> Starlette:
     """The web app over the folder ``root`` (which must exist), with the endgame databases in the
     folders ``endgame`` (one a rules preset, opened here once: ``EndgameError`` for a bad one); the
-    Play page's games saved in ``root / GAMES_DIR`` unless ``save_games`` is False."""
+    Play page's games saved in ``root / GAMES_DIR`` unless ``save_games`` is False. ``engines``
+    (``NAME=PATH`` items, ``ValueError`` for a bad one) are the only programs a game may start,
+    asked for by their names (``engine:NAME:SECONDS``)."""
     root = Path(root)
     if not root.is_dir():
         raise ValueError(f"{str(root)!r} is not a folder")
-    sessions = Sessions(root, endgame=open_databases(endgame), save=save_games)
+    programs = named_engines(engines)
+    sessions = Sessions(root, endgame=open_databases(endgame), save=save_games, engines=programs)
     routes = [
         *_play_routes(root, sessions),
         *_folder_routes(root),
@@ -292,7 +306,7 @@ def create_app(root: str | Path, endgame: Iterable[str | Path] = (), save_games:
         routes=routes,
         # Starlette answers these in place; any other exception reaches _handle too, then the server.
         exception_handlers={
-            **dict.fromkeys((ValueError, KeyError, OSError, TypeError, HTTPException), _handle),
+            **dict.fromkeys((ValueError, KeyError, OSError, TypeError, HTTPException, PlayerFailed), _handle),
             Exception: _handle,
         },
     )

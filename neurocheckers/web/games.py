@@ -52,8 +52,16 @@ def inside_root(root: str | Path, path: Path) -> bool:
 
 @reads_files
 def open_games(path: Path) -> GameFile:
-    """The games of a game file: the one place the web app reads game files."""
-    return load_game_file(path)
+    """The games of a game file: the one place the web app reads game files. A file is parsed (and
+    its games checked by replaying them: seconds for a long PDN) once while it stays unchanged."""
+    status = path.stat()
+    return _parsed_game_file(str(path.resolve()), status.st_mtime_ns, status.st_size)
+
+
+@functools.lru_cache(maxsize=32)
+def _parsed_game_file(path: str, modified_ns: int, size: int) -> GameFile:
+    """``load_game_file`` of ``path`` as it was at ``modified_ns`` with ``size`` bytes."""
+    return load_game_file(Path(path))
 
 
 @functools.cache

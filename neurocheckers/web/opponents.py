@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import threading
+from collections.abc import Mapping
 from pathlib import Path
 
 from neurocheckers.agent_file import Agent, load_agent
@@ -14,8 +15,9 @@ from neurocheckers.compiled.endgame import SearchDB
 from neurocheckers.compiled_player import CompiledPlayer
 from neurocheckers.endgame.database import EndgameDB, EndgameError
 from neurocheckers.engines import AnyPlayer, is_engine_spec, parse_any_player
+from neurocheckers.external_engine import named_engine_spec
 from neurocheckers.play_turns import load_endgame, prepare_agent, prepare_step, prepare_timed
-from neurocheckers.player_kinds import spec_agent_file, with_agent_file
+from neurocheckers.player_kinds import kind_of, spec_agent_file, with_agent_file
 from neurocheckers.rules.presets import Rules
 from neurocheckers.search.limits import MAX_MOVE_SECONDS
 from neurocheckers.search.mcts import MCTSConfig
@@ -88,13 +90,29 @@ def search_database(db: EndgameDB) -> SearchDB:
         return _SEARCH_DBS[folder]
 
 
+def served_program_spec(spec: str, rules: Rules, engines: Mapping[str, str]) -> str:
+    """``spec`` as the server plays it: a player that runs a program of its own (``starts_program``)
+    runs only one of ``engines`` (name -> program, named when the server started), never a path a
+    request names; ``SessionError`` naming the allowed engines. Other specs are themselves."""
+    kind = kind_of(spec)
+    if kind is None or not kind.starts_program:
+        return spec
+    try:
+        kind.check_rules(spec, rules)
+        return named_engine_spec(spec, engines)
+    except ValueError as error:
+        raise SessionError(str(error)) from None
+
+
 def make_opponent(
-    root: str | Path, spec: str, rules: Rules, think_seconds: float = 1.0, endgame: EndgameDB | None = None
-) -> Opponent:
+    root: str | Path, spec: str, rules: Rules, think_seconds: float = 1.0, endgame: EndgameDB | None = None,
+    engines: Mapping[str, str] | None = None,
+) -> Opponent:  # fmt: skip
     """The opponent of ``spec`` (``opponent_spec``) for ``rules``, its agent file looked up in the
     served folder ``root``; ``SessionError`` naming what is wrong. An agent file alone plays the
     compiled search on 8x8 when it evaluates the agent's network (an MLP or NNUE), else the timed one.
-    A compiled search whose spec names no database probes ``endgame`` (the server's, of ``rules``)."""
+    A compiled search whose spec names no database probes ``endgame`` (the server's, of ``rules``).
+    An external engine is one of ``engines`` (``served_program_spec``), shown by its name."""
     if _is_agent_file(spec) and rules.board_size == 8:
         try:
             compiled = opponent_spec(spec, think_seconds, "compiled")
@@ -106,6 +124,7 @@ def make_opponent(
     spec = opponent_spec(spec, think_seconds)
     if is_engine_spec(spec):
         raise SessionError(f"{spec!r}: OpenSpiel's bots cannot play on this page (use match)")
+    named, spec = spec, served_program_spec(spec, rules, engines or {})
     file = spec_agent_file(spec)
     agent = None
     if file is not None:  # a file outside the served folder is refused (PathRefused), not a bad spec
@@ -121,7 +140,9 @@ def make_opponent(
         raise SessionError(f"{spec!r}: a node budget must be at most {MAX_THINK_NODES:,} here")
     if isinstance(player, CompiledPlayer) and player.endgame is None and endgame is not None:
         player = dataclasses.replace(player, endgame=search_database(endgame))
-    shown = spec if file is None else with_agent_file(spec, relative_name(root, path))
+    if spec != named:  # a named engine: its name, never its path, in the page and the saved game
+        player = dataclasses.replace(player, name=named)
+    shown = named if file is None else with_agent_file(spec, relative_name(root, path))
     sims = int(spec.rsplit(":", 1)[1]) if spec.startswith("mcts:") and agent is not None else None
     return Opponent(shown, player, agent, sims)
 

@@ -35,6 +35,7 @@ import dataclasses
 import math
 import secrets
 import threading
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -103,11 +104,12 @@ class GameSession(GameLine):
 def new_session(
     root: str | Path, opponent: str, rules: str = "simple6", human: str = "black", think_seconds: float = 1.0,
     seed: int = 0, start: State | None = None, endgame: dict[str, EndgameDB] | None = None,
+    engines: Mapping[str, str] | None = None,
 ) -> GameSession:  # fmt: skip
     """A new game against ``opponent`` (a player spec, or an agent file: ``opponent_spec``) with the
     person playing ``human``, from ``start`` (default: the rules' start position); the opponent's
     search is compiled here (``build_session``), a compiled one probing the database of its rules
-    among ``endgame`` (by rules name)."""
+    among ``endgame`` (by rules name), an external engine one of ``engines`` (name -> program)."""
     if not isinstance(human, str):
         raise SessionError(f"'human' must be black or white, got {human!r}")
     try:
@@ -127,17 +129,19 @@ def new_session(
     # Random ids: a link to an old game never opens another one.
     database = (endgame or {}).get(preset.name)
     return build_session(
-        root, f"g{secrets.token_hex(6)}", preset, color, opponent, float(think_seconds), seed, start, database
-    )
+        root, f"g{secrets.token_hex(6)}", preset, color, opponent, float(think_seconds), seed, start,
+        database, engines,
+    )  # fmt: skip
 
 
 def build_session(
     root: str | Path, game_id: str, rules: Rules, human: int, opponent: str, think_seconds: float, seed: int,
-    start: State, endgame: EndgameDB | None = None,
+    start: State, endgame: EndgameDB | None = None, engines: Mapping[str, str] | None = None,
 ) -> GameSession:  # fmt: skip
     """The game ``game_id`` with no move played yet: its opponent made (``make_opponent``, a compiled
-    search probing ``endgame``) and its search compiled (``prepare_opponent``)."""
-    player = make_opponent(root, opponent, rules, think_seconds, endgame)
+    search probing ``endgame``, an external engine one of ``engines``) and its search compiled
+    (``prepare_opponent``)."""
+    player = make_opponent(root, opponent, rules, think_seconds, endgame, engines)
     prepare_opponent(player, rules, think_seconds)
     session = GameSession(
         rules=rules,
@@ -341,21 +345,33 @@ def game_pdn(session: GameSession) -> str:
 
 def _evaluation(session: GameSession, state: State, win_chance: float | None, detail: str) -> dict[str, Any]:
     """The opponent's view of ``state`` before its move: its search's (or network's) chance of
-    winning, else the material lead (``detail`` after it, when given); ``text`` says it in words."""
+    winning (``win_chance``, the opponent's), else the material lead; ``text`` says it from the
+    person's side (``detail`` after it, when given)."""
     ply = int(state.ply)
     if win_chance is None and session.opponent.agent is not None:
         agent = session.opponent.agent
         win_chance = float(value_fn(agent.spec)(agent.params, state, jax.random.key(0)))
-        detail = "its network's estimate"
+        detail = "the opponent's network's estimate"
     if win_chance is not None:
         return {
             "ply": ply,
             "win_chance": win_chance,
-            "text": f"the opponent's win chance: {win_chance:.0%} ({detail})",
+            "text": f"your win chance: {1 - win_chance:.0%} ({detail})",
         }
     lead = material(state)["black_lead"] * (1 if int(state.color) == BLACK else -1) + 0.0  # no -0
-    text = f"material for the opponent: {lead:+g}" + (f" ({detail})" if detail else "")
+    text = f"your material lead: {-lead + 0.0:+g}" + (f" ({detail})" if detail else "")
     return {"ply": ply, "material_lead": lead, "text": text}
+
+
+def _forced_evaluation(session: GameSession, state: State, database: str | None) -> dict[str, Any]:
+    """The evaluation after a forced move (no search): the last search's win chance kept, so that
+    the figure does not jump to another estimator's; else ``_evaluation`` of the position."""
+    last = session.evaluation or {}
+    if "win_chance" in last and database is None:
+        chance = last["win_chance"]
+        text = f"your win chance: {1 - chance:.0%} (a forced move: the opponent's last search)"
+        return {"ply": int(state.ply), "win_chance": chance, "text": text}
+    return _evaluation(session, state, None, database or "")
 
 
 def _timed_evaluation(session: GameSession, state: State, turn: SearchedMove) -> dict[str, Any]:
@@ -365,7 +381,7 @@ def _timed_evaluation(session: GameSession, state: State, turn: SearchedMove) ->
     (``search``: depth, nodes, seconds, score; absent for a forced move)."""
     info = turn.info
     if info is None:  # forced: no search to report, but the database may have a word on the position
-        return _evaluation(session, state, None, turn.database or "")
+        return _forced_evaluation(session, state, turn.database)
     network = session.opponent.agent is not None
     chance = timed_win_chance(info, network)
     detail = search_text(turn) + ("" if chance is not None else f", score {info.score:+.2f}")

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +54,10 @@ def game_record(session: GameSession) -> dict[str, Any]:
 
 
 def game_of_record(
-    root: str | Path, record: dict[str, Any], endgame: dict[str, EndgameDB] | None = None
+    root: str | Path,
+    record: dict[str, Any],
+    endgame: dict[str, EndgameDB] | None = None,
+    engines: Mapping[str, str] | None = None,
 ) -> GameSession:
     """The game a ``game_record`` saved, its opponent made again (a compiled one probing the database
     of its rules among ``endgame``) and its plies replayed; ``ValueError`` when the record is not one
@@ -67,7 +70,7 @@ def game_of_record(
     human = 0 if record["human"] == side_name(0).lower() else 1
     session = build_session(
         root, record["id"], rules, human, record["opponent"], float(record["think_seconds"]),
-        int(record["seed"]), state, (endgame or {}).get(rules.name),
+        int(record["seed"]), state, (endgame or {}).get(rules.name), engines,
     )  # fmt: skip
     for action, by_human in record["plies"]:
         if int(action) not in legal_actions(session.state):
@@ -89,10 +92,13 @@ class Sessions:
         limit: int = 64,
         endgame: dict[str, EndgameDB] | None = None,
         save: bool = True,
+        engines: Mapping[str, str] | None = None,
     ):
         self.root = Path(root)
         self.limit = limit
         self.endgame = dict(endgame or {})
+        self.engines = dict(engines or {})
+        """The external engines games may play, by name (``serve --engine NAME=PATH``)."""
         self.folder = self.root / GAMES_DIR if save else None
         self.games: dict[str, GameSession] = {}
         self._lock = threading.Lock()
@@ -126,7 +132,7 @@ class Sessions:
             LOG.warning("old saved games not removed: %s", error.strerror or error)
 
     def create(self, **settings: Any) -> GameSession:
-        session = self._hold(new_session(self.root, **settings, endgame=self.endgame))
+        session = self._hold(new_session(self.root, **settings, endgame=self.endgame, engines=self.engines))
         self._save(session)
         if self.folder is not None:
             self._prune()
@@ -142,7 +148,7 @@ class Sessions:
         except OSError:
             return None
         try:
-            return game_of_record(self.root, json.loads(text), self.endgame)
+            return game_of_record(self.root, json.loads(text), self.endgame, self.engines)
         except (ValueError, KeyError, TypeError) as error:
             reason = str(error.args[0]) if error.args else type(error).__name__
             raise NotFound(f"game {game_id!r} was saved but cannot be read back: {reason}") from None

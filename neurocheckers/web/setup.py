@@ -10,8 +10,8 @@ from neurocheckers.analysis.pdn_games import game_of_pdn
 from neurocheckers.rules.notation import parse_fen
 from neurocheckers.rules.pdn import read_pdn
 from neurocheckers.rules.presets import get_rules
-from neurocheckers.rules.state import State
-from neurocheckers.web.board import end_reason
+from neurocheckers.rules.state import BLACK, State
+from neurocheckers.web.board import end_reason, side_name
 from neurocheckers.web.opponents import SessionError
 
 
@@ -66,4 +66,9 @@ def setup_position(rules: Any, body: dict[str, Any]) -> State | None:
         state = _from_pdn(preset, pdn, number, _count(body.get("pdn_move"), "pdn_move", None))
     if bool(state.terminated):
         raise SessionError(f"the position set up is already over ({end_reason(preset, state)})")
+    for side, pieces in ((BLACK, int(state.black_men) | int(state.black_kings)),
+                         (1 - BLACK, int(state.white_men) | int(state.white_kings))):  # fmt: skip
+        if not pieces:  # over as surely as when the side without pieces is to move
+            winner, loser = side_name(1 - side), side_name(side)
+            raise SessionError(f"the position set up is already over ({winner} wins: {loser} has no pieces)")
     return state
