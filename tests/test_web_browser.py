@@ -427,7 +427,10 @@ def test_the_best_agent_is_the_default_opponent_and_thinks_with_alphabeta(page, 
     assert _board_state(page) == "human"
     assert "alpha-beta to depth" in page.inner_text("#play-eval")
     assert page.get_attribute("#eval-bar", "data-chance") != ""
-    page.click("summary")  # Advanced: any player spec
+    number = page.inner_text("#eval-number")  # the bar says its figure: your win chance
+    assert number == page.get_attribute("#eval-bar", "data-chance") + "%"
+    assert page.inner_text("#play-eval").startswith(f"your win chance: {number} (")
+    page.click("#advanced summary")  # Advanced: any player spec
     page.fill("#opponent", "alphabeta:3")  # chosen by the person: the rules no longer change it
     assert page.input_value("#opponent-choice") == ""  # a custom spec
     page.select_option("#rules", "american6")
@@ -551,5 +554,36 @@ def test_the_open_run_lives_in_the_address_and_its_name_fits_a_phone(browser, se
         name = phone.locator("#run-list td >> nth=0").bounding_box()
         assert name["width"] >= 300  # the whole width, not a column broken every few letters
         assert phone.evaluate("document.documentElement.scrollWidth") <= 390
+    finally:
+        phone.close()
+
+
+def test_a_phone_game_keeps_the_board_and_moves_together_and_ends_with_its_result(browser, server):
+    phone = browser.new_page(viewport={"width": 390, "height": 844})
+    try:
+        phone.goto(f"{server}/#play")
+        phone.wait_for_selector("#play-board svg")
+        assert phone.evaluate("document.getElementById('settings').open")  # no game yet: the settings
+        phone.select_option("#rules", "american6")
+        phone.select_option("#opponent-choice", "random")
+        phone.click("#setup summary")
+        phone.fill("#setup-text", "B:W5:B1")  # Black (you) takes White's last man: 1x8
+        phone.click("#new-game-button")
+        assert _board_state(phone) == "human"
+        assert not phone.evaluate("document.getElementById('settings').open")  # collapsed during a game
+        moves, settings = (phone.locator(s).bounding_box() for s in ("#play-moves", "#settings"))
+        assert moves["y"] < settings["y"]  # the moves under the board, the settings last
+        assert phone.locator("#game-over").is_hidden()
+        phone.click("#play-board g[data-square='1']")
+        phone.click("#play-board g[data-square='8']")
+        phone.wait_for_selector("#game-over:not([hidden])")
+        text = phone.inner_text("#game-over")
+        assert text.startswith("You won. 1-0: Black wins: White has no pieces left")
+        assert "Rematch" in text and "New game" in text
+        phone.click("#over-new")
+        assert phone.evaluate("document.getElementById('settings').open")
+        phone.click("#over-rematch")  # the same start, colours swapped: the opponent's only move wins
+        phone.wait_for_function("document.getElementById('game-over-result').textContent === 'You lost.'")
+        assert phone.input_value("#human") == "white" and _board_state(phone) == "over"
     finally:
         phone.close()

@@ -265,6 +265,7 @@ function renderEvalBar(game) {
   bar.setAttribute("aria-valuetext", chance === null ? "unknown" : `${percent}%`);
   bar.title = chance === null ? "No win chance from this opponent" : `Your win chance: ${percent}%`;
   bar.dataset.chance = chance === null ? "" : percent;
+  $("eval-number").textContent = chance === null ? "" : `${percent}%`;
 }
 
 // The endgame database's value of the position shown (the server's line of text), hidden outside it.
@@ -343,6 +344,7 @@ function renderPlay() {
   board.dataset.view = viewing ? String(play.viewing) : "live";
   $("play-status").textContent = viewing ? `Move ${play.viewing} of ${game.turns.length}: back to the game to play on.` : playStatus(game);
   $("play-eval").textContent = game && game.evaluation ? game.evaluation.text : "";
+  renderGameOver(game, viewing);
   renderEndgame(position.endgame);
   renderEvalBar(game);
   renderButtons(game);
@@ -587,6 +589,25 @@ function gameSettings() {
   };
 }
 
+// The end of a game as a panel under the board: the result from your side, why, Rematch and New game.
+function renderGameOver(game, viewing) {
+  const over = Boolean(game && game.over && !viewing);
+  $("game-over").hidden = !over;
+  document.querySelector(".play").classList.toggle("in-game", Boolean(game && !game.over));
+  if (!over) return;
+  const won = game.result === "1-0" ? "black" : game.result === "0-1" ? "white" : null;
+  $("game-over-result").textContent = won === null ? "Draw." : won === game.human ? "You won." : "You lost.";
+  $("game-over-reason").textContent = `${game.result}: ${game.reason}.`;
+}
+
+// The settings shown again for a new game (collapsed on a phone while a game is played).
+function showSettings() {
+  const settings = $("settings");
+  settings.open = true;
+  settings.scrollIntoView({ block: "nearest" });
+  $("new-game-button").focus();
+}
+
 // A new game of the game's settings and start position, your colour swapped when "swap colours" is ticked.
 async function rematch() {
   const game = play.game;
@@ -615,6 +636,7 @@ async function newGame(event, settings) {
   play.selected = null;
   play.viewing = null;
   play.cursor = null;  // keyboard focus starts on a piece that can move
+  if (window.matchMedia("(max-width: 600px)").matches) $("settings").open = false;  // the board first
   setPlayUrl();
   renderPlay();
   await opponentMoves();
@@ -983,6 +1005,8 @@ async function start() {
   $("resign").addEventListener("click", resignGame);
   $("flip").addEventListener("click", flipBoard);
   $("rematch").addEventListener("click", rematch);
+  $("over-rematch").addEventListener("click", rematch);
+  $("over-new").addEventListener("click", showSettings);
   $("play-board").addEventListener("pointerdown", dragStart);
   $("play-board").addEventListener("pointermove", dragMove);
   $("play-board").addEventListener("pointerup", dragEnd);
