@@ -4,15 +4,20 @@ A speed claim ("faster", "unchanged") compares old and new code measured on the 
 same hour: this machine's speed varies by 2x between days. This script checks out each REV
 (``git worktree``), then runs the same benchmark script for every revision in turn, ``--rounds``
 times, the order rotated each round so that no revision always runs first, and reads one figure
-from each run's output (``--figure``: a regular expression whose first group is a number). It prints
-each run's figure as it comes, then each revision's median (min .. max) and its ratio to the first.
+from each run's output (``--figure``: a regular expression whose first group is a number; without
+it, the run's wall time in seconds). It prints each run's figure as it comes, then each revision's
+median (min .. max) and its ratio to the first.
 
     python scripts/bench_against.py b046634 --figure '^\\s*256\\s+8\\s+16\\s+([\\d.]+)' \\
         -- scripts/bench_evolve.py --devices 2 --no-scaling --repeats 7
 
-The script and its arguments follow ``--``; each revision runs its own copy of the script (the
-benchmark as that revision had it) with its own package first on ``PYTHONPATH``, from its own
-folder, with the same compile cache. ``WORK`` is the working tree, uncommitted changes included.
+    python scripts/bench_against.py db11e60 -- -m neurocheckers match compiled:1000n compiled:1000n \
+        --rules american8 --games 100 --openings 50      # the wall time of a 100-game match
+
+The script and its arguments follow ``--`` (or ``-m MODULE`` and its arguments); each revision runs
+its own copy of the script (the benchmark as that revision had it) with its own package first on
+``PYTHONPATH``, from its own folder, with the same compile cache. ``WORK`` is the working tree,
+uncommitted changes included.
 """
 
 from __future__ import annotations
@@ -39,7 +44,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("revs", nargs="+", metavar="REV", help="revisions to time beside the working tree")
-    parser.add_argument("--figure", required=True, help="a regular expression; its first group is the figure")
+    parser.add_argument(
+        "--figure", help="a regular expression; its first group is the figure (default: wall s)"
+    )
     parser.add_argument("--rounds", type=int, default=3, help="runs of each revision (default 3)")
     parser.add_argument("--lower-is-better", action=argparse.BooleanOptionalAction, default=True,
                         help="how to read the ratio (default: a time, lower is better)")  # fmt: skip
@@ -49,18 +56,23 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     split = argv.index("--")
     args = parser.parse_args(argv[:split])
     args.command = argv[split + 1 :]
-    if not args.command or not args.command[0].endswith(".py"):
-        parser.error(f"the benchmark after -- must be a .py script of the repository, got {args.command!r}")
-    if not (REPO / args.command[0]).is_file():
+    module = args.command[:1] == ["-m"] and len(args.command) > 1
+    if not module and (not args.command or not args.command[0].endswith(".py")):
+        parser.error(
+            f"the benchmark after -- must be a .py script of the repository or -m MODULE, got {args.command}"
+        )
+    if not module and not (REPO / args.command[0]).is_file():
         parser.error(f"no script {args.command[0]!r} in the working tree")
     if args.rounds < 1:
         parser.error(f"--rounds must be >= 1, got {args.rounds}")
-    try:
-        args.pattern = re.compile(args.figure, re.MULTILINE)
-    except re.error as error:
-        parser.error(f"--figure {args.figure!r} is not a regular expression: {error}")
-    if args.pattern.groups < 1:
-        parser.error(f"--figure {args.figure!r} has no group to read the figure from")
+    args.pattern = None
+    if args.figure is not None:
+        try:
+            args.pattern = re.compile(args.figure, re.MULTILINE)
+        except re.error as error:
+            parser.error(f"--figure {args.figure!r} is not a regular expression: {error}")
+        if args.pattern.groups < 1:
+            parser.error(f"--figure {args.figure!r} has no group to read the figure from")
     return args
 
 
@@ -73,15 +85,20 @@ def resolve(rev: str) -> str:
     return done.stdout.strip()
 
 
-def run_once(code: Path, command: list[str], pattern: re.Pattern) -> tuple[float, str]:
-    """Run ``command`` (a script path relative to the repository, its arguments) with the code in
-    ``code``; its figure and its whole output."""
+def run_once(code: Path, command: list[str], pattern: re.Pattern | None) -> tuple[float, str]:
+    """Run ``command`` (a script path relative to the repository, or ``-m MODULE``, and its
+    arguments) with the code in ``code``; its figure (the wall time without ``pattern``) and its
+    whole output."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(code), os.environ.get("PYTHONPATH", "")])}
-    done = subprocess.run([sys.executable, str(code / command[0]), *command[1:]], cwd=code, env=env,
-                          capture_output=True, text=True)  # fmt: skip
+    program = command if command[0] == "-m" else [str(code / command[0]), *command[1:]]
+    start = time.perf_counter()
+    done = subprocess.run([sys.executable, *program], cwd=code, env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - start
     output = done.stdout + done.stderr
     if done.returncode:
-        sys.exit(f"bench_against.py: error: {command[0]} failed in {code}:\n{output[-3000:]}")
+        sys.exit(f"bench_against.py: error: {' '.join(command[:2])} failed in {code}:\n{output[-3000:]}")
+    if pattern is None:
+        return round(wall, 2), output
     found = pattern.search(done.stdout)
     if found is None:
         sys.exit(
@@ -132,7 +149,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     commits = {resolve(rev): rev for rev in args.revs}
     print(f"benchmark: {' '.join(args.command)}")
-    print(f"figure: {args.figure}; {args.rounds} rounds, the order rotated; machine: {os.cpu_count()} cores")
+    figure = args.figure or "the wall time of each run, s"
+    print(f"figure: {figure}; {args.rounds} rounds, the order rotated; machine: {os.cpu_count()} cores")
     print(
         "revisions: " + ", ".join(f"{c} ({r})" for c, r in commits.items()) + f", {WORK} (the working tree)"
     )

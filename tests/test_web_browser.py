@@ -587,3 +587,21 @@ def test_a_phone_game_keeps_the_board_and_moves_together_and_ends_with_its_resul
         assert phone.input_value("#human") == "white" and _board_state(phone) == "over"
     finally:
         phone.close()
+
+
+def test_the_games_page_fits_a_phone(browser, served):
+    server, folder, _ = served
+    long_name = "compiled:equal:results/a_long_folder_name/best_simple6_trained_for_an_hour.safetensors"
+    sample = (folder / "games" / "sample.json").read_text()
+    (folder / "games" / "long_names.json").write_text(
+        sample.replace('"mcts:agent.safetensors:2"', f'"{long_name}"')
+    )
+    phone = browser.new_page(viewport={"width": 390, "height": 844})
+    try:
+        phone.goto(f"{server}/#games?file=games/long_names.json")
+        phone.wait_for_selector("#games-board svg")
+        assert phone.evaluate("document.documentElement.scrollWidth") <= 390  # nothing wider than the screen
+        box = phone.locator("#games-board svg").bounding_box()
+        assert box["x"] >= 0 and box["x"] + box["width"] <= 390
+    finally:
+        phone.close()
