@@ -3,7 +3,7 @@
 A run folder holds ``metrics.csv`` (one row per epoch, ``METRIC_COLUMNS``) and the boss lineage:
 ``lineage.csv`` (``LINEAGE_COLUMNS``) naming one agent file per boss in ``lineage/``. Agent files
 reserve some metadata keys for their own header. Player specs are the command line's names of
-players (``random``, ``mcts:FILE:SIMS``, ...; their registry is ``player_kinds``).
+players (``random``, ``mcts:FILE:SIMS``, ...; their registry is ``players.registry``).
 """
 
 from __future__ import annotations

@@ -1,10 +1,10 @@
 """A person against an agent in the terminal: the game loop of ``neurocheckers play``; the agent's
-turns and their words are ``play_turns``'s, shared with the web board.
+turns and their words are ``match.turns``'s, shared with the web board.
 
 ``play_game`` reads lines through ``read_line`` and writes through ``write``, so tests drive it with
 scripted input. The agent thinks until a wall-clock limit a move, with one of two searches:
 
-- ``alphabeta`` (the default): the timed search of ``timed_player`` (``timed:SECONDSs:FILE``:
+- ``alphabeta`` (the default): the timed search of ``players.timed`` (``timed:SECONDSs:FILE``:
   iterative-deepening alpha-beta with capture extensions, the network scoring the leaves), compiled
   before the first move by a tiny search (``prepare_timed``); ``timed_turn`` plays a whole turn;
 - ``mcts``: ``anytime_search``, whose search sizes are compiled before the first move
@@ -26,12 +26,10 @@ from typing import Any
 
 import jax
 
-from neurocheckers.agent_file import Agent
 from neurocheckers.analysis.games import result_text
 from neurocheckers.compiled import endgame as search_db
-from neurocheckers.compiled_player import CompiledPlayer
-from neurocheckers.game_session import GameLine
-from neurocheckers.play_turns import (
+from neurocheckers.match.session import GameLine
+from neurocheckers.match.turns import (
     DEFAULT_SEARCH,
     SEARCHES,
     agent_turn,
@@ -46,6 +44,9 @@ from neurocheckers.play_turns import (
     search_text,
     timed_turn,
 )
+from neurocheckers.networks.agent_file import Agent
+from neurocheckers.players.compiled import CompiledPlayer
+from neurocheckers.players.timed import MAX_SECONDS, TimedPlayer, agent_player
 from neurocheckers.rules.engine import init
 from neurocheckers.rules.notation import (
     board_text,
@@ -56,7 +57,6 @@ from neurocheckers.rules.notation import (
 from neurocheckers.rules.presets import Rules
 from neurocheckers.rules.state import BLACK, WHITE, State
 from neurocheckers.search.mcts import MCTSConfig
-from neurocheckers.timed_player import MAX_SECONDS, TimedPlayer, agent_player
 
 QUIT_WORDS = ("quit", "exit", "q", "resign")
 HELP = (
@@ -81,7 +81,7 @@ def _outcome(state: State, human: int) -> str:
 
 @dataclasses.dataclass(kw_only=True)
 class _Game(GameLine):
-    """A game in progress (``game_session.GameLine``: the plies played, the position, the end rules)
+    """A game in progress (``match.session.GameLine``: the plies played, the position, the end rules)
     and whether to draw the board again."""
 
     show_board: bool = True
@@ -107,7 +107,7 @@ class _Thinker:
 def _prepare(thinker: _Thinker) -> str:
     """Compile the agent's search before the first move; says what was compiled."""
     if thinker.compiled is not None:
-        thinker.compiled.warm_up()
+        thinker.compiled.warm_up(thinker.rules)
         prepare_step(thinker.rules)
         return "compiled search loaded"
     if thinker.timed is not None:

@@ -11,14 +11,14 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from neurocheckers.arena import (
+from neurocheckers.match.arena import (
     GameRecords,
     PopulationSearch,
     a_is_black_in_game,
     paired_opening_starts,
     play_games,
 )
-from neurocheckers.evaluator import EvaluatorSpec, value_fn
+from neurocheckers.networks.evaluator import EvaluatorSpec, value_fn
 from neurocheckers.rules.playout import default_max_plies
 from neurocheckers.rules.presets import Rules
 from neurocheckers.rules.state import State

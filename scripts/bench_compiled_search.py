@@ -408,14 +408,14 @@ def against_timed_main(args) -> None:
     (``engines.run_engine_match``), the preset's own draw rule."""
     import numpy as np
 
-    from neurocheckers.arena import MatchOptions
     from neurocheckers.compiled.driver import SearchOptions
-    from neurocheckers.compiled_player import parse_compiled
-    from neurocheckers.engines import MoveClock, run_engine_match
+    from neurocheckers.match.arena import MatchOptions
+    from neurocheckers.match.host import MoveClock, run_engine_match
+    from neurocheckers.players.compiled import parse_compiled
+    from neurocheckers.players.timed import parse_timed
     from neurocheckers.rules.openings import load_openings, opening_states
     from neurocheckers.rules.presets import get_rules
     from neurocheckers.runtime import configure_jax
-    from neurocheckers.timed_player import parse_timed
 
     configure_jax()
     rules, n, seconds = get_rules(args.rules), args.against_timed, args.seconds

@@ -116,8 +116,8 @@ def leaf_floor(args: argparse.Namespace, population: int, games: int, sims: int,
     import jax
     import jax.numpy as jnp
 
-    from neurocheckers.architectures import EvaluatorSpec
-    from neurocheckers.evaluator import init_params, network
+    from neurocheckers.networks.architectures import EvaluatorSpec
+    from neurocheckers.networks.evaluator import init_params, network
 
     spec = EvaluatorSpec(layers=args.layers, width=args.width, board_size=6)
     net, half = network(spec), max(games // 2, 1)

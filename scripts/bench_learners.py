@@ -71,10 +71,10 @@ def main(argv: list[str] | None = None) -> None:
     devices = use_host_devices(args.devices or cores)
     import jax
 
-    from neurocheckers.arena import play_match
     from neurocheckers.learners.common import regress
     from neurocheckers.learners.self_play import selfplay
     from neurocheckers.learners.td_lambda import TDLeafSettings, TDSettings, epoch, init, training_data
+    from neurocheckers.match.arena import play_match
     from neurocheckers.rules.playout import random_playouts
     from neurocheckers.rules.presets import get_rules
     from neurocheckers.search.baselines import random_policy

@@ -36,12 +36,12 @@ def main(argv: list[str] | None = None) -> None:
     import jax
     import numpy as np
 
-    from neurocheckers.agent_file import load_agent
-    from neurocheckers.evaluator import init_params
     from neurocheckers.experiment.config import ConfigError, load_config
     from neurocheckers.experiment.trainers import make_trainer
     from neurocheckers.learners.pbt import learner_spec
     from neurocheckers.learners.pbt_tournament import tournament
+    from neurocheckers.networks.agent_file import load_agent
+    from neurocheckers.networks.evaluator import init_params
     from neurocheckers.runtime import configure_jax
 
     configure_jax()

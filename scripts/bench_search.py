@@ -121,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
     import numpy as np
     from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
-    from neurocheckers import evaluator
+    from neurocheckers.networks import evaluator
     from neurocheckers.rules import get_rules, init, random_action, step
     from neurocheckers.search import MCTSConfig, search
 
@@ -454,8 +454,8 @@ def bench_ours(
     entries, 0: none) on every position, a fresh table for each; the first search compiles."""
     import jax
 
-    from neurocheckers.agent_file import load_agent
-    from neurocheckers.timed_player import parse_timed
+    from neurocheckers.networks.agent_file import load_agent
+    from neurocheckers.players.timed import parse_timed
 
     deepening = parse_timed(f"timed:{args.seconds:g}s:{evaluator}", rules, table_bits).deepening
     started = time.perf_counter()
@@ -503,7 +503,7 @@ def bench_pydraughts(positions: list[Position], args) -> Row:
     at once and is still logged, so it is not counted."""
     import importlib
 
-    from neurocheckers.pydraughts_engine import board_of, draughts_module
+    from neurocheckers.players.pydraughts import board_of, draughts_module
 
     draughts = draughts_module()
     simple = importlib.import_module("draughts.engines.simple")
@@ -534,7 +534,7 @@ def bench_pydraughts(positions: list[Position], args) -> Row:
 def openspiel_states(game, positions: list[Position]) -> list[Any]:
     """OpenSpiel states of the positions: the opening's path (``engines.opening_path``) and then the
     same actions; ``RuntimeError`` unless the pieces, the side to move and the moves agree."""
-    from neurocheckers.engines import opening_path
+    from neurocheckers.players.openspiel import opening_path
     from neurocheckers.rules.openspiel_actions import legal_moves_of, position_of
 
     out = []
@@ -564,7 +564,7 @@ def bench_openspiel_ab(game, os_states: list[Any], args) -> list[Row]:
     """OpenSpiel's ``alpha_beta_search`` with ``engines.material_for`` at the leaves: at a fixed depth
     (nodes counted in a separate pass, timed passes without the counter), and deepening 1, 2, ...
     from scratch until ``--seconds`` (the deepest depth finished in time)."""
-    from neurocheckers.engines import material_for, openspiel_modules
+    from neurocheckers.players.openspiel import material_for, openspiel_modules
 
     _, _, minimax = openspiel_modules()
     depth = args.openspiel_depth
@@ -636,7 +636,7 @@ def openspiel_depth_in_time(search, state, seconds: float, material_for) -> tupl
 
 def bench_openspiel_mcts(game, os_states: list[Any], args) -> Row:
     """OpenSpiel's ``MCTSBot`` (``engines.make_bot``, ``openspiel:mcts:N``): seconds a move."""
-    from neurocheckers.engines import EngineBot, make_bot
+    from neurocheckers.players.openspiel import EngineBot, make_bot
 
     sims = args.mcts_sims
     bot = EngineBot(f"openspiel:mcts:{sims}", "mcts", sims)

@@ -28,7 +28,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from neurocheckers.arena import MatchOptions, run_match
+from neurocheckers.match.arena import MatchOptions, run_match
 from neurocheckers.rules.engine import material_balance
 from neurocheckers.rules.openings import load_openings, opening_states
 from neurocheckers.rules.presets import PRESETS, get_rules

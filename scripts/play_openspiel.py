@@ -19,8 +19,8 @@ import numpy as np
 
 from neurocheckers.analysis.games import games_from_actions
 from neurocheckers.analysis.pdn_games import save_pdn
-from neurocheckers.arena import MatchOptions, paired_opening_starts
-from neurocheckers.engines import parse_any_player, play_any_match
+from neurocheckers.match.arena import MatchOptions, paired_opening_starts
+from neurocheckers.match.host import parse_any_player, play_any_match
 from neurocheckers.rules import AMERICAN8
 from neurocheckers.rules.openings import load_openings, opening_states
 from neurocheckers.runtime import configure_jax

@@ -23,11 +23,11 @@ from pathlib import Path
 import jax
 import numpy as np
 
-from neurocheckers.agent_file import load_agent, save_agent
 from neurocheckers.compiled import endgame as eg
 from neurocheckers.compiled import network as nw
-from neurocheckers.evaluator import init_params
 from neurocheckers.learners import search_targets as st
+from neurocheckers.networks.agent_file import load_agent, save_agent
+from neurocheckers.networks.evaluator import init_params
 
 
 def score(args: argparse.Namespace) -> dict:

@@ -8,11 +8,12 @@ import dataclasses
 
 import numpy as np
 
-from neurocheckers.player_kinds import PlayerKind, SearchReport
+from neurocheckers.players.protocol import HostPlayer
+from neurocheckers.players.registry import PlayerKind, SearchReport
 
 
 @dataclasses.dataclass(frozen=True)
-class FakeEngine:
+class FakeEngine(HostPlayer):
     name: str
     index: int
     warmed: list = dataclasses.field(default_factory=list)
@@ -20,7 +21,7 @@ class FakeEngine:
     def new_game(self, seed: int) -> FakeGame:
         return FakeGame(self.index)
 
-    def warm_up(self) -> None:
+    def warm_up(self, rules) -> None:
         self.warmed.append(True)
 
 
@@ -44,5 +45,10 @@ def parse_fake(spec: str, rules) -> FakeEngine:
 
 
 FAKE_KIND = PlayerKind(
-    "fake", "fake:N", "the N-th legal move (a test engine)", "fake_engine:parse_fake", host=True
+    "fake",
+    "fake:N",
+    "the N-th legal move (a test engine)",
+    "fake_engine:parse_fake",
+    host=True,
+    menu=(("fake:1", "the fake engine, first legal move"),),
 )

@@ -9,7 +9,7 @@ import numpy as np
 def material_network(spec, scale: float = 0.25):
     """MLP parameters whose output is sigmoid(scale * material of the side to move): two ReLU units
     carry max(m, 0) and max(-m, 0) through every hidden layer."""
-    from neurocheckers.evaluator import param_shapes
+    from neurocheckers.networks.evaluator import param_shapes
 
     shapes = param_shapes(spec)
     params = {

@@ -1,5 +1,5 @@
 """A tiny engine of the project's own speaking the external-engine line protocol (docs/engines.md),
-for the tests of ``neurocheckers.external_engine``: it picks a legal move with our rules.
+for the tests of ``neurocheckers.players.external``: it picks a legal move with our rules.
 
     python tests/protocol_engine.py [--rules PRESET] [--seed N] [--fail MODE] [--after K] [--short]
                                     [--history]

@@ -12,13 +12,13 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from neurocheckers import agent_file, architectures, evaluator
 from neurocheckers.evolution import crossover_layers, layer_paths, mutate_one_layer
 from neurocheckers.evolution.boss_ga import make_setup
 from neurocheckers.experiment.config import ConfigError, load_config
 from neurocheckers.experiment.folder import config_summary
 from neurocheckers.formats import RESERVED_AGENT_KEYS
-from neurocheckers.numpy_agent import NumpyAgent, encode_fen
+from neurocheckers.networks import agent_file, architectures, evaluator
+from neurocheckers.networks.numpy_agent import NumpyAgent, encode_fen
 from neurocheckers.rules import AMERICAN8, BLACK, SIMPLE6, WHITE, from_position
 from neurocheckers.rules.notation import to_fen
 

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 from neurocheckers.analysis.match_report import format_table, pool_summaries, summarize
-from neurocheckers.arena import MatchOptions, a_is_black_in_game, play_match, play_plies, run_match
-from neurocheckers.players import parse_player
+from neurocheckers.match.arena import MatchOptions, a_is_black_in_game, play_match, play_plies, run_match
+from neurocheckers.players.jax_players import parse_player
 from neurocheckers.rules import AMERICAN6, SIMPLE6
 from neurocheckers.rules.engine import init_batch, random_action, step
 from neurocheckers.rules.outcome import KING_VALUE, points_for

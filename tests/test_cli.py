@@ -18,14 +18,14 @@ import pytest
 from safetensors import safe_open
 from safetensors.numpy import save_file
 
-from neurocheckers.agent_file import INPUT_ENCODING, load_agent
 from neurocheckers.analysis.games import load_games
 from neurocheckers.cli import main
-from neurocheckers.evaluator import encode, value_fn
 from neurocheckers.experiment.config import load_config
 from neurocheckers.experiment.run import create_run, run
 from neurocheckers.formats import read_metrics
-from neurocheckers.numpy_agent import NumpyAgent, encode_fen
+from neurocheckers.networks.agent_file import INPUT_ENCODING, load_agent
+from neurocheckers.networks.evaluator import encode, value_fn
+from neurocheckers.networks.numpy_agent import NumpyAgent, encode_fen
 from neurocheckers.rules import SIMPLE6, init
 from neurocheckers.rules.notation import apply_move, legal_moves, parse_fen, to_fen
 
@@ -402,7 +402,7 @@ def test_plot_refuses_a_folder_that_is_not_a_run(runs, tmp_path, capsys):
 
 
 def test_numpy_agent_constants_agree_with_the_jax_loader():
-    from neurocheckers import agent_file, numpy_agent
+    from neurocheckers.networks import agent_file, numpy_agent
 
     assert numpy_agent.FORMAT == agent_file.FORMAT
     assert numpy_agent.FORMAT_VERSION == agent_file.FORMAT_VERSION
@@ -599,8 +599,9 @@ def test_an_output_that_cannot_be_written_is_refused_before_any_game(
 ):
     """Every command that writes results checks where it writes first: exit 2 with one line naming the
     option, and no game played (the players' match functions would fail the test)."""
-    from neurocheckers import arena, engines
     from neurocheckers.analysis import gauntlet, replay
+    from neurocheckers.match import arena
+    from neurocheckers.match import host as engines
 
     games = tmp_path / "games.json"
     if args[0] == "show":

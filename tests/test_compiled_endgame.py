@@ -11,10 +11,10 @@ import pytest
 from neurocheckers.compiled import endgame as ce
 from neurocheckers.compiled.board import Position, game_rule
 from neurocheckers.compiled.driver import CompiledSearch
-from neurocheckers.compiled_player import parse_compiled
 from neurocheckers.endgame.database import DRAW, LOSS, WIN, EndgameDB
 from neurocheckers.endgame.flat import FlatDB
 from neurocheckers.endgame.index import SliceIndex, board_masks, men_offsets, reverse_bits, solve_order
+from neurocheckers.players.compiled import parse_compiled
 from neurocheckers.rules.presets import AMERICAN6, AMERICAN8
 
 

@@ -12,13 +12,13 @@ import numpy as np
 import pytest
 from test_compiled_search import SMALL_PLAIN, quiet_positions
 
-from neurocheckers import agent_file, evaluator
 from neurocheckers.compiled import network as nw
 from neurocheckers.compiled.board import Position, geometry
 from neurocheckers.compiled.check import random_positions
 from neurocheckers.compiled.driver import CompiledSearch, SearchOptions
 from neurocheckers.compiled.game import after
-from neurocheckers.compiled_player import parse_compiled
+from neurocheckers.networks import agent_file, evaluator
+from neurocheckers.players.compiled import parse_compiled
 from neurocheckers.rules.engine import from_position
 from neurocheckers.rules.outcome import KING_VALUE
 from neurocheckers.rules.presets import AMERICAN6, AMERICAN8

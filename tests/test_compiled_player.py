@@ -10,7 +10,7 @@ import pytest
 
 from neurocheckers.compiled.board import Position, SearchRules, game_rule
 from neurocheckers.compiled.game import Game
-from neurocheckers.compiled_player import parse_compiled
+from neurocheckers.players.compiled import parse_compiled
 from neurocheckers.rules.engine import init, step
 from neurocheckers.rules.presets import AMERICAN6, AMERICAN8, AMERICAN8_OPENSPIEL
 from neurocheckers.rules.tables import tables

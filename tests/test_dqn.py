@@ -11,8 +11,8 @@ import numpy as np
 import optax
 import pytest
 
-from neurocheckers.evaluator import init_params, value
 from neurocheckers.learners import dqn, replay
+from neurocheckers.networks.evaluator import init_params, value
 from neurocheckers.rules import AMERICAN6, step
 from neurocheckers.rules.notation import legal_actions, parse_fen
 

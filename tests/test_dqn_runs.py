@@ -9,13 +9,13 @@ import numpy as np
 import pytest
 
 from neurocheckers.cli import main
-from neurocheckers.evaluator import value
 from neurocheckers.experiment.config import ConfigError, load_config
 from neurocheckers.experiment.run import create_run, run
 from neurocheckers.experiment.trainers import make_trainer
 from neurocheckers.formats import TIMING_COLUMNS, read_lineage, read_metrics
-from neurocheckers.numpy_agent import NumpyAgent, encode_fen
-from neurocheckers.players import parse_player
+from neurocheckers.networks.evaluator import value
+from neurocheckers.networks.numpy_agent import NumpyAgent, encode_fen
+from neurocheckers.players.jax_players import parse_player
 
 DQN_RUN = [
     "name=tinydqn",

@@ -190,9 +190,9 @@ class Shuffler:
 
 def test_the_host_match_loop_draws_a_threefold_repetition_under_american8_only():
     from neurocheckers.analysis.match_report import summarize
-    from neurocheckers.arena import MatchOptions
-    from neurocheckers.engines import play_engine_games
-    from neurocheckers.move_clock import MoveClock
+    from neurocheckers.match.arena import MatchOptions
+    from neurocheckers.match.clock import MoveClock
+    from neurocheckers.match.host import play_engine_games
     from neurocheckers.rules.engine import from_position
 
     start = from_position(AMERICAN8, 0, 1 << 0, 0, 1 << 31)  # a king each, on 1 and on 32

@@ -277,7 +277,7 @@ def test_a_search_that_reads_the_database_plays_its_best_moves(small_db):
     the moves ``probe`` calls best (the quickest win, a draw, the slowest loss), whatever the net."""
     import jax
 
-    from neurocheckers.players import parse_player
+    from neurocheckers.players.jax_players import parse_player
     from neurocheckers.rules.notation import legal_moves, parse_fen, to_fen
 
     player = parse_player(f"alphabeta:1:results/best_american6.safetensors:{small_db}", AMERICAN6)

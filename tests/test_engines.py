@@ -1,4 +1,4 @@
-"""Tests of OpenSpiel's bots as opponents (``engines``): specs, the host-side match loop (every move
+"""Tests of OpenSpiel's bots as opponents (``match.host``): specs, the host-side match loop (every move
 legal in both engines, colours balanced, paired openings), ``match`` and the gauntlet's rows."""
 
 from __future__ import annotations
@@ -11,30 +11,31 @@ import pytest
 
 pytest.importorskip("pyspiel")
 
-from neurocheckers import engines  # noqa: E402
 from neurocheckers.analysis.games import RESULTS, games_from_actions  # noqa: E402
 from neurocheckers.analysis.gauntlet import GauntletConfig, play_row  # noqa: E402
 from neurocheckers.analysis.pdn_games import load_game_file  # noqa: E402
-from neurocheckers.arena import MatchOptions, paired_opening_starts  # noqa: E402
 from neurocheckers.cli import main  # noqa: E402
-from neurocheckers.policies import Player  # noqa: E402
+from neurocheckers.match import host as engines  # noqa: E402
+from neurocheckers.match.arena import MatchOptions, paired_opening_starts  # noqa: E402
+from neurocheckers.players import openspiel  # noqa: E402
+from neurocheckers.players.policies import Player  # noqa: E402
+from neurocheckers.players.timed import EQUAL_TIME_SHARE  # noqa: E402
 from neurocheckers.rules import AMERICAN6, AMERICAN8, SIMPLE6  # noqa: E402
 from neurocheckers.rules.notation import parse_fen  # noqa: E402
 from neurocheckers.rules.openings import load_openings, opening_states  # noqa: E402
 from neurocheckers.rules.openspiel_actions import position_of  # noqa: E402
-from neurocheckers.timed_player import EQUAL_TIME_SHARE  # noqa: E402
 
 
 def test_specs_and_their_errors(monkeypatch):
     bot = engines.parse_any_player("openspiel:mcts:100", AMERICAN8)
-    assert bot == engines.EngineBot("openspiel:mcts:100", "mcts", 100)
+    assert bot == openspiel.EngineBot("openspiel:mcts:100", "mcts", 100)
     assert isinstance(engines.parse_any_player("random", AMERICAN8), Player)
     for preset in (SIMPLE6, AMERICAN6):
         with pytest.raises(ValueError, match=f"american8 only; got --rules {preset.name}"):
-            engines.parse_engine("openspiel:alphabeta:2", preset)
+            openspiel.parse_engine("openspiel:alphabeta:2", preset)
     for bad in ("openspiel:mcts:0", "openspiel:alphabeta:x", "openspiel:gnu:3", "openspiel:mcts"):
         with pytest.raises(ValueError, match="bad player spec"):
-            engines.parse_engine(bad, AMERICAN8)
+            openspiel.parse_engine(bad, AMERICAN8)
     real = importlib.import_module
 
     def without_openspiel(name, *args):
@@ -44,19 +45,19 @@ def test_specs_and_their_errors(monkeypatch):
 
     monkeypatch.setattr(importlib, "import_module", without_openspiel)
     with pytest.raises(ValueError, match=r'OpenSpiel players need OpenSpiel: pip install -e "\.\[engines\]"'):
-        engines.parse_engine("openspiel:mcts:10", AMERICAN8)
+        openspiel.parse_engine("openspiel:mcts:10", AMERICAN8)
 
 
 def test_material_counts_the_pieces_of_each_side():
-    pyspiel, _, _ = engines.openspiel_modules()
+    pyspiel, _, _ = openspiel.openspiel_modules()
     state = pyspiel.load_game("checkers").new_initial_state()
     captures = 0
     while not state.is_terminal() and captures < 3:
         position = position_of(state)
         black = len(position["black_men"]) + 1.5 * len(position["black_kings"])
         white = len(position["white_men"]) + 1.5 * len(position["white_kings"])
-        value = engines.material_for(0)(state)
-        assert value == -engines.material_for(1)(state) == pytest.approx((black - white) / 19.0)
+        value = openspiel.material_for(0)(state)
+        assert value == -openspiel.material_for(1)(state) == pytest.approx((black - white) / 19.0)
         action = state.legal_actions()[-1]
         captures += action % 2
         state.apply_action(action)
@@ -64,13 +65,13 @@ def test_material_counts_the_pieces_of_each_side():
 
 
 def test_opening_path_reaches_the_opening():
-    pyspiel, _, _ = engines.openspiel_modules()
+    pyspiel, _, _ = openspiel.openspiel_modules()
     game = pyspiel.load_game("checkers")
     fen, ply, quiet = load_openings(AMERICAN8, 1)[0]
-    path = engines.opening_path(game, parse_fen(AMERICAN8, fen, ply, quiet))
+    path = openspiel.opening_path(game, parse_fen(AMERICAN8, fen, ply, quiet))
     assert len(path) == ply == 4
     with pytest.raises(ValueError, match="no sequence of 4 actions"):
-        engines.opening_path(game, parse_fen(AMERICAN8, "B:W21-32:B1-12", 4, 0))
+        openspiel.opening_path(game, parse_fen(AMERICAN8, "B:W21-32:B1-12", 4, 0))
 
 
 def test_a_tiny_match_against_openspiel_is_legal_and_balanced():

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from safetensors.numpy import save_file
 
-from neurocheckers import agent_file, evaluator
+from neurocheckers.networks import agent_file, evaluator
 from neurocheckers.rules import AMERICAN8, BLACK, PRESETS, SIMPLE6, WHITE, from_position, init
 
 SPEC = evaluator.EvaluatorSpec(layers=3, width=8, board_size=6)

@@ -11,18 +11,18 @@ import jax
 import numpy as np
 import pytest
 
-from neurocheckers.agent_file import load_agent, save_agent
 from neurocheckers.analysis.gauntlet import player_spec
 from neurocheckers.analysis.lineage import export_boss
-from neurocheckers.arena import play_match
 from neurocheckers.cli import main
-from neurocheckers.evaluator import EvaluatorSpec, init_params, init_population, value_fn
 from neurocheckers.evolution.boss_ga import evolve_epoch, init, make_setup
 from neurocheckers.experiment.config import ConfigError, load_config
 from neurocheckers.experiment.folder import config_summary
 from neurocheckers.experiment.run import create_run, run
 from neurocheckers.formats import read_lineage, read_metrics
-from neurocheckers.numpy_agent import NumpyAgent
+from neurocheckers.match.arena import play_match
+from neurocheckers.networks.agent_file import load_agent, save_agent
+from neurocheckers.networks.evaluator import EvaluatorSpec, init_params, init_population, value_fn
+from neurocheckers.networks.numpy_agent import NumpyAgent
 from neurocheckers.population import play_population
 from neurocheckers.rules import SIMPLE6
 from neurocheckers.search.baselines import AlphaBetaConfig, alphabeta_policy

@@ -9,19 +9,19 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from neurocheckers import external_engine
-from neurocheckers.arena import MatchOptions
 from neurocheckers.compiled.board import Position
-from neurocheckers.engines import MoveClock, play_any_match
-from neurocheckers.external_engine import (
+from neurocheckers.match.arena import MatchOptions
+from neurocheckers.match.host import MoveClock, play_any_match
+from neurocheckers.players import external as external_engine
+from neurocheckers.players.external import (
     EngineError,
     ExternalEnginePlayer,
     parse_external,
     parse_reply,
     reply_actions,
 )
-from neurocheckers.player_kinds import parse_spec
-from neurocheckers.players import parse_player
+from neurocheckers.players.jax_players import parse_player
+from neurocheckers.players.registry import parse_spec
 from neurocheckers.rules.presets import AMERICAN6, AMERICAN8
 
 FAKE = str(Path(__file__).resolve().parent / "protocol_engine.py")

@@ -11,10 +11,10 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from neurocheckers.evaluator import init_params, value_fn
 from neurocheckers.learners import common, self_play
 from neurocheckers.learners.common import LearnerSettings, learner_spec, random_plies
 from neurocheckers.learners.self_play import selfplay, selfplay_stages
+from neurocheckers.networks.evaluator import init_params, value_fn
 from neurocheckers.rules.engine import init_batch, material_balance
 from neurocheckers.rules.presets import get_rules
 from neurocheckers.search.alphabeta import (

@@ -1,4 +1,4 @@
-"""The game session ``play`` and the web share (``game_session.GameLine``): plies, whole turns,
+"""The game session ``play`` and the web share (``match.session.GameLine``): plies, whole turns,
 undo, and american8's repetition draw seen where a game is played a ply at a time."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import jax
 import pytest
 
-from neurocheckers.game_session import GameLine
+from neurocheckers.match.session import GameLine
 from neurocheckers.rules import AMERICAN8, SIMPLE6, init
 from neurocheckers.rules.notation import legal_moves, parse_fen, parse_move
 

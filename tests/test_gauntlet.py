@@ -26,8 +26,8 @@ from neurocheckers.analysis.gauntlet import (
     write_gauntlet,
 )
 from neurocheckers.analysis.gauntlet_merge import merge_gauntlets
-from neurocheckers.arena import MatchOptions, run_match
-from neurocheckers.players import parse_player
+from neurocheckers.match.arena import MatchOptions, run_match
+from neurocheckers.players.jax_players import parse_player
 from neurocheckers.rules import AMERICAN6, SIMPLE6, get_rules
 from neurocheckers.rules.notation import to_fen
 from neurocheckers.rules.openings import (
@@ -276,8 +276,8 @@ def test_a_small_gauntlet_rates_alphabeta_above_random(tmp_path):
 
 def test_alphabeta_with_a_material_shaped_network_plays_like_alphabeta(tmp_path):
     depth = 2  # the network at every leaf of a two-ply tree (a depth-1 case added a compile, not a case)
-    from neurocheckers.agent_file import save_agent
-    from neurocheckers.evaluator import EvaluatorSpec
+    from neurocheckers.networks.agent_file import save_agent
+    from neurocheckers.networks.evaluator import EvaluatorSpec
 
     spec = EvaluatorSpec.for_rules(SIMPLE6, layers=2, width=4)
     path = tmp_path / "material.safetensors"
@@ -301,9 +301,9 @@ def test_alphabeta_with_a_material_shaped_network_plays_like_alphabeta(tmp_path)
 
 
 def test_gauntlet_command_writes_its_files_and_refuses_bad_input(tmp_path, capsys):
-    from neurocheckers.agent_file import save_agent
     from neurocheckers.cli import main
-    from neurocheckers.evaluator import EvaluatorSpec
+    from neurocheckers.networks.agent_file import save_agent
+    from neurocheckers.networks.evaluator import EvaluatorSpec
 
     spec = EvaluatorSpec.for_rules(SIMPLE6, layers=2, width=4)
     agent = tmp_path / "material.safetensors"

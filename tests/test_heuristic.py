@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from test_baselines import random_positions_fn
 
-from neurocheckers.players import parse_player
+from neurocheckers.players.jax_players import parse_player
 from neurocheckers.rules import AMERICAN6, AMERICAN8, from_position
 from neurocheckers.rules.notation import parse_fen
 from neurocheckers.rules.state import State

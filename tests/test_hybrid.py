@@ -12,7 +12,7 @@ import pytest
 
 from neurocheckers.evolution.boss_ga import evolve_epoch, init, learner_training_data, make_setup
 from neurocheckers.experiment.config import ConfigError, load_config
-from neurocheckers.fitting import td_lambda_targets
+from neurocheckers.networks.fitting import td_lambda_targets
 from neurocheckers.population import play_population
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

@@ -54,7 +54,7 @@ def test_the_check_finds_each_kind_of_private_import():
     source = (
         "from __future__ import annotations\n"
         "import jax._src.xla_bridge\n"
-        "from neurocheckers.evaluator import _mlp, value\n"
+        "from neurocheckers.networks.evaluator import _mlp, value\n"
         "from neurocheckers import evaluator\n"
         "evaluator._unravel(value)\n"
         "evaluator.__name__\n"
@@ -63,7 +63,7 @@ def test_the_check_finds_each_kind_of_private_import():
     )
     assert private_imports(source, "neurocheckers.sample") == [
         "2: import jax._src.xla_bridge",
-        "3: from neurocheckers.evaluator import _mlp",
+        "3: from neurocheckers.networks.evaluator import _mlp",
         "5: evaluator._unravel",
         "7: from neurocheckers._setup import ...",
     ]

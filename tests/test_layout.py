@@ -86,3 +86,46 @@ def test_modules_and_functions_stay_short():
                     long_functions.append(f"{name}:{node.lineno} {node.name} ({length} lines)")
     assert long_modules == []
     assert long_functions == []
+
+
+MAX_ROOT_MODULES = 8
+"""Loose modules at the package root (``__init__`` and ``__main__`` aside): the rest live in rooms."""
+
+
+def test_few_loose_modules_at_the_root():
+    loose = sorted(p.stem for p in PACKAGE.glob("*.py") if p.stem not in ("__init__", "__main__"))
+    assert len(loose) <= MAX_ROOT_MODULES, loose
+
+
+def player_classes() -> set[str]:
+    """The names of the classes of every registered player kind: the protocol's ``HostPlayer``
+    subclasses and our batched ``Player``, found by importing each kind's parse function's module."""
+    import importlib
+    import inspect
+
+    from neurocheckers.players.policies import Player
+    from neurocheckers.players.protocol import HostPlayer
+    from neurocheckers.players.registry import player_kinds
+
+    found = {"Player", "HostPlayer"}
+    for kind in player_kinds():
+        module = importlib.import_module(kind.parser.partition(":")[0])
+        for name, value in vars(module).items():
+            if inspect.isclass(value) and (issubclass(value, HostPlayer) or value is Player):
+                found.add(name)
+    return found
+
+
+def test_callers_ask_the_player_protocol_not_the_class():
+    classes = player_classes()
+    assert {"TimedPlayer", "CompiledPlayer", "ExternalEnginePlayer", "EngineBot", "PyDraughtsBot"} <= classes
+    found = set()
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if PACKAGE / "players" in path.parents:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "isinstance":
+                names = {n.id for n in ast.walk(node.args[1]) if isinstance(n, ast.Name)}
+                names |= {n.attr for n in ast.walk(node.args[1]) if isinstance(n, ast.Attribute)}
+                found |= {(str(path.relative_to(PACKAGE)), name) for name in names & classes}
+    assert found == set()

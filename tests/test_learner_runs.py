@@ -17,11 +17,9 @@ import pytest
 from killing import assert_killed_run_resumes_identically
 from tiny import TINY_BY_STRATEGY
 
-from neurocheckers.agent_file import load_agent, save_agent
 from neurocheckers.analysis.gauntlet import player_spec
 from neurocheckers.analysis.lineage import boss_in_charge, lineage
 from neurocheckers.cli import main
-from neurocheckers.evaluator import value
 from neurocheckers.experiment.config import ConfigError, load_config
 from neurocheckers.experiment.folder import (
     BUDGET_MARGIN_SECONDS,
@@ -45,8 +43,10 @@ from neurocheckers.formats import (
     read_metrics,
 )
 from neurocheckers.learners.td_lambda import piece_games
-from neurocheckers.numpy_agent import NumpyAgent, encode_fen
-from neurocheckers.players import parse_player
+from neurocheckers.networks.agent_file import load_agent, save_agent
+from neurocheckers.networks.evaluator import value
+from neurocheckers.networks.numpy_agent import NumpyAgent, encode_fen
+from neurocheckers.players.jax_players import parse_player
 
 LEARNER_RUN = [
     "name=tinytd",

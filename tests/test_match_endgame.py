@@ -8,10 +8,10 @@ import numpy as np
 from cli_errors import error_line
 
 from neurocheckers.analysis.match_report import endgame_verdicts, format_verdicts
-from neurocheckers.arena import final_boards
 from neurocheckers.cli import main
 from neurocheckers.endgame.database import WIN, EndgameDB
 from neurocheckers.endgame.probe import probe_fen, value_of_state
+from neurocheckers.match.arena import final_boards
 from neurocheckers.rules import AMERICAN6
 from neurocheckers.rules.notation import parse_fen
 

@@ -16,9 +16,9 @@ import numpy as np
 import pytest
 
 from neurocheckers.analysis.pdn_games import load_game_file
-from neurocheckers.arena import MatchInterrupted, MatchOptions, run_match
-from neurocheckers.engines import MoveClock, run_engine_match
-from neurocheckers.players import parse_player
+from neurocheckers.match.arena import MatchInterrupted, MatchOptions, run_match
+from neurocheckers.match.host import MoveClock, run_engine_match
+from neurocheckers.players.jax_players import parse_player
 from neurocheckers.rules import SIMPLE6
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

@@ -11,10 +11,10 @@ import pytest
 from safetensors import safe_open
 from safetensors.numpy import save_file
 
-from neurocheckers import agent_file, evaluator
 from neurocheckers.evolution import crossover_layers, layer_paths, mutate_one_layer
-from neurocheckers.numpy_agent import KING_VALUE as NUMPY_KING_VALUE
-from neurocheckers.numpy_agent import NumpyAgent
+from neurocheckers.networks import agent_file, evaluator
+from neurocheckers.networks.numpy_agent import KING_VALUE as NUMPY_KING_VALUE
+from neurocheckers.networks.numpy_agent import NumpyAgent
 from neurocheckers.rules import BLACK, SIMPLE6
 from neurocheckers.rules.engine import material_balance
 from neurocheckers.rules.notation import parse_fen

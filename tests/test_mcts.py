@@ -18,7 +18,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from neurocheckers import evaluator
+from neurocheckers.networks import evaluator
 from neurocheckers.rules import (
     AMERICAN6,
     BLACK,

@@ -17,9 +17,7 @@ from cli_errors import error_line
 from killing import CrashedEpoch
 from tiny import TINY_BY_STRATEGY
 
-from neurocheckers.agent_file import save_agent
 from neurocheckers.cli import main
-from neurocheckers.evaluator import init_params, masked_to_width
 from neurocheckers.experiment.config import ConfigError, load_config
 from neurocheckers.experiment.run import create_run, run
 from neurocheckers.experiment.trainers import make_trainer
@@ -33,6 +31,8 @@ from neurocheckers.learners.common import (
     random_plies,
 )
 from neurocheckers.learners.self_play import members_selfplay, selfplay
+from neurocheckers.networks.agent_file import save_agent
+from neurocheckers.networks.evaluator import init_params, masked_to_width
 from neurocheckers.population import member_or_boss_policy
 from neurocheckers.rules.engine import init_batch
 from neurocheckers.search.baselines import AlphaBetaConfig

@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 
 from neurocheckers.analysis import games, pdn_games
-from neurocheckers.arena import MatchOptions, paired_opening_starts, run_match
 from neurocheckers.cli import main
-from neurocheckers.players import parse_player
+from neurocheckers.match.arena import MatchOptions, paired_opening_starts, run_match
+from neurocheckers.players.jax_players import parse_player
 from neurocheckers.rules import AMERICAN8, SIMPLE6
 from neurocheckers.rules.openings import load_openings, opening_states
 from neurocheckers.rules.pdn import PdnGame, read_pdn, write_pdn

@@ -14,15 +14,16 @@ import sys
 import jax
 import pytest
 
-from neurocheckers import play, play_turns
-from neurocheckers.agent_file import load_agent, save_agent
+from neurocheckers import play
 from neurocheckers.analysis.games import load_games, save_games
 from neurocheckers.cli import main
-from neurocheckers.evaluator import EvaluatorSpec, init_params
+from neurocheckers.match import turns as play_turns
+from neurocheckers.networks.agent_file import load_agent, save_agent
+from neurocheckers.networks.evaluator import EvaluatorSpec, init_params
+from neurocheckers.players.timed import agent_player
 from neurocheckers.rules import AMERICAN6, SIMPLE6, init
 from neurocheckers.rules.notation import apply_move, legal_moves, parse_fen
 from neurocheckers.search.timed import SearchInfo
-from neurocheckers.timed_player import agent_player
 
 FAST = {"seconds": 0.05, "max_simulations": 16, "search": "mcts"}
 

@@ -21,11 +21,11 @@ import jax
 import pytest
 from cli_errors import error_line
 
-from neurocheckers import play_turns
-from neurocheckers.agent_file import save_agent
 from neurocheckers.cli import main
-from neurocheckers.compiled_player import parse_compiled
-from neurocheckers.evaluator import EvaluatorSpec, init_params
+from neurocheckers.match import turns as play_turns
+from neurocheckers.networks.agent_file import save_agent
+from neurocheckers.networks.evaluator import EvaluatorSpec, init_params
+from neurocheckers.players.compiled import parse_compiled
 from neurocheckers.rules import AMERICAN6, AMERICAN8
 from neurocheckers.rules.notation import parse_fen
 

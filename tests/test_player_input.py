@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from neurocheckers.arena import MatchOptions
 from neurocheckers.cli import main
-from neurocheckers.compiled_player import parse_compiled
-from neurocheckers.engines import play_any_match
-from neurocheckers.player_kinds import parse_spec
+from neurocheckers.match.arena import MatchOptions
+from neurocheckers.match.host import play_any_match
+from neurocheckers.players.compiled import parse_compiled
+from neurocheckers.players.registry import parse_spec
 from neurocheckers.rules.presets import AMERICAN8, NAMED_RULES
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))

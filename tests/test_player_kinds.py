@@ -1,4 +1,4 @@
-"""The player registry (``player_kinds``): every spec parsed through it, a new engine registered by
+"""The player registry (``players.registry``): every spec parsed through it, a new engine registered by
 one line and played in a match, limits and ``--help`` from one place, the search reports."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import jax
 import pytest
 from fake_engine import FAKE_KIND, FakeEngine
 
-from neurocheckers import player_kinds
-from neurocheckers.player_kinds import PlayerKind, SearchReport, parse_spec, spec_forms
+from neurocheckers.players import registry as player_kinds
+from neurocheckers.players.registry import PlayerKind, SearchReport, parse_spec, spec_forms
 from neurocheckers.rules import AMERICAN8, SIMPLE6
 from neurocheckers.search import limits
 
@@ -21,8 +21,8 @@ def fake_kind():
 
 
 def test_a_registered_engine_plays_a_match_and_reports_its_depth(fake_kind):
-    from neurocheckers.arena import MatchOptions
-    from neurocheckers.engines import MoveClock, parse_any_player, play_any_match
+    from neurocheckers.match.arena import MatchOptions
+    from neurocheckers.match.host import MoveClock, parse_any_player, play_any_match
 
     fake = parse_any_player("fake:2", SIMPLE6)
     assert isinstance(fake, FakeEngine) and fake.index == 2
@@ -117,8 +117,8 @@ def test_the_compiled_search_on_the_american8_ladder_and_its_depth_in_gauntlet_r
     # the compiled search takes a network: the equal-time player of the american8 ladder
     assert equal_time_player("agent.safetensors", "american8") == "compiled:equal:agent.safetensors"
     assert equal_time_player("agent.safetensors", "material") == "timed:equal:agent.safetensors"
-    from neurocheckers.agent_file import save_agent
-    from neurocheckers.evaluator import EvaluatorSpec, init_params
+    from neurocheckers.networks.agent_file import save_agent
+    from neurocheckers.networks.evaluator import EvaluatorSpec, init_params
 
     cnn = EvaluatorSpec.for_rules(AMERICAN8, 1, 4, architecture="cnn", cnn_channels=(2,), cnn_dense=4)
     save_agent(tmp_path / "cnn.safetensors", AMERICAN8, cnn, init_params(jax.random.key(0), cnn))
@@ -132,8 +132,8 @@ def test_the_compiled_search_on_the_american8_ladder_and_its_depth_in_gauntlet_r
 def test_the_compiled_search_in_the_equal_time_mode():
     """``compiled:equal`` gets the clock's allowance each move, as ``timed:equal`` does: our batched
     opponent then moves one game at a time, and both sides are timed."""
-    from neurocheckers.arena import MatchOptions
-    from neurocheckers.engines import MoveClock, equal_time, parse_any_player, play_any_match
+    from neurocheckers.match.arena import MatchOptions
+    from neurocheckers.match.host import MoveClock, equal_time, parse_any_player, play_any_match
 
     a, b = parse_any_player("compiled:equal", SIMPLE6), parse_any_player("alphabeta:1", SIMPLE6)
     assert equal_time(a) and not equal_time(b)
@@ -145,7 +145,7 @@ def test_the_compiled_search_in_the_equal_time_mode():
 
 
 def test_where_a_spec_names_its_agent_file():
-    from neurocheckers.player_kinds import spec_agent_file, with_agent_file
+    from neurocheckers.players.registry import spec_agent_file, with_agent_file
 
     named = {
         "greedy:a.safetensors": "a.safetensors",
@@ -169,3 +169,31 @@ def test_where_a_spec_names_its_agent_file():
         assert spec_agent_file(spec) is None, spec
     with pytest.raises(ValueError, match="'random' names no agent file"):
         with_agent_file("random", "b.safetensors")
+
+
+def test_a_registered_engine_reaches_every_door_with_no_other_edit(fake_kind, tmp_path, capsys):
+    """One module (tests/fake_engine.py) and one registration: ``match``, ``gauntlet``, ``--help``
+    and the web's Play menu, whose game it then plays."""
+    import warnings
+
+    from neurocheckers.cli import main
+    from neurocheckers.web.app import create_app
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from starlette.testclient import TestClient
+
+    assert main(["match", "fake:1", "random", "--rules", "simple6", "--games", "2"]) == 0
+    assert "seconds per move" in capsys.readouterr().out
+    gauntlet = ["gauntlet", "fake:3", "--rules", "simple6", "--openings", "1", "--only", "random"]
+    assert main([*gauntlet, "--out", str(tmp_path / "g")]) == 0
+    assert "fake:3" in capsys.readouterr().out and (tmp_path / "g").is_dir()
+    assert main(["match", "--help"]) == 0
+    assert "fake:N: the N-th legal move (a test engine)" in " ".join(capsys.readouterr().out.split())
+    client = TestClient(create_app(tmp_path, save_games=False))
+    choices = client.get("/api/info").json()["opponents"]["simple6"]
+    assert {"spec": "fake:1", "label": "the fake engine, first legal move", "group": "Engines"} in choices
+    game = client.post("/api/games", json={"opponent": "fake:1", "rules": "simple6", "human": "white"})
+    assert game.status_code == 201, game.text
+    reply = client.post(f"/api/games/{game.json()['id']}/reply").json()
+    assert len(reply["turns"]) == 1 and reply["human_to_move"]

@@ -8,8 +8,8 @@ import jax
 import numpy as np
 import pytest
 
-from neurocheckers.arena import play_games
-from neurocheckers.evaluator import EvaluatorSpec, init_params, init_population
+from neurocheckers.match.arena import play_games
+from neurocheckers.networks.evaluator import EvaluatorSpec, init_params, init_population
 from neurocheckers.population import member_or_boss_policy, play_population
 from neurocheckers.rules import SIMPLE6
 from neurocheckers.rules.openings import load_openings, opening_states

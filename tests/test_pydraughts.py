@@ -16,7 +16,7 @@ import pytest
 
 pytest.importorskip("draughts")
 
-from neurocheckers import pydraughts_engine as pde  # noqa: E402
+from neurocheckers.players import pydraughts as pde  # noqa: E402
 from neurocheckers.rules import AMERICAN6, AMERICAN8, BLACK, SIMPLE6, init, step  # noqa: E402
 from neurocheckers.rules.notation import action_squares, legal_actions, legal_moves, to_fen  # noqa: E402
 from neurocheckers.rules.tables import tables  # noqa: E402
@@ -82,7 +82,7 @@ def _random_games(games: int, plies: int, seed: int):
 
 
 def test_the_module_imports_without_py_draughts():
-    code = "import sys, neurocheckers.pydraughts_engine; assert 'draughts' not in sys.modules"
+    code = "import sys, neurocheckers.players.pydraughts; assert 'draughts' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True)
 
 

@@ -37,10 +37,10 @@ def _synthetic_run(root, layers: int, promoted: list[int], epochs: int, extra: t
     ``run`` would) to spare the tests compiling a second evolution; ``extra`` config overrides."""
     import jax
 
-    from neurocheckers.agent_file import save_agent
-    from neurocheckers.evaluator import EvaluatorSpec, init_params
     from neurocheckers.experiment.folder import search_metadata
     from neurocheckers.formats import LINEAGE_DIR, LINEAGE_FILE, METRIC_COLUMNS, METRICS_FILE
+    from neurocheckers.networks.agent_file import save_agent
+    from neurocheckers.networks.evaluator import EvaluatorSpec, init_params
 
     config = load_config(None, [*TINY, f"layers={layers}", f"epochs={epochs}", "name=other", *extra])
     path = create_run(config, root)

@@ -339,7 +339,7 @@ BAD_FENS = [
 
 @pytest.mark.parametrize(("fen", "message"), BAD_FENS)
 def test_both_fen_readers_reject_bad_fens(fen, message):
-    from neurocheckers.numpy_agent import encode_fen
+    from neurocheckers.networks.numpy_agent import encode_fen
 
     for read in (lambda: parse_fen(SIMPLE6, fen), lambda: encode_fen(fen, 6)):
         with pytest.raises(ValueError, match=re.escape(message)) as error:
@@ -361,7 +361,7 @@ def test_fen_reader_accepts_ranges_kings_and_the_pdn_tag():
 def test_fen_reading_does_not_import_jax():
     code = (
         "import sys\n"
-        "from neurocheckers.numpy_agent import encode_fen\n"
+        "from neurocheckers.networks.numpy_agent import encode_fen\n"
         "assert encode_fen('B:W13,14:B1', 6).shape == (36,)\n"
         "assert 'jax' not in sys.modules, sorted(m for m in sys.modules if 'jax' in m)\n"
     )

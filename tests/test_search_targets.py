@@ -15,11 +15,11 @@ import pytest
 from running_scripts import script
 from test_compiled_network import _agent, _random_positions
 
-from neurocheckers import agent_file, evaluator
 from neurocheckers.compiled import network as nw
 from neurocheckers.compiled.board import Position, game_rule, geometry
 from neurocheckers.compiled.game import legal_rows
 from neurocheckers.learners import search_targets as st
+from neurocheckers.networks import agent_file, evaluator
 from neurocheckers.rules.engine import from_position
 from neurocheckers.rules.presets import AMERICAN6, AMERICAN8
 

@@ -11,7 +11,6 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from neurocheckers.evaluator import EvaluatorSpec, encode
 from neurocheckers.evolution.boss_ga import evolve_epoch, init, make_setup
 from neurocheckers.evolution.selection import (
     confirmed_pick,
@@ -24,6 +23,7 @@ from neurocheckers.evolution.selection import (
     paired_score_bounds,
 )
 from neurocheckers.experiment.config import ConfigError, load_config
+from neurocheckers.networks.evaluator import EvaluatorSpec, encode
 from neurocheckers.population import play_population, play_population_against
 from neurocheckers.rules import SIMPLE6
 from neurocheckers.rules.notation import to_fen

@@ -11,9 +11,9 @@ import pytest
 from PIL import Image
 
 from neurocheckers.analysis import board_plot, games
-from neurocheckers.arena import play_match
 from neurocheckers.cli import main
-from neurocheckers.players import parse_player
+from neurocheckers.match.arena import play_match
+from neurocheckers.players.jax_players import parse_player
 from neurocheckers.rules import AMERICAN6, SIMPLE6, init
 from neurocheckers.rules.notation import apply_move, legal_moves
 

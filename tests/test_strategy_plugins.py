@@ -86,10 +86,10 @@ def toy_strategy(toy_path):
 def test_a_strategy_from_one_module_runs_through_evolve(toy_path, tmp_path, capsys):
     """``evolve --plugin`` imports the module (nothing else does); the run folder's config records it,
     so the folder reads anywhere; the entry's own column follows the columns every run has."""
-    from neurocheckers.agent_file import load_agent
     from neurocheckers.experiment.folder import RunError, config_summary, read_run_config, run_metrics
     from neurocheckers.experiment.run import create_run, run
     from neurocheckers.formats import read_lineage
+    from neurocheckers.networks.agent_file import load_agent
 
     config_file = tmp_path / "toy.toml"
     config_file.write_text(_toml([*TINY_RUN, "strategy=random_search", "epochs=2", "mutation_rate=0.25"]))

@@ -14,7 +14,6 @@ import numpy as np
 import pytest
 
 from neurocheckers.analysis.plots import fitness_figure, plot_strength, strength_figure
-from neurocheckers.arena import MatchOptions, run_match
 from neurocheckers.cli import main
 from neurocheckers.evolution.boss_ga import make_setup
 from neurocheckers.experiment.config import load_config
@@ -22,7 +21,8 @@ from neurocheckers.experiment.folder import written_by
 from neurocheckers.experiment.run import create_run, run
 from neurocheckers.experiment.strength import PROBE_SEED, probe_openings, strength_probe
 from neurocheckers.formats import METRIC_COLUMNS, METRICS_FILE, STRENGTH_COLUMNS, read_metrics
-from neurocheckers.policies import alphabeta_player_policy
+from neurocheckers.match.arena import MatchOptions, run_match
+from neurocheckers.players.policies import alphabeta_player_policy
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from networks import material_network  # noqa: E402

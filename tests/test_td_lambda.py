@@ -19,7 +19,6 @@ import pytest
 from neurocheckers.endgame.database import EndgameDB
 from neurocheckers.endgame.device import device_db, exact_value
 from neurocheckers.endgame.index import to_mover_view
-from neurocheckers.evaluator import EvaluatorSpec, encode
 from neurocheckers.experiment.config import LEARNERS, ConfigError, load_config
 from neurocheckers.experiment.strategy_registry import strategy
 from neurocheckers.experiment.trainers import Learner, make_trainer
@@ -35,6 +34,7 @@ from neurocheckers.learners import (
 )
 from neurocheckers.learners.common import SelfPlayBatch, fresh_state, record_length
 from neurocheckers.learners.td_lambda import init, training_data
+from neurocheckers.networks.evaluator import EvaluatorSpec, encode
 from neurocheckers.rules.engine import step
 from neurocheckers.rules.notation import parse_fen
 from neurocheckers.rules.outcome import points_for

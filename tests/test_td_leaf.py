@@ -10,7 +10,6 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from neurocheckers.evaluator import init_params, value_fn
 from neurocheckers.experiment.config import ConfigError, load_config
 from neurocheckers.learners import (
     TDLeafSettings,
@@ -22,6 +21,7 @@ from neurocheckers.learners import (
 )
 from neurocheckers.learners.common import random_plies
 from neurocheckers.learners.td_lambda import training_data
+from neurocheckers.networks.evaluator import init_params, value_fn
 from neurocheckers.rules.engine import init_batch
 from neurocheckers.search.alphabeta import NETWORK_ROOT_MARGIN, color_sign, value_heuristic
 from neurocheckers.search.fullwidth import fullwidth_search

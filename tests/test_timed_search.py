@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 from test_baselines import random_positions_fn
 
+from neurocheckers.players.timed import material_leaf, parse_timed
 from neurocheckers.rules import AMERICAN6, AMERICAN8, init
 from neurocheckers.rules.notation import legal_moves, parse_fen
 from neurocheckers.search.alphabeta import alphabeta_search, alphabeta_stack, color_sign
 from neurocheckers.search.timed import Deepening, iteration_kernel
-from neurocheckers.timed_player import material_leaf, parse_timed
 
 
 @functools.cache

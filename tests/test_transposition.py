@@ -10,10 +10,10 @@ import jax
 import numpy as np
 from test_baselines import random_positions_fn
 
+from neurocheckers.players.timed import parse_timed
 from neurocheckers.rules import AMERICAN8, init
 from neurocheckers.search.alphabeta import alphabeta_stack, color_sign
 from neurocheckers.search.transposition import empty_table, position_key
-from neurocheckers.timed_player import parse_timed
 
 DEPTH = 5
 

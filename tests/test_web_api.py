@@ -21,11 +21,11 @@ with warnings.catch_warnings():  # Starlette >= 1.0 prefers httpx2 to httpx; bot
     warnings.simplefilter("ignore")
     from starlette.testclient import TestClient
 
-from neurocheckers.agent_file import save_agent
 from neurocheckers.analysis.pdn_games import load_game_file, save_game_file
 from neurocheckers.cli import main
-from neurocheckers.evaluator import EvaluatorSpec, init_params
 from neurocheckers.experiment.folder import run_is_locked, run_lock
+from neurocheckers.networks.agent_file import save_agent
+from neurocheckers.networks.evaluator import EvaluatorSpec, init_params
 from neurocheckers.rules import AMERICAN6, SIMPLE6
 from neurocheckers.rules.notation import legal_moves, parse_fen
 from neurocheckers.web import opponents
@@ -705,3 +705,23 @@ def test_a_game_file_is_parsed_once_while_it_is_unchanged(tmp_path):
     assert open_games(path) is first and len(first.games) == 1  # the parsed file, kept
     path.write_text('[Event "a"]\n[GameType "21"]\n1. 11-15 23-19 *\n\n[Event "b"]\n1. 9-13 *\n')
     assert len(open_games(path).games) == 2  # changed: parsed again
+
+
+def test_a_thinned_run_without_a_lineage_counts_its_epochs_and_offers_its_agent_files(served, tmp_path):
+    """A committed learner run keeps its metrics thinned to the probe epochs and its final network
+    alone: its row counts the epochs its rows reach, and its agent files stand in for the lineage."""
+    import shutil
+
+    [run] = (served / "runs").iterdir()
+    copy = tmp_path / "runs" / run.name
+    shutil.copytree(run, copy)
+    shutil.rmtree(copy / "lineage", ignore_errors=True)
+    (copy / "lineage.csv").unlink(missing_ok=True)
+    shutil.copy(served / "agent.safetensors", copy / "final.safetensors")
+    header, *rows = (copy / "metrics.csv").read_text().splitlines()
+    (copy / "metrics.csv").write_text("\n".join([header, rows[0], rows[3]]) + "\n")  # epochs 0 and 3
+    thinned = TestClient(create_app(tmp_path))
+    [summary] = thinned.get("/api/runs").json()["runs"]
+    assert summary["epochs_done"] == 4 and f"4 of {summary['epochs']} epochs" in summary["stop_reason"]
+    detail = thinned.get("/api/run", params={"path": summary["path"]}).json()
+    assert detail["lineage"] == [] and detail["agents"] == [f"{summary['path']}/final.safetensors"]

@@ -19,7 +19,7 @@ from neurocheckers.cli import main
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from cli_errors import error_line  # noqa: E402
 
-from neurocheckers.external_engine import named_engine_spec, named_engines  # noqa: E402
+from neurocheckers.players.external import named_engine_spec, named_engines  # noqa: E402
 from neurocheckers.web.app import create_app  # noqa: E402
 
 FAKE = Path(__file__).resolve().parent / "protocol_engine.py"

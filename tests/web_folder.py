@@ -11,12 +11,12 @@ from pathlib import Path
 import jax
 from tiny import TINY_RUN  # tests/ is on sys.path (see the test files)
 
-from neurocheckers.agent_file import save_agent
 from neurocheckers.analysis.games import result_text, save_games
-from neurocheckers.evaluator import EvaluatorSpec, init_params
 from neurocheckers.experiment.config import load_config
 from neurocheckers.experiment.run import create_run
 from neurocheckers.formats import LINEAGE_DIR, LINEAGE_FILE, METRIC_COLUMNS, METRICS_FILE
+from neurocheckers.networks.agent_file import save_agent
+from neurocheckers.networks.evaluator import EvaluatorSpec, init_params
 from neurocheckers.rules import SIMPLE6, init
 from neurocheckers.rules.notation import apply_move, legal_moves, to_fen
 

@@ -19,7 +19,7 @@ against the heuristic. With ``equal_time`` the player's ladder rows are played b
 with its network (``timed:equal:FILE``; on the american8 ladder the compiled search,
 ``compiled:equal:FILE``, once its registry forms take a FILE), which gets at each move the
 opponent's mean thinking time per move so far; every row then reports both sides' seconds and
-search depth per move, each game's moves timed one game at a time (``move_clock.MoveClock``).
+search depth per move, each game's moves timed one game at a time (``match.clock.MoveClock``).
 
 A score's 95% interval treats each opening's pair of games as one observation (the games of a pair
 are correlated), as engine testers do with paired openings.
@@ -38,13 +38,12 @@ import jax
 import numpy as np
 
 from neurocheckers.analysis.gauntlet_rows import ANCHOR, Rating, Row, islands, rate
-from neurocheckers.arena import MatchOptions
-from neurocheckers.engines import MoveClock, parse_any_player, play_any_match
-from neurocheckers.external_engine import darkhorse_built
 from neurocheckers.formats import display_name
-from neurocheckers.player_kinds import kind_of, spec_agent_file
-from neurocheckers.players import trained_player_spec
-from neurocheckers.policies import Player
+from neurocheckers.match.arena import MatchOptions
+from neurocheckers.match.host import MoveClock, parse_any_player, play_any_match
+from neurocheckers.players.external import darkhorse_built
+from neurocheckers.players.jax_players import trained_player_spec
+from neurocheckers.players.registry import kind_of, spec_agent_file
 from neurocheckers.rules.openings import load_openings, opening_states
 from neurocheckers.rules.presets import Rules
 from neurocheckers.stats import check_seed, paired_interval
@@ -59,7 +58,7 @@ AMERICAN8_LADDER = (
 (material leaves, 100,000 nodes a move: deterministic) last."""
 DARKHORSE_RUNG = "darkhorse:0.1"
 """DarkHorse at 0.1 s a move: the top rung of the ``american8`` ladder where its driver is built
-(``scripts/build_darkhorse.sh``; ``external_engine.darkhorse_built``)."""
+(``scripts/build_darkhorse.sh``; ``players.external.darkhorse_built``)."""
 SLOW_ENGINES = ("openspiel:mcts:1000", "pydraughts:8", DARKHORSE_RUNG)
 """Opponents slow enough (about a second a move in Python, or a tenth of one in long games) to get
 ``engine_openings``."""
@@ -143,7 +142,7 @@ class GauntletResult:
 
 
 def agent_file_of(spec: str) -> str | None:
-    """The agent file a player spec uses, if any (``player_kinds.spec_agent_file``), or a bare
+    """The agent file a player spec uses, if any (``players.registry.spec_agent_file``), or a bare
     ``FILE.safetensors``."""
     if ":" not in spec and spec.endswith(".safetensors"):
         return spec
@@ -156,7 +155,7 @@ def player_spec(spec: str, rules: Rules) -> str:
     not recorded); other specs pass through."""
     if ":" in spec or not spec.endswith(".safetensors"):
         return spec
-    from neurocheckers.agent_file import load_agent
+    from neurocheckers.networks.agent_file import load_agent
 
     try:
         metadata = load_agent(spec, rules).metadata
@@ -229,14 +228,14 @@ def equal_time_player(agent: str, ladder: str) -> str:
 
 def play_row(rules: Rules, kind: str, a_spec: str, b_spec: str, starts, config: GauntletConfig) -> Row:
     """One match of ``a_spec`` against ``b_spec`` from every opening of ``starts`` with both colours
-    (either may be a host player, ``engines``), both sides timed when either is a host player."""
+    (either may be a host player, ``match.host``), both sides timed when either is a host player."""
     a, b = parse_any_player(a_spec, rules), parse_any_player(b_spec, rules)
     openings = (
         config.engine_openings if config.engine_openings and b_spec in SLOW_ENGINES else config.openings
     )
     starts = jax.tree.map(lambda x: x[:openings], starts)
     games = 2 * openings
-    clock = None if isinstance(a, Player) and isinstance(b, Player) else MoveClock()
+    clock = None if a.batched and b.batched else MoveClock()
     options = MatchOptions(
         games,
         config.seed,

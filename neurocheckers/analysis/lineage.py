@@ -5,9 +5,9 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from neurocheckers.agent_file import load_agent, save_agent
 from neurocheckers.experiment.folder import RunError, read_run_config, search_metadata
 from neurocheckers.formats import LINEAGE_DIR, LINEAGE_FILE, RESERVED_AGENT_KEYS, read_lineage, read_metrics
+from neurocheckers.networks.agent_file import load_agent, save_agent
 
 
 @dataclasses.dataclass(frozen=True)

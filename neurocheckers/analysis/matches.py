@@ -18,7 +18,7 @@ import numpy as np
 from neurocheckers.analysis.lineage import LineageEntry
 from neurocheckers.experiment.folder import RunError
 from neurocheckers.formats import read_metrics
-from neurocheckers.policies import Player
+from neurocheckers.players.policies import Player
 
 Progress = Callable[[int, int], None]
 """``(done, total)``: called after every match."""
@@ -49,15 +49,15 @@ def run_rules(config: Any):
 def boss_spec(rules, entry: LineageEntry, simulations: int) -> str:
     """The player spec of lineage ``entry``'s boss with the search its run trained with: alpha-beta at
     the run's depth for ``search = "alphabeta"`` runs, else MCTS with ``simulations`` per move."""
-    from neurocheckers.agent_file import load_agent
-    from neurocheckers.players import trained_player_spec
+    from neurocheckers.networks.agent_file import load_agent
+    from neurocheckers.players.jax_players import trained_player_spec
 
     return trained_player_spec(str(entry.path), load_agent(entry.path, rules).metadata, simulations)
 
 
 def boss_player(rules, entry: LineageEntry, simulations: int) -> Player:
     """The boss of lineage ``entry`` as a player (``boss_spec``'s search), named ``boss #ID``."""
-    from neurocheckers.players import parse_player
+    from neurocheckers.players.jax_players import parse_player
 
     player = parse_player(boss_spec(rules, entry, simulations), rules)
     return dataclasses.replace(player, name=f"boss #{entry.boss_id}")
@@ -76,7 +76,7 @@ def match_games(
     import jax
 
     from neurocheckers.analysis.games import games_from_actions
-    from neurocheckers.arena import a_is_black_in_game, play_match
+    from neurocheckers.match.arena import a_is_black_in_game, play_match
 
     records = play_match(
         rules, a.policy, a.params, b.policy, b.params, key, games, max_plies, opening_plies,

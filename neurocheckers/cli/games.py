@@ -60,9 +60,9 @@ def play(
     and, with --endgame-db, the database's value when it decided the position."""
     from pathlib import Path
 
-    from neurocheckers.agent_file import load_agent
+    from neurocheckers.match.turns import SEARCHES, compiled_agent_player, default_search
+    from neurocheckers.networks.agent_file import load_agent
     from neurocheckers.play import play_game
-    from neurocheckers.play_turns import SEARCHES, compiled_agent_player, default_search
 
     preset = checks.rules_preset(rules) if rules is not None else None
     if search is not None and search not in SEARCHES:
@@ -95,8 +95,8 @@ def _checked_play_options(agent: str, human: str, seconds: float, seed: int, sav
     human's colour."""
     from pathlib import Path
 
-    from neurocheckers.play_turns import parse_color
-    from neurocheckers.timed_player import MAX_SECONDS
+    from neurocheckers.match.turns import parse_color
+    from neurocheckers.players.timed import MAX_SECONDS
 
     try:
         color = parse_color(human)
@@ -117,7 +117,7 @@ def _endgame_for_search(folder: str, rules):
     """The compiled search's copy of the endgame database in ``folder`` for ``rules``; a one-line
     error naming the folder for none, an empty one or one of other rules."""
     from neurocheckers.endgame.database import EndgameError
-    from neurocheckers.play_turns import load_endgame
+    from neurocheckers.match.turns import load_endgame
 
     try:
         return load_endgame(folder, rules)

@@ -22,7 +22,7 @@ from neurocheckers.cli.common import (
     example,
     match_progress,
 )
-from neurocheckers.player_kinds import spec_forms
+from neurocheckers.players.registry import spec_forms
 
 
 @app.command(

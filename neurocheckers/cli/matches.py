@@ -20,7 +20,7 @@ from neurocheckers.cli.common import (
     app,
     example,
 )
-from neurocheckers.player_kinds import spec_help
+from neurocheckers.players.registry import spec_help
 
 
 @app.command(epilog=example("neurocheckers perft --rules american8 --depth 6"))
@@ -109,7 +109,7 @@ def match(
     preset = checks.rules_preset(rules)
     _check_match_numbers(games, batch, max_plies, opening_plies, save_count)
     checks.seed("--seed", seed)
-    from neurocheckers.engines import check_pairing, match_rules, parse_any_player
+    from neurocheckers.match.host import check_pairing, match_rules, parse_any_player
 
     with checks.user_errors(ValueError):
         a = parse_any_player(player_a, preset)
@@ -124,7 +124,7 @@ def match(
         checks.writable_file(str(plot_path), "--plot")
     if save_games is not None:
         checks.writable_file(save_games, "--save-games")
-    from neurocheckers.arena import MatchOptions
+    from neurocheckers.match.arena import MatchOptions
 
     options = MatchOptions(games, seed, batch, max_plies, opening_plies, keep, starts)
     report = (preset, a, b, db, None if openings is None else (first_opening, openings))
@@ -151,8 +151,8 @@ def _opening_starts(rules, openings: int | None, first_opening: int):
 def _report_interrupted(report, stop, options, as_json: bool, plot, save_games: str | None, clock):
     """Ctrl-C during a match: the summary of the batches already played, their games saved, and a
     line saying how many (``stop``: ``arena.MatchInterrupted`` with them, else none had ended)."""
-    from neurocheckers.arena import MatchInterrupted
     from neurocheckers.cli.main import saving_after_an_interrupt
+    from neurocheckers.match.arena import MatchInterrupted
 
     if not isinstance(stop, MatchInterrupted):
         batch = min(options.batch, options.games)
@@ -170,10 +170,9 @@ def _report_interrupted(report, stop, options, as_json: bool, plot, save_games: 
 
 def _match_clock(a, b):
     """A ``MoveClock`` when a host player (an engine, the timed search) plays, else None."""
-    from neurocheckers.engines import MoveClock
-    from neurocheckers.policies import Player
+    from neurocheckers.match.clock import MoveClock
 
-    return None if isinstance(a, Player) and isinstance(b, Player) else MoveClock()
+    return None if a.batched and b.batched else MoveClock()
 
 
 def _check_match_numbers(
@@ -187,12 +186,12 @@ def _check_match_numbers(
 
 
 def _play_match(rules, a, b, options, quiet: bool, clock=None):
-    """``engines.play_any_match`` (``arena.run_match`` for our players) under a transient progress
+    """``match.host.play_any_match`` (``arena.run_match`` for our players) under a transient progress
     bar (none when ``quiet``)."""
     from rich.progress import Progress
 
-    from neurocheckers.engines import play_any_match
-    from neurocheckers.player_kinds import PlayerFailed
+    from neurocheckers.match.host import play_any_match
+    from neurocheckers.players.registry import PlayerFailed
     from neurocheckers.sharding import MemoryLimitError
 
     with Progress(transient=True, disable=quiet) as progress:
@@ -310,7 +309,7 @@ def _save_match_games(rules, a, b, records, path: str, openings=None) -> str:
 
     from neurocheckers.analysis.games import games_from_actions
     from neurocheckers.analysis.pdn_games import save_game_file
-    from neurocheckers.arena import paired_opening_starts
+    from neurocheckers.match.arena import paired_opening_starts
 
     kept = len(records.actions)
     a_black = records.a_is_black[:kept]

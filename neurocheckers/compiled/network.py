@@ -146,7 +146,7 @@ def from_agent(agent) -> LeafNetwork:
 
 def load(path) -> LeafNetwork:
     """The packed network of an agent file (``ValueError`` naming the file when it does not fit)."""
-    from neurocheckers.numpy_agent import NumpyAgent
+    from neurocheckers.networks.numpy_agent import NumpyAgent
 
     return dataclasses.replace(from_agent(NumpyAgent.load(path)), name=str(path))
 

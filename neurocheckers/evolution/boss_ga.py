@@ -31,8 +31,6 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from neurocheckers.architectures import spec_of_settings
-from neurocheckers.evaluator import init_params, init_population, value
 from neurocheckers.evolution.epoch_types import EvoState, Generation, Setup, Told
 from neurocheckers.evolution.operators import next_generation, rank_members
 from neurocheckers.evolution.selection import (
@@ -46,7 +44,9 @@ from neurocheckers.evolution.selection import (
 )
 from neurocheckers.evolution.settings import EvolutionSettings
 from neurocheckers.evolution.strategies import es_ask, es_init, es_tell, is_evosax, make_strategy
-from neurocheckers.fitting import td_lambda_targets
+from neurocheckers.networks.architectures import spec_of_settings
+from neurocheckers.networks.evaluator import init_params, init_population, value
+from neurocheckers.networks.fitting import td_lambda_targets
 from neurocheckers.population import play_population, play_population_against
 from neurocheckers.rules.openings import load_openings, opening_states
 from neurocheckers.rules.presets import get_rules

@@ -11,9 +11,9 @@ from typing import Any
 import jax
 from flax import struct
 
-from neurocheckers.arena import PopulationSearch
-from neurocheckers.evaluator import EvaluatorSpec
 from neurocheckers.evolution.settings import EvolutionSettings
+from neurocheckers.match.arena import PopulationSearch
+from neurocheckers.networks.evaluator import EvaluatorSpec
 from neurocheckers.rules.presets import Rules
 
 

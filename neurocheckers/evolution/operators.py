@@ -23,7 +23,7 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from neurocheckers.fitting import adam_steps
+from neurocheckers.networks.fitting import adam_steps
 from neurocheckers.sharding import over_leading_shards
 
 Params = Any

@@ -15,9 +15,9 @@ import jax
 import jax.numpy as jnp
 from flax import struct
 
-from neurocheckers.arena import PopulationSearch
-from neurocheckers.evaluator import EvaluatorSpec, value_fn
 from neurocheckers.formats import parse_fixed_opponent
+from neurocheckers.match.arena import PopulationSearch
+from neurocheckers.networks.evaluator import EvaluatorSpec, value_fn
 from neurocheckers.rules.presets import Rules
 from neurocheckers.rules.state import State
 from neurocheckers.search import baselines

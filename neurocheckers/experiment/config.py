@@ -285,7 +285,7 @@ def validate_selection(c: ExperimentConfig) -> None:
 
 def validate_evaluator(c: ExperimentConfig) -> None:
     """Raise ``ConfigError`` for an unknown evaluator or bad architecture settings."""
-    from neurocheckers.architectures import ARCHITECTURES, spec_of_settings
+    from neurocheckers.networks.architectures import ARCHITECTURES, spec_of_settings
 
     if c.evaluator not in ARCHITECTURES:
         raise ConfigError(f"evaluator must be one of {', '.join(ARCHITECTURES)}, got {c.evaluator!r}")

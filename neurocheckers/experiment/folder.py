@@ -19,10 +19,10 @@ from typing import Any
 
 from safetensors import SafetensorError, safe_open
 
-from neurocheckers.architectures import network_summary
 from neurocheckers.experiment.config import ConfigError, ExperimentConfig, make_config
 from neurocheckers.experiment.strategy_registry import strategy
 from neurocheckers.formats import CONFIG_FILE, METRICS_FILE, read_metrics
+from neurocheckers.networks.architectures import network_summary
 
 try:
     import fcntl

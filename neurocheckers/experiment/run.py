@@ -69,7 +69,7 @@ def _calibrated_simulations(config: ExperimentConfig) -> int:
     """The simulation count that fits ``seconds_per_move`` on this machine (measured once)."""
     if config.seconds_per_move <= 0:
         return config.simulations
-    from neurocheckers.evaluator import init_params, value_fn
+    from neurocheckers.networks.evaluator import init_params, value_fn
     from neurocheckers.search.anytime import calibrate_simulations
     from neurocheckers.search.mcts import MCTSConfig
 

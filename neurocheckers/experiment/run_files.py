@@ -14,7 +14,6 @@ import numpy as np
 from safetensors import SafetensorError, safe_open
 from safetensors.numpy import save
 
-from neurocheckers.agent_file import save_agent
 from neurocheckers.experiment.config import ExperimentConfig
 from neurocheckers.experiment.files import atomic_write_bytes, atomic_write_text
 from neurocheckers.experiment.folder import (
@@ -38,6 +37,7 @@ from neurocheckers.formats import (
     read_lineage,
     read_metrics,
 )
+from neurocheckers.networks.agent_file import save_agent
 
 # --- checkpoints -------------------------------------------------------------------------------
 

@@ -45,7 +45,7 @@ def check_pool(c: ExperimentConfig) -> None:
 
 def check_cma_es(c: ExperimentConfig) -> None:
     """CMA_ES keeps a full covariance of the weights: at most ``CMA_ES_MAX_PARAMS`` of them."""
-    from neurocheckers.architectures import spec_of_settings
+    from neurocheckers.networks.architectures import spec_of_settings
     from neurocheckers.rules.presets import PRESETS
 
     spec = spec_of_settings(c, PRESETS[c.rules].board_size)
@@ -132,7 +132,7 @@ def _search_words(c: ExperimentConfig, simulations: int) -> str:
 
 
 def _network_words(c: ExperimentConfig) -> str:
-    from neurocheckers.architectures import network_summary
+    from neurocheckers.networks.architectures import network_summary
 
     return network_summary(c) + (" + material input" if c.material_input else "")
 

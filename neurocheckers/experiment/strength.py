@@ -17,10 +17,10 @@ import functools
 import time
 from typing import Any, Protocol
 
-from neurocheckers.arena import MatchOptions, PopulationSearch, run_match
-from neurocheckers.evaluator import EvaluatorSpec, value_fn
 from neurocheckers.evolution.selection import member_policy
-from neurocheckers.policies import alphabeta_player_policy, random_player_policy
+from neurocheckers.match.arena import MatchOptions, PopulationSearch, run_match
+from neurocheckers.networks.evaluator import EvaluatorSpec, value_fn
+from neurocheckers.players.policies import alphabeta_player_policy, random_player_policy
 from neurocheckers.rules.openings import load_openings, opening_states
 from neurocheckers.rules.presets import Rules
 from neurocheckers.rules.state import State

@@ -17,18 +17,18 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from neurocheckers.agent_file import load_agent
-from neurocheckers.architectures import spec_of_settings
-from neurocheckers.arena import PopulationSearch
 from neurocheckers.endgame.database import EndgameDB, EndgameError
 from neurocheckers.endgame.device import device_db
-from neurocheckers.evaluator import EvaluatorSpec
 from neurocheckers.evolution import boss_ga
 from neurocheckers.evolution.selection import fixed_opponent_policy
 from neurocheckers.experiment.config import ExperimentConfig
 from neurocheckers.experiment.folder import RunError, search_metadata
 from neurocheckers.experiment.strategy_registry import LEARNER, StrategyEntry, strategy
 from neurocheckers.learners import dqn, pbt, pbt_shares, td_lambda
+from neurocheckers.match.arena import PopulationSearch
+from neurocheckers.networks.agent_file import load_agent
+from neurocheckers.networks.architectures import spec_of_settings
+from neurocheckers.networks.evaluator import EvaluatorSpec
 from neurocheckers.rules.presets import Rules, get_rules
 from neurocheckers.search.play_settings import epoch_key, population_search
 from neurocheckers.sharding import MemoryLimitError, check_memory

@@ -21,10 +21,10 @@ import jax.numpy as jnp
 import optax
 from flax import struct
 
-from neurocheckers.architectures import spec_of_settings
-from neurocheckers.arena import play_plies, where_games
-from neurocheckers.evaluator import EvaluatorSpec, encode, init_params, value, value_fn
-from neurocheckers.fitting import adam_steps
+from neurocheckers.match.arena import play_plies, where_games
+from neurocheckers.networks.architectures import spec_of_settings
+from neurocheckers.networks.evaluator import EvaluatorSpec, encode, init_params, value, value_fn
+from neurocheckers.networks.fitting import adam_steps
 from neurocheckers.rules.engine import init_batch, random_action, step
 from neurocheckers.rules.presets import Rules, get_rules
 from neurocheckers.rules.state import State

@@ -41,11 +41,11 @@ import jax
 import jax.numpy as jnp
 import optax
 
-from neurocheckers.arena import play_plies, where_games
-from neurocheckers.evaluator import EvaluatorSpec, Params, encode, init_params, value, value_fn
-from neurocheckers.fitting import adam_step
 from neurocheckers.learners import replay
 from neurocheckers.learners.dqn_settings import OPPONENTS, DQNSettings, DQNState, Transition
+from neurocheckers.match.arena import play_plies, where_games
+from neurocheckers.networks.evaluator import EvaluatorSpec, Params, encode, init_params, value, value_fn
+from neurocheckers.networks.fitting import adam_step
 from neurocheckers.rules.engine import init_batch, legal_action_slots, piece_counts, random_action, step
 from neurocheckers.rules.outcome import points_for
 from neurocheckers.rules.presets import Rules

@@ -10,9 +10,9 @@ from typing import Any
 import jax
 from flax import struct
 
-from neurocheckers.architectures import spec_of_settings
-from neurocheckers.evaluator import EvaluatorSpec, Params
 from neurocheckers.learners import replay
+from neurocheckers.networks.architectures import spec_of_settings
+from neurocheckers.networks.evaluator import EvaluatorSpec, Params
 from neurocheckers.rules.presets import PRESETS, Rules, get_rules
 from neurocheckers.rules.state import State
 from neurocheckers.sections import (

@@ -63,7 +63,6 @@ import jax.numpy as jnp
 from flax import struct
 
 from neurocheckers.endgame.device import DeviceDB
-from neurocheckers.evaluator import init_params, masked_to_width, resized_to_width
 from neurocheckers.learners.common import (
     LearnerState,
     SelfPlayBatch,
@@ -77,6 +76,7 @@ from neurocheckers.learners.pbt_tournament import present_depths, tournament
 from neurocheckers.learners.self_play import members_selfplay, selfplay
 from neurocheckers.learners.td_lambda import init as td_init
 from neurocheckers.learners.td_lambda import learn
+from neurocheckers.networks.evaluator import init_params, masked_to_width, resized_to_width
 from neurocheckers.sharding import MEMBERS_AXIS
 
 

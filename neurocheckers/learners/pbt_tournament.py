@@ -10,8 +10,6 @@ from typing import TYPE_CHECKING, Any
 import jax
 import jax.numpy as jnp
 
-from neurocheckers.arena import a_is_black_in_game, paired_opening_starts, play_games
-from neurocheckers.evaluator import value_fn
 from neurocheckers.learners.common import (
     MemberNetworks,
     TracedDepth,
@@ -20,6 +18,8 @@ from neurocheckers.learners.common import (
     learner_spec,
     record_length,
 )
+from neurocheckers.match.arena import a_is_black_in_game, paired_opening_starts, play_games
+from neurocheckers.networks.evaluator import value_fn
 from neurocheckers.population import member_or_boss_policy
 from neurocheckers.rules.openings import load_openings, opening_states
 from neurocheckers.rules.presets import Rules

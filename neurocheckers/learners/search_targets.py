@@ -34,9 +34,9 @@ from neurocheckers.compiled import search as s
 from neurocheckers.compiled.board import Position, SearchRules, game_rule
 from neurocheckers.compiled.driver import CompiledSearch, SearchOptions
 from neurocheckers.compiled.game import Game
-from neurocheckers.evaluator import EvaluatorSpec
-from neurocheckers.fitting import adam_steps
 from neurocheckers.learners.common import weighted_mse
+from neurocheckers.networks.evaluator import EvaluatorSpec
+from neurocheckers.networks.fitting import adam_steps
 from neurocheckers.rules.presets import Rules, get_rules
 
 BOARD_FIELDS = ("black_men", "black_kings", "white_men", "white_kings", "color")

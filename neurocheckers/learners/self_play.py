@@ -14,8 +14,6 @@ import jax
 import jax.numpy as jnp
 from flax import struct
 
-from neurocheckers.arena import play_plies
-from neurocheckers.evaluator import encode
 from neurocheckers.learners.common import (
     OPENING_SALT,
     LearnerSettings,
@@ -29,6 +27,8 @@ from neurocheckers.learners.common import (
     recorded_positions,
     searches_full_width,
 )
+from neurocheckers.match.arena import play_plies
+from neurocheckers.networks.evaluator import encode
 from neurocheckers.rules.engine import init_batch
 from neurocheckers.rules.state import State
 from neurocheckers.search.baselines import material_value_fn

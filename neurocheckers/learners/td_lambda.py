@@ -34,10 +34,8 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from neurocheckers import fitting
 from neurocheckers.endgame.database import DRAW, OUTSIDE
 from neurocheckers.endgame.device import DeviceDB, boards_of_planes, exact_value, lookup_mover
-from neurocheckers.evaluator import value
 from neurocheckers.learners.common import (
     LearnerSettings,
     LearnerState,
@@ -50,6 +48,8 @@ from neurocheckers.learners.common import (
     weighted_mse,
 )
 from neurocheckers.learners.self_play import concatenate_batches, selfplay
+from neurocheckers.networks import fitting
+from neurocheckers.networks.evaluator import value
 from neurocheckers.sections import LambdaSettings
 
 

@@ -1,7 +1,7 @@
 """Our American-checkers (``american8``) squares and actions against OpenSpiel's ``checkers``.
 
 Plain Python over OpenSpiel state objects (duck-typed: ``str(state)``, ``legal_actions()``,
-``history()``...); importing this module imports neither JAX nor pyspiel. ``engines`` plays
+``history()``...); importing this module imports neither JAX nor pyspiel. ``match.host`` plays
 OpenSpiel's bots with it, and the tests check our engine against OpenSpiel move by move with it
 (``open-spiel`` 2.0.2, C++ source shipped in the wheel under ``open_spiel/games/checkers``).
 

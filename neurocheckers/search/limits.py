@@ -1,5 +1,5 @@
 """Upper bounds on the search sizes a user may ask for: beyond them a match or a run cannot finish.
-One constant a limit: the player specs' parsers and ``--help`` (``player_kinds``) read them here.
+One constant a limit: the player specs' parsers and ``--help`` (``players.registry``) read them here.
 Plain Python, no JAX (the command line's help imports it).
 
 Measured on two CPU cores (american8, 10 plies of 2 games): alpha-beta took 0.4 s at depth 6, 3.1 s

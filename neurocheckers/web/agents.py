@@ -1,17 +1,17 @@
 """The agent files of the served folder and the players the Play page offers: the best agent of each
 rules preset, the opponents that fit a preset, and where a player spec's agent file is found (which
-argument names it: ``player_kinds.spec_agent_file``)."""
+argument names it: ``players.registry.spec_agent_file``)."""
 
 from __future__ import annotations
 
 import functools
-import importlib.util
 import os
 from collections.abc import Iterable
 from pathlib import Path
 
 from safetensors import SafetensorError, safe_open
 
+from neurocheckers.players.registry import player_kinds
 from neurocheckers.rules.presets import PRESETS
 from neurocheckers.web.folder import NotFound, inside, listed, walk_served
 
@@ -64,15 +64,15 @@ def opponent_suggestions(rules: str, agents: list[str], best: dict[str, str]) ->
     """The opponents the Play page offers for ``rules``, in order: the rules' best agent (``best``)
     first, then every other agent file (each alone, the timed search for the think time, then as
     ``mcts:FILE:16`` and ``alphabeta:2:FILE``), then players without a file (on ``american8`` the
-    hand-written evaluation too, and py-draughts' engine when it is installed)."""
+    hand-written evaluation too), then the registered engines' menu entries (``PlayerKind.offered``:
+    py-draughts' engine when it is installed)."""
     first = [best[rules]] if rules in best else []
     files = first + [a for a in agents if a not in first]
     specs = [s for f in files for s in (f, f"mcts:{f}:16", f"alphabeta:2:{f}")]
     specs += ["random", "alphabeta:2", "alphabeta:4", "timed:1s:material", "greedy-material"]
     if rules == "american8":
         specs += ["alphabeta:4:heuristic", "timed:1s:heuristic"]
-        specs += ["pydraughts:6"] if importlib.util.find_spec("draughts") is not None else []
-    return specs
+    return specs + [spec for kind in player_kinds() for spec, _ in kind.offered(rules)]
 
 
 LEVELS = (
@@ -87,8 +87,6 @@ AMERICAN8_LEVELS = (
     ("timed:equal:heuristic", "Level 6: hand-written evaluation for the think time"),
 )
 """Further levels on ``american8``, where the hand-written evaluation applies."""
-PYDRAUGHTS_DEPTHS = (2, 4, 6, 8)
-"""py-draughts' search depths offered on ``american8`` when it is installed."""
 
 
 def _choice(spec: str, label: str, group: str) -> dict[str, str]:
@@ -100,9 +98,10 @@ def opponent_choices(
 ) -> list[dict[str, str]]:
     """The Play page's opponent list for ``rules``, strongest first: the rules' best agent (alone:
     the timed search for the think time), the named levels (the best agent at a fixed depth on top),
-    every other agent file of these rules (``agent_rules``: file -> its rules), then py-draughts'
-    engine (``american8``, when installed) and the external engines the server was started with
-    (``engines``: their names), each for the think time. Each is ``{spec, label, group}``."""
+    every other agent file of these rules (``agent_rules``: file -> its rules), then the registered
+    engines' menu entries for these rules (``PlayerKind.offered``: py-draughts' engine on ``american8``
+    when installed) and the external engines the server was started with (``engines``: their names),
+    each for the think time. Each is ``{spec, label, group}``."""
     choices = []
     top = best.get(rules)
     if top is not None:
@@ -113,10 +112,9 @@ def opponent_choices(
     choices += [_choice(spec, label, "Levels") for spec, label in levels]
     others = [a for a, r in agent_rules.items() if r == rules and a != top]
     choices += [_choice(a, f"{a} (alpha-beta for the think time)", "Agents in this folder") for a in others]
-    if rules == "american8" and importlib.util.find_spec("draughts") is not None:
-        choices += [
-            _choice(f"pydraughts:{d}", f"py-draughts to depth {d}", "Engines") for d in PYDRAUGHTS_DEPTHS
-        ]
+    choices += [
+        _choice(spec, label, "Engines") for kind in player_kinds() for spec, label in kind.offered(rules)
+    ]
     choices += [_choice(f"engine:{name}:equal", f"{name} for the think time", "Engines") for name in engines]
     return choices
 

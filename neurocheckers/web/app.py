@@ -22,8 +22,8 @@ from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from neurocheckers.external_engine import named_engines
-from neurocheckers.player_kinds import PlayerFailed
+from neurocheckers.players.external import named_engines
+from neurocheckers.players.registry import PlayerFailed
 from neurocheckers.rules.presets import PRESETS, get_rules
 from neurocheckers.web import agents as agent_listing
 from neurocheckers.web import folder

@@ -185,12 +185,18 @@ def stop_reason(run_dir: Path, status: str, epochs: int, epochs_done: int, budge
     return f"{status}: {done}"
 
 
+def epochs_played(rows: list[dict[str, str]]) -> int:
+    """The epochs a run's metrics rows reach: the last row's epoch + 1 (a committed run may keep only
+    some rows, thinned to its probe epochs, so their count is not its epochs)."""
+    return int(rows[-1]["epoch"]) + 1 if rows else 0
+
+
 @reads_files
 def run_summary(root: str | Path, run_dir: Path) -> dict[str, Any]:
     """One run folder for the Runs page's list: name, summary line, status and why it stopped,
     epochs."""
     config, simulations = read_run_config(run_dir)
-    epochs_done = len(read_metrics(run_dir))
+    epochs_done = epochs_played(read_metrics(run_dir))
     status = run_status(run_dir, config.epochs, epochs_done)
     return {
         "path": relative_name(root, run_dir),
@@ -252,7 +258,9 @@ def run_row(root: str | Path, run_dir: Path) -> dict[str, Any]:
 
 @reads_files
 def run_detail(root: str | Path, run_dir: Path) -> dict[str, Any]:
-    """A run's summary, its whole config and its boss lineage (with whether each file is there)."""
+    """A run's summary, its whole config, its boss lineage (with whether each file is there) and the
+    agent files at the top of its folder (a committed learner run keeps its final network there and
+    no lineage)."""
     config, simulations = read_run_config(run_dir)
     try:
         bosses = lineage(run_dir)
@@ -269,7 +277,8 @@ def run_detail(root: str | Path, run_dir: Path) -> dict[str, Any]:
         for b in bosses
     ]
     detail = cached_summary(root, run_dir)
-    detail.update(config=config.to_dict(), simulations_used=simulations, lineage=entries)
+    agents = sorted(relative_name(root, p) for p in run_dir.glob("*.safetensors") if p.name != CHECKPOINT)
+    detail.update(config=config.to_dict(), simulations_used=simulations, lineage=entries, agents=agents)
     return detail
 
 

@@ -10,12 +10,12 @@ from typing import Any
 import jax
 import numpy as np
 
-from neurocheckers.agent_file import load_agent
 from neurocheckers.analysis.games import FORMAT as GAMES_FORMAT
 from neurocheckers.analysis.games import GameFile, replay_game
 from neurocheckers.analysis.pdn_games import load_game_file, pdn_of_game
-from neurocheckers.evaluator import value_fn
-from neurocheckers.player_kinds import spec_agent_file
+from neurocheckers.networks.agent_file import load_agent
+from neurocheckers.networks.evaluator import value_fn
+from neurocheckers.players.registry import spec_agent_file
 from neurocheckers.rules.pdn import write_pdn
 from neurocheckers.rules.presets import Rules
 from neurocheckers.rules.state import BLACK

@@ -10,18 +10,17 @@ import threading
 from collections.abc import Mapping
 from pathlib import Path
 
-from neurocheckers.agent_file import Agent, load_agent
 from neurocheckers.compiled.endgame import SearchDB
-from neurocheckers.compiled_player import CompiledPlayer
 from neurocheckers.endgame.database import EndgameDB, EndgameError
-from neurocheckers.engines import AnyPlayer, is_engine_spec, parse_any_player
-from neurocheckers.external_engine import named_engine_spec
-from neurocheckers.play_turns import load_endgame, prepare_agent, prepare_step, prepare_timed
-from neurocheckers.player_kinds import kind_of, spec_agent_file, with_agent_file
+from neurocheckers.match.host import AnyPlayer, parse_any_player
+from neurocheckers.match.turns import load_endgame, prepare_agent, prepare_step
+from neurocheckers.networks.agent_file import Agent, load_agent
+from neurocheckers.players.external import named_engine_spec
+from neurocheckers.players.openspiel import is_engine_spec
+from neurocheckers.players.registry import kind_of, spec_agent_file, with_agent_file
 from neurocheckers.rules.presets import Rules
 from neurocheckers.search.limits import MAX_MOVE_SECONDS
 from neurocheckers.search.mcts import MCTSConfig
-from neurocheckers.timed_player import TimedPlayer
 from neurocheckers.web.agents import find_agent_file
 from neurocheckers.web.folder import LOG, relative_name
 
@@ -136,10 +135,10 @@ def make_opponent(
         player = parse_any_player(spec, rules)
     except ValueError as error:
         raise SessionError(str(error)) from None
-    if isinstance(player, TimedPlayer) and player.nodes is not None and player.nodes > MAX_THINK_NODES:
+    if player.nodes is not None and player.nodes > MAX_THINK_NODES:
         raise SessionError(f"{spec!r}: a node budget must be at most {MAX_THINK_NODES:,} here")
-    if isinstance(player, CompiledPlayer) and player.endgame is None and endgame is not None:
-        player = dataclasses.replace(player, endgame=search_database(endgame))
+    if endgame is not None:  # a search that probes a database probes the server's, unless it names one
+        player = player.with_endgame(lambda: search_database(endgame))
     if spec != named:  # a named engine: its name, never its path, in the page and the saved game
         player = dataclasses.replace(player, name=named)
     shown = named if file is None else with_agent_file(spec, relative_name(root, path))
@@ -152,16 +151,15 @@ _PREPARED: set[tuple[str, float]] = set()
 
 
 def prepare_opponent(opponent: Opponent, rules: Rules, think_seconds: float) -> None:
-    """Compile the opponent's search before its first move: MCTS sizes for the think time
-    (``play.prepare_agent``, once a spec and time), the timed search's one iteration
-    (``play.prepare_timed``: a tiny search, quick once compiled), a host player's ``warm_up`` and the
-    step that plays its moves (``play.prepare_step``)."""
-    if isinstance(opponent.player, TimedPlayer):
-        prepare_timed(opponent.player, rules)
-    elif callable(getattr(opponent.player, "warm_up", None)):  # the compiled search, external engines
-        opponent.player.warm_up()
-        prepare_step(rules)
-    elif opponent.mcts_simulations is not None and (opponent.spec, think_seconds) not in _PREPARED:
-        config = MCTSConfig(num_simulations=opponent.mcts_simulations)
-        prepare_agent(opponent.agent, rules, think_seconds, config)
-        _PREPARED.add((opponent.spec, think_seconds))
+    """Compile the opponent's search before its first move: an MCTS agent's sizes for the think
+    time (``turns.prepare_agent``, once a spec and time; the page plays it with the anytime MCTS),
+    else the player's own ``warm_up`` (the protocol's) and the step that plays its moves
+    (``turns.prepare_step``)."""
+    if opponent.mcts_simulations is not None:
+        if (opponent.spec, think_seconds) not in _PREPARED:
+            config = MCTSConfig(num_simulations=opponent.mcts_simulations)
+            prepare_agent(opponent.agent, rules, think_seconds, config)
+            _PREPARED.add((opponent.spec, think_seconds))
+        return
+    opponent.player.warm_up(rules)
+    prepare_step(rules)

@@ -4,21 +4,19 @@ them and saves them in the served folder.
 A ``GameSession`` keeps every ply played (the position before it and the action), so the move list,
 undo and the position all come from that history. The person plays one step at a time (from-square
 to to-square; a multi-jump is several steps by the same side, as the engine plays it); the opponent
-plays its whole turn in ``opponent_reply``. The opponent is a player spec:
+plays its whole turn in ``opponent_reply``. The opponent is a player spec, played through the
+player protocol (``players.protocol``): its ``new_game`` mover plays each turn (``turns.host_turn``;
+an ``equal`` player gets the think time), its ``search_label`` and reports describe the search, and
+the endgame database its search probes (``endgame``) has its word on the move. So:
 
 - an agent file alone (``FILE``) plays, for the session's think time, the compiled search on 8x8
   (``compiled:SECONDSs:FILE``, MLP and NNUE agents) and elsewhere the timed alpha-beta search
-  (``timed:SECONDSs:FILE``, ``play.timed_turn``): iterative deepening, its network scoring leaves;
-- ``compiled:BUDGET[:FILE]``, ``pydraughts:D`` / ``pydraughts:Ns`` (``american8``, py-draughts
-  installed) and the other host players of ``player_kinds`` play through their game's mover
-  (``play.host_turn``; ``equal``: the think time);
-- ``timed:BUDGET:EVAL`` the same search with its own budget (``timed:equal:EVAL``: the think time)
-  and evaluation (``FILE``, ``heuristic``, ``material``);
-- ``mcts:FILE:SIMS`` thinks with the anytime MCTS of ``neurocheckers play`` (``play.prepare_agent``
-  / ``play.agent_turn``) for the think time;
-- other players (``alphabeta:D``, ``alphabeta:D:FILE``, ``alphabeta:D:heuristic``, ``random``, ...)
-  play their policy from ``players.parse_player`` one game at a time (``Player.new_game``; the
-  think time does not apply to them).
+  (``timed:SECONDSs:FILE``): iterative deepening, its network scoring leaves;
+- ``compiled:BUDGET[:FILE]``, ``timed:BUDGET:EVAL``, ``pydraughts:D`` (``american8``, py-draughts
+  installed), the server's named engines and our policies (``alphabeta:D``, ``random``, ...: the
+  think time does not apply to them) all play alike;
+- ``mcts:FILE:SIMS`` alone thinks with the anytime MCTS of ``neurocheckers play``
+  (``turns.prepare_agent`` / ``turns.agent_turn``) for the think time.
 
 The person may resign (``resign``); ``game_pdn`` gives the game as PDN and ``position_after`` the
 position after any turn of the move list. A game may start from any position (``new_session``'s
@@ -42,20 +40,18 @@ from typing import Any
 import jax
 
 from neurocheckers.analysis.pdn_games import pdn_of_game
-from neurocheckers.compiled_player import CompiledPlayer
 from neurocheckers.endgame.database import EndgameDB
-from neurocheckers.evaluator import value_fn
-from neurocheckers.game_session import GameLine
-from neurocheckers.play_turns import (
+from neurocheckers.match.session import GameLine
+from neurocheckers.match.turns import (
     SearchedMove,
     agent_turn,
-    compiled_turn,
+    database_word,
     host_turn,
     parse_color,
     search_text,
-    timed_turn,
     timed_win_chance,
 )
+from neurocheckers.networks.evaluator import value_fn
 from neurocheckers.rules.engine import init
 from neurocheckers.rules.notation import action_squares, legal_actions, legal_moves, to_fen
 from neurocheckers.rules.pdn import write_pdn
@@ -63,7 +59,6 @@ from neurocheckers.rules.presets import Rules, get_rules
 from neurocheckers.rules.state import BLACK, State
 from neurocheckers.search.mcts import MCTSConfig
 from neurocheckers.stats import check_seed
-from neurocheckers.timed_player import TimedPlayer
 from neurocheckers.web.board import material, position_json, side_name, squares
 from neurocheckers.web.endgame import endgame_view
 from neurocheckers.web.opponents import (
@@ -77,7 +72,7 @@ from neurocheckers.web.opponents import (
 
 @dataclasses.dataclass(kw_only=True)
 class GameSession(GameLine):
-    """One game in progress (``game_session.GameLine``: the rules, the start, the plies played, the
+    """One game in progress (``match.session.GameLine``: the rules, the start, the plies played, the
     repetition draw), its settings and the opponent's last evaluation."""
 
     id: str
@@ -158,12 +153,11 @@ def build_session(
 
 
 def _new_engine(session: GameSession) -> Any:
-    """A new game of the opponent (``new_game``: our policies, the compiled search, py-draughts,
-    external engines); None for the timed search and MCTS, which ``play`` plays turn by turn."""
-    player = session.opponent.player
-    if isinstance(player, TimedPlayer) or session.opponent.mcts_simulations is not None:
+    """A new game of the opponent (the protocol's ``new_game``); None for an MCTS agent, which the
+    anytime MCTS plays turn by turn."""
+    if session.opponent.mcts_simulations is not None:
         return None
-    return player.new_game(session.seed)
+    return session.opponent.player.new_game(session.seed)
 
 
 def _turns(session: GameSession) -> list[dict[str, Any]]:
@@ -402,13 +396,6 @@ def opponent_reply(session: GameSession) -> None:
     key = jax.random.fold_in(jax.random.key(session.seed), int(state.ply))
     opponent = session.opponent
     player = opponent.player
-    if isinstance(player, TimedPlayer):
-        seconds = session.think_seconds if player.equal_time else None
-        searched = timed_turn(player, session.rules, state, key, seconds)
-        session.evaluation = _timed_evaluation(session, state, searched)
-        for action in searched.move.actions:
-            play_ply(session, action, False)
-        return
     if opponent.mcts_simulations is not None:
         config = MCTSConfig(num_simulations=opponent.mcts_simulations)
         turn = agent_turn(opponent.agent, session.rules, state, key, session.think_seconds, config)
@@ -417,11 +404,9 @@ def opponent_reply(session: GameSession) -> None:
         for action in turn.move.actions:
             play_ply(session, action, False)
         return
-    seconds = session.think_seconds if getattr(player, "equal_time", False) else None
-    if isinstance(player, CompiledPlayer):
-        searched = compiled_turn(session.engine, session.rules, state, seconds)
-    else:
-        searched = host_turn(session.engine, session.rules, state, seconds, player.name)
+    seconds = session.think_seconds if player.equal_time else None
+    searched = host_turn(session.engine, session.rules, state, seconds, player.search_label)
+    searched = dataclasses.replace(searched, database=database_word(player.endgame, state, searched.info))
     session.evaluation = None if player.name == "random" else _timed_evaluation(session, state, searched)
     for action in searched.move.actions:
         play_ply(session, action, False)

@@ -894,6 +894,20 @@ function drawLineage(run) {
     tr.append(download, playIt);
     return tr;
   });
+  // A run without a lineage (a committed learner run keeps its final network alone): its agent files.
+  if (!rows.length) {
+    const none = html("tr");
+    none.appendChild(html("td", { colspan: "5", class: "muted" }, run.agents.length
+      ? "No lineage kept: the run's agent files are below." : "No lineage kept, and no agent file in the run's folder."));
+    rows.push(none);
+    run.agents.forEach(file => {
+      const tr = html("tr"), download = html("td"), playIt = html("td");
+      download.appendChild(html("a", { href: `/api/agent-file?path=${q(file)}`, download: "" }, "download"));
+      playIt.appendChild(html("a", { class: "play-boss", href: `#play?rules=${q(run.rules)}&opponent=${q(file)}` }, "play it"));
+      tr.append(html("td", {}, file.split("/").pop()), html("td"), html("td"), download, playIt);
+      rows.push(tr);
+    });
+  }
   table.replaceChildren(head, ...rows);
 }
 

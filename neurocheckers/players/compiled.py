@@ -19,6 +19,8 @@ man's move (for repetitions) and the quiet counter from the states it is shown.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
+from typing import ClassVar
 
 import numpy as np
 
@@ -26,6 +28,7 @@ from neurocheckers.compiled import endgame as search_db
 from neurocheckers.compiled import network
 from neurocheckers.compiled.board import Position, SearchRules
 from neurocheckers.compiled.driver import CompiledSearch, SearchOptions, SearchResult
+from neurocheckers.players.protocol import HostPlayer
 from neurocheckers.rules.presets import Rules
 from neurocheckers.rules.state import State
 from neurocheckers.search.limits import MAX_COMPILED_NODES, MAX_MOVE_SECONDS
@@ -82,7 +85,7 @@ def parse_compiled(spec: str, rules: Rules, options: SearchOptions | None = None
 
 
 @dataclasses.dataclass
-class CompiledPlayer:
+class CompiledPlayer(HostPlayer):
     """The compiled search named by a ``compiled:`` spec (see the module docstring)."""
 
     name: str
@@ -101,14 +104,19 @@ class CompiledPlayer:
     """What scores the leaves: an agent's network, or material."""
     endgame: search_db.SearchDB | None = None
     """An endgame database probed in the search (shared by the player's games), or None."""
+    search_label: ClassVar[str] = "compiled search"
+
+    def with_endgame(self, load: Callable[[], search_db.SearchDB]) -> CompiledPlayer:
+        """This player probing the database ``load()`` gives, unless its spec named one."""
+        return self if self.endgame is not None else dataclasses.replace(self, endgame=load())
 
     def new_game(self, seed: int = 0) -> CompiledGame:
         """The mover of one new game (a fresh table); ``seed`` is unused (the search is deterministic
         given its budget in nodes)."""
         return CompiledGame(self)
 
-    def warm_up(self) -> None:
-        """Load (or compile) the numba functions before any move is timed."""
+    def warm_up(self, rules: Rules | None = None) -> None:
+        """Load (or compile) the numba functions before any move is timed (the player's own rules)."""
         warm = CompiledSearch(self.search_rules, SearchOptions(table_bits=8), self.leaves, self.endgame)
         warm.search(Position.start(self.search_rules.rules), depth=2)
 

@@ -2,7 +2,7 @@
 
 A ``Player`` is a pure policy ``(params, state, key) -> action`` for one game plus its parameters;
 the arena vmaps it over games, and ``Player.new_game`` plays it one game at a time as the host
-players of ``player_kinds`` play (the web's opponents). Policies are cached per setting, so
+players of ``players.registry`` play (the web's opponents). Policies are cached per setting, so
 repeated matches reuse compiled code. ``players.parse_player`` builds them from command-line specs
 and agent files.
 """
@@ -12,27 +12,48 @@ from __future__ import annotations
 import dataclasses
 import functools
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 import jax
 
-from neurocheckers.arena import Policy
-from neurocheckers.evaluator import EvaluatorSpec, value_fn
+from neurocheckers.networks.evaluator import EvaluatorSpec, value_fn
+from neurocheckers.rules.engine import init
 from neurocheckers.rules.presets import Rules
 from neurocheckers.search import baselines, heuristic
 from neurocheckers.search.mcts import MCTSConfig, ValueFn, search
+from neurocheckers.search.types import Policy
 
 
 @dataclasses.dataclass(frozen=True)
 class Player:
-    """A named policy and its parameters (``None`` for knowledge-free players)."""
+    """A named policy and its parameters (``None`` for knowledge-free players): a batched player of
+    the protocol (``players.protocol``), which the arena plays many games of at once."""
 
     name: str
     policy: Policy
     params: Any = None
+    batched: ClassVar[bool] = True
+    equal_time: ClassVar[bool] = False
+    mirrors_openspiel: ClassVar[bool] = False
+    nodes: ClassVar[None] = None
+    endgame: ClassVar[None] = None
+
+    @property
+    def search_label(self) -> str:
+        """What the policy is called where a move is described: its spec."""
+        return self.name
+
+    def with_endgame(self, load: Callable[[], Any]) -> Player:
+        """Itself: a policy probes the database its spec names, if any."""
+        return self
+
+    def warm_up(self, rules: Rules) -> None:
+        """Compile the policy for one game at a time (as ``new_game`` and the host loop play it)."""
+        start = jax.device_get(init(rules))
+        jax.block_until_ready(jitted_policy(self.policy)(self.params, start, jax.random.key(0)))
 
     def new_game(self, seed: int = 0) -> Callable[..., int]:
-        """The policy as a host player's game (``player_kinds``' protocol): ``game(state, seconds=None)
+        """The policy as a host player's game (``players.protocol``): ``game(state, seconds=None)
         -> action`` on one game's ``State``, jitted once a policy, its key ``seed`` folded with the
         ply; ``seconds`` is unused (a policy's search has a fixed size)."""
         policy, key = jitted_policy(self.policy), jax.random.key(seed)

@@ -25,10 +25,10 @@ import jax.numpy as jnp
 import numpy as np
 from safetensors.numpy import save
 
-from neurocheckers.architectures import nest_tensors, tensor_shapes
-from neurocheckers.evaluator import INPUT_ENCODING, EvaluatorSpec, Params
 from neurocheckers.formats import RESERVED_AGENT_KEYS
-from neurocheckers.numpy_agent import FORMAT, FORMAT_VERSION, read_agent_file
+from neurocheckers.networks.architectures import nest_tensors, tensor_shapes
+from neurocheckers.networks.evaluator import INPUT_ENCODING, EvaluatorSpec, Params
+from neurocheckers.networks.numpy_agent import FORMAT, FORMAT_VERSION, read_agent_file
 from neurocheckers.rules.presets import PRESETS, Rules, get_rules
 
 

@@ -7,7 +7,7 @@
   evaluation, ``search.heuristic``) or ``material`` (men 1, kings 1.5).
 
 Unlike the pure JAX policies of ``players``, a timed player runs on the host, one game at a time
-(``search.timed``): the match loop (``engines.play_engine_games``) calls ``new_game`` once per game
+(``search.timed``): the match loop (``match.host.play_engine_games``) calls ``new_game`` once per game
 and then the game's mover at each of its turns.
 """
 
@@ -16,15 +16,16 @@ from __future__ import annotations
 import dataclasses
 import functools
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 import jax
 import numpy as np
 
-from neurocheckers.agent_file import Agent, load_agent
-from neurocheckers.evaluator import value_fn
-from neurocheckers.players import endgame_evaluator
-from neurocheckers.rules.engine import material_balance
+from neurocheckers.networks.agent_file import Agent, load_agent
+from neurocheckers.networks.evaluator import value_fn
+from neurocheckers.players.jax_players import endgame_evaluator
+from neurocheckers.players.protocol import HostPlayer
+from neurocheckers.rules.engine import init, material_balance
 from neurocheckers.rules.presets import Rules
 from neurocheckers.rules.state import State
 from neurocheckers.search.alphabeta import NETWORK_ROOT_MARGIN, ROOT_MARGIN, value_heuristic
@@ -43,9 +44,11 @@ MAX_SECONDS = MAX_MOVE_SECONDS
 MAX_NODES = MAX_TIMED_NODES
 EQUAL_TIME_SHARE = 0.95
 """In the equal-time mode the player may spend this share of the opponent's mean time per move, as
-a time bank over the match, spread over the moves (``move_clock.MoveClock.allowance``)."""
+a time bank over the match, spread over the moves (``match.clock.MoveClock.allowance``)."""
 FIRST_MOVE_SECONDS = 0.05
 """The equal-time budget before the opponent has moved."""
+WARM_UP_NODES = 64
+"""The nodes of the search that compiles a timed player before its first move."""
 MIN_SECONDS = 0.001
 """The budget of a move when the bank is spent: the first iteration (depth 1) still runs."""
 
@@ -69,7 +72,7 @@ def heuristic_leaf(rules: Rules) -> Callable:
 @dataclasses.dataclass
 class TimedGame:
     """One game's mover: ``mover(state, seconds=None) -> action``; ``seconds`` is the time an
-    ``equal`` player may spend on this move (``move_clock.MoveClock.allowance``)."""
+    ``equal`` player may spend on this move (``match.clock.MoveClock.allowance``)."""
 
     player: TimedPlayer
     seed: int
@@ -96,7 +99,7 @@ class TimedGame:
 
 
 @dataclasses.dataclass
-class TimedPlayer:
+class TimedPlayer(HostPlayer):
     """An iterative-deepening player named by a ``timed:`` spec (see the module docstring)."""
 
     name: str
@@ -104,9 +107,14 @@ class TimedPlayer:
     seconds: float | None = None
     nodes: int | None = None
     equal_time: bool = False
+    search_label: ClassVar[str] = "alpha-beta"
 
     def new_game(self, seed: int) -> TimedGame:
         return TimedGame(self, seed)
+
+    def warm_up(self, rules: Rules) -> None:
+        """Compile the search's one iteration (it serves every depth and position afterwards)."""
+        self.deepening.search(jax.device_get(init(rules)), jax.random.key(0), nodes=WARM_UP_NODES)
 
 
 def is_timed_spec(spec: str) -> bool:

@@ -23,7 +23,7 @@ from collections.abc import Mapping
 import numpy as np
 from safetensors import SafetensorError, safe_open
 
-from neurocheckers.architectures import (
+from neurocheckers.networks.architectures import (
     ARCHITECTURES,
     CNN_PLANES,
     LAYER_NORM_EPSILON,

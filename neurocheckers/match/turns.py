@@ -1,7 +1,7 @@
 """An agent's whole turn with each of its searches, the words that describe it, and the colour
 words: what ``play`` (the terminal game) and the web board share.
 
-- ``timed_turn``: the timed alpha-beta search of ``timed_player``, compiled before the first move by
+- ``timed_turn``: the timed alpha-beta search of ``players.timed``, compiled before the first move by
   a tiny search (``prepare_timed``);
 - ``agent_turn``: the anytime MCTS, whose search sizes are compiled first (``prepare_agent``);
 - ``compiled_turn``: the compiled (numba) search with the agent's network at the leaves, and an
@@ -19,14 +19,15 @@ from typing import Any
 import jax
 import numpy as np
 
-from neurocheckers.agent_file import Agent
 from neurocheckers.compiled import endgame as search_db
 from neurocheckers.compiled import search as compiled_search
 from neurocheckers.compiled.board import Position
 from neurocheckers.compiled.driver import SearchOptions
-from neurocheckers.compiled_player import CompiledGame, CompiledPlayer, parse_compiled
-from neurocheckers.evaluator import value_fn
-from neurocheckers.player_kinds import SearchReport
+from neurocheckers.networks.agent_file import Agent
+from neurocheckers.networks.evaluator import value_fn
+from neurocheckers.players.compiled import CompiledGame, CompiledPlayer, parse_compiled
+from neurocheckers.players.registry import SearchReport
+from neurocheckers.players.timed import TimedPlayer
 from neurocheckers.rules.engine import init
 from neurocheckers.rules.notation import (
     Move,
@@ -41,7 +42,6 @@ from neurocheckers.search.alphabeta import WIN_SCORE
 from neurocheckers.search.anytime import anytime_search
 from neurocheckers.search.mcts import MCTSConfig
 from neurocheckers.search.timed import EXTENSION, MAX_DEPTH, SearchInfo
-from neurocheckers.timed_player import TimedPlayer
 
 COLORS = {"black": BLACK, "white": WHITE}
 """``--human`` values and the colour each stands for."""
@@ -227,7 +227,7 @@ def host_turn(
     search: str = "compiled search",
 ) -> SearchedMove:
     """A host player's whole turn in ``state``: ``game(state, seconds) -> action`` (a game of the
-    ``player_kinds`` protocol, its ``infos`` read for the search reports) called for each action."""
+    ``players.registry`` protocol, its ``infos`` read for the search reports) called for each action."""
     started = time.perf_counter()
     infos = getattr(game, "infos", [])
     seen = len(infos)

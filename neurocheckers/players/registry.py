@@ -4,21 +4,21 @@ A player spec (``alphabeta:3``, ``compiled:0.1s``, ...) names its kind by its fi
 is a ``PlayerKind``: the spec's forms, a one-line help text with its limits (``search.limits``), the
 parse function as ``"module:function"`` (imported on first use, so that this module and the command
 line's ``--help`` import no JAX), whether it is one of our JAX policies (batched by the arena) or a
-host player (one game at a time), and the rules presets it plays. ``parse_spec`` parses every spec
-(``engines.parse_any_player``), and ``--help``'s lists of players come from ``spec_help``.
+host player (one game at a time), the rules presets it plays, and whether it runs a program of its
+own. ``parse_spec`` parses every spec (``match.host.parse_any_player``), ``--help``'s lists of
+players come from ``spec_help``.
 
 A new engine is one module and one line in ``BUILTIN_KINDS`` (or a ``register`` call): its parse
-function ``(spec, rules) -> player`` returns a host player, an object with a ``name`` (the spec) and
-``new_game(seed) -> game``, where ``game(state, seconds=None) -> action`` plays one game's turns
-(``seconds``: the equal-time allowance, None otherwise) and ``game.infos`` lists a ``SearchReport``
-a searched move (or anything with the same fields); an optional ``warm_up()`` compiles or starts
-what it needs before any move is timed. The match loop (``engines.play_engine_games``) plays it.
+function ``(spec, rules) -> player`` returns a player of the protocol (``players.protocol``: a
+``HostPlayer`` subclass with a ``name`` and ``new_game(seed)``). The host loop
+(``match.host.play_engine_games``) plays it.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import importlib
+import importlib.util
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -58,6 +58,18 @@ class PlayerKind:
     starts_program: bool = False
     """True when its player runs a program of its own (an external engine): a server offers only
     the programs named when it started (``web.opponents``), never one a request names."""
+    menu: tuple[tuple[str, str], ...] = ()
+    """``(spec, label)`` pairs the web's Play page offers under Engines, for the presets it plays."""
+    needs: str = ""
+    """A module its players import (an optional dependency): without it the menu leaves it out."""
+
+    def offered(self, preset: str) -> tuple[tuple[str, str], ...]:
+        """Its menu entries for ``preset``: none where it does not play it or ``needs`` is missing."""
+        if (self.rules and preset not in self.rules) or (
+            self.needs and importlib.util.find_spec(self.needs) is None
+        ):
+            return ()
+        return self.menu
 
     def parse(self, spec: str, rules: Any) -> Any:
         """The player of ``spec`` under ``rules`` (a ``Rules``); ``ValueError`` (one line) naming a bad
@@ -84,19 +96,22 @@ class PlayerKind:
 EVALS = "EVAL: FILE, FILE:DB, heuristic or material; FILE an agent file, DB an endgame database folder"
 BUDGET = f"seconds in (0, {MAX_MOVE_SECONDS:g}] like 0.1s"
 
+JAX_POLICY = "neurocheckers.players.jax_players:parse_player"
+"""The parse function of our JAX policies' specs."""
+
 BUILTIN_KINDS: tuple[PlayerKind, ...] = (
-    PlayerKind("random", "random", "uniformly random legal moves", "neurocheckers.players:parse_player"),
+    PlayerKind("random", "random", "uniformly random legal moves", JAX_POLICY),
     PlayerKind(
         "greedy-material",
         "greedy-material",
         "the move that wins the most material now",
-        "neurocheckers.players:parse_player",
+        JAX_POLICY,
     ),  # fmt: skip
     PlayerKind(
         "greedy",
         "greedy:FILE",
         "the move the agent's network rates best, no search",
-        "neurocheckers.players:parse_player",
+        JAX_POLICY,
         files=((1, 0),),
     ),  # fmt: skip
     PlayerKind(
@@ -104,28 +119,28 @@ BUILTIN_KINDS: tuple[PlayerKind, ...] = (
         "alphabeta:D | alphabeta:D:FILE | alphabeta:D:FILE:DB | alphabeta:D:heuristic",
         f"depth-D alpha-beta (D in 1..{MAX_ALPHABETA_DEPTH}), leaves by material, the agent's network"
         " (with an endgame database DB) or the hand-written evaluation",
-        "neurocheckers.players:parse_player",
+        JAX_POLICY,
         files=((2, 1), (3, 1)),
     ),
     PlayerKind(
         "mcts",
         "mcts:FILE:SIMS",
         f"MCTS with the agent's network, SIMS in 1..{MAX_SIMULATIONS}",
-        "neurocheckers.players:parse_player",
+        JAX_POLICY,
         files=((2, 0),),
     ),  # fmt: skip
     PlayerKind(
         "mcts-rollout",
         "mcts-rollout:SIMS",
         f"MCTS with random playouts, SIMS in 1..{MAX_SIMULATIONS}",
-        "neurocheckers.players:parse_player",
+        JAX_POLICY,
     ),  # fmt: skip
     PlayerKind(
         "timed",
         "timed:SECONDSs:EVAL | timed:NODESn:EVAL | timed:equal:EVAL",
         f"the JAX iterative-deepening search, {BUDGET}, nodes in 1..{MAX_TIMED_NODES:,} like 20000n,"
         f" or equal (the opponent's time a move); {EVALS}",
-        "neurocheckers.timed_player:parse_timed",
+        "neurocheckers.players.timed:parse_timed",
         host=True,
         files=((2, 1), (3, 1)),
     ),
@@ -134,7 +149,7 @@ BUILTIN_KINDS: tuple[PlayerKind, ...] = (
         "compiled:SECONDSs[:FILE[:DB]] | compiled:NODESn[:FILE[:DB]] | compiled:equal[:FILE[:DB]]",
         f"the compiled (numba) search, {BUDGET}, nodes in 1..{MAX_COMPILED_NODES:,} or equal;"
         " leaves by the agent FILE's network (an MLP or NNUE agent) or material; DB an endgame database",
-        "neurocheckers.compiled_player:parse_compiled",
+        "neurocheckers.players.compiled:parse_compiled",
         host=True,
         files=((2, 1), (3, 1)),
     ),
@@ -143,23 +158,25 @@ BUILTIN_KINDS: tuple[PlayerKind, ...] = (
         "pydraughts:D | pydraughts:Ns",
         f"py-draughts' engine, depth D in 1..{MAX_PYDRAUGHTS_DEPTH} or N {BUDGET}"
         " (pip install -e '.[engines]')",
-        "neurocheckers.pydraughts_engine:parse_pydraughts",
+        "neurocheckers.players.pydraughts:parse_pydraughts",
         host=True,
         rules=("american8",),
+        menu=tuple((f"pydraughts:{d}", f"py-draughts to depth {d}") for d in (2, 4, 6, 8)),
+        needs="draughts",
     ),
     PlayerKind(
         "openspiel",
         "openspiel:mcts:N | openspiel:alphabeta:D",
         f"OpenSpiel's bots, N in 1..{MAX_OPENSPIEL_SIMULATIONS:,} simulations, D in 1..{MAX_OPENSPIEL_DEPTH}"
         " actions, under OpenSpiel's end rule (--rules american8-openspiel; pip install -e '.[engines]')",
-        "neurocheckers.engines:parse_engine",
+        "neurocheckers.players.openspiel:parse_engine",
         host=True,
     ),
     PlayerKind(
         "engine",
         "engine:PATH:SECONDS | engine:PATH:equal",
         "an external engine program speaking the line protocol of docs/engines.md",
-        "neurocheckers.external_engine:parse_external",
+        "neurocheckers.players.external:parse_external",
         host=True,
         starts_program=True,
     ),
@@ -167,7 +184,7 @@ BUILTIN_KINDS: tuple[PlayerKind, ...] = (
         "darkhorse",
         "darkhorse:SECONDS | darkhorse:equal",
         "DarkHorse through its driver (scripts/build_darkhorse.sh; docs/engines.md)",
-        "neurocheckers.external_engine:parse_external",
+        "neurocheckers.players.external:parse_external",
         host=True,
         rules=("american8",),
         starts_program=True,

@@ -1,40 +1,24 @@
-"""Players that move on the host, and the match loop that plays them against any of ours.
+"""The host loop: any two players, one game at a time where a side needs it, judged by our rules.
 
-Host players: OpenSpiel's checkers bots (below), py-draughts' engine (``pydraughts:D``,
-``pydraughts:Ns``; ``pydraughts_engine``) and our timed search (``timed:BUDGET:EVAL``;
-``timed_player``). OpenSpiel specs (``american8`` only, OpenSpiel's ``checkers`` being English
-draughts on 8x8):
-
-- ``openspiel:mcts:N``: OpenSpiel's ``MCTSBot`` (Python), UCT constant ``UCT_C``, ``N``
-  simulations a move, each leaf rated by one uniformly random playout
-  (``RandomRolloutEvaluator``), solved subtrees backed up;
-- ``openspiel:alphabeta:D``: OpenSpiel's ``minimax.alpha_beta_search`` to depth ``D`` in OpenSpiel
-  actions (each jump of a multi-jump is one), the unfinished leaves rated by material (men 1, kings
-  1.5, scaled below a win's value).
-
-Our arena is jitted JAX and these bots are Python, so ``run_engine_match`` plays its games on the
+Our arena is jitted JAX and host players (OpenSpiel's bots, py-draughts, the timed and compiled
+searches, external engines) move one game at a time, so ``run_engine_match`` plays its games on the
 host, all games of a chunk ply by ply together: our players' moves come from one jitted, batched
-call of their policy a ply, the bots' one game at a time. With an OpenSpiel bot every game runs in
-both engines at once;
-each move is mapped between our actions and OpenSpiel's (``rules.openspiel_actions``) and must be
-legal in both, and both must end the game together: every game against its bots is played under
-``american8-openspiel`` (OpenSpiel's draw after 40 actions without a capture, man moves not resetting
-it), whatever the match's 8x8 rules. The match is laid out as ``arena.run_match``'s: game ``i`` has
-A as Black when ``i`` is even, paired openings start games ``2i`` and ``2i + 1`` from opening ``i``
-(OpenSpiel cannot be set up from a position, so it replays moves found to reach the opening), and
-the result is the same ``GameRecords``. ``play_any_match`` picks this loop or ``run_match``. Every
-game is judged by our rules alone (py-draughts' own draw rules are never consulted), and each side's
-thinking time per move is measured (``MoveClock``); a ``timed:equal:EVAL`` player gets, at each
-move, the opponent's mean time per move so far: the equal-time mode.
-
-OpenSpiel is an optional dependency: ``pip install -e ".[engines]"``.
+call of their policy a ply, host players' one game at a time. With an OpenSpiel bot
+(``players.openspiel``) every game runs in both engines at once; each move is mapped between our
+actions and OpenSpiel's (``rules.openspiel_actions``) and must be legal in both, and both must end
+the game together: every game against its bots is played under ``american8-openspiel``, whatever
+the match's 8x8 rules. The match is laid out as ``arena.run_match``'s: game ``i`` has A as Black
+when ``i`` is even, paired openings start games ``2i`` and ``2i + 1`` from opening ``i`` (OpenSpiel
+cannot be set up from a position, so it replays moves found to reach the opening), and the result
+is the same ``GameRecords``. ``play_any_match`` picks this loop or ``run_match``. Every game is
+judged by our rules alone (py-draughts' own draw rules are never consulted), and each side's
+thinking time per move is measured (``MoveClock``); an ``equal`` player gets, at each move, the
+opponent's mean time per move so far: the equal-time mode.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import functools
-import importlib
 import time
 from collections.abc import Callable
 from typing import Any
@@ -43,7 +27,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from neurocheckers.arena import (
+from neurocheckers.match.arena import (
     GameRecords,
     MatchInterrupted,
     MatchOptions,
@@ -53,140 +37,26 @@ from neurocheckers.arena import (
     paired_opening_starts,
     run_match,
 )
-from neurocheckers.move_clock import MoveClock
-from neurocheckers.player_kinds import SearchReport, kind_of, parse_spec
-from neurocheckers.policies import Player, jitted_policy
-from neurocheckers.pydraughts_engine import PyDraughtsBot
+from neurocheckers.match.clock import MoveClock
+from neurocheckers.players.openspiel import make_bot, opening_path, openspiel_modules
+from neurocheckers.players.policies import Player, jitted_policy
+from neurocheckers.players.protocol import HostPlayer
+from neurocheckers.players.registry import SearchReport, parse_spec
 from neurocheckers.rules.engine import init_batch, material_balance, piece_counts, random_action, step
-from neurocheckers.rules.openspiel_actions import legal_moves_of, openspiel_action_to_ours, position_of
-from neurocheckers.rules.outcome import KING_VALUE, points_for
+from neurocheckers.rules.openspiel_actions import legal_moves_of, openspiel_action_to_ours
+from neurocheckers.rules.outcome import points_for
 from neurocheckers.rules.presets import Rules, openspiel_rules
 from neurocheckers.rules.repetition import RepetitionWatch
 from neurocheckers.rules.state import BLACK, State
-from neurocheckers.search.limits import MAX_OPENSPIEL_DEPTH, MAX_OPENSPIEL_SIMULATIONS
-from neurocheckers.timed_player import TimedPlayer
 
-PREFIX = "openspiel:"
-INSTALL_HINT = 'pip install -e ".[engines]"'
-UCT_C = 2.0
-"""UCT exploration constant of ``openspiel:mcts`` (OpenSpiel's own examples use 2)."""
-_MATERIAL_SCALE = 1.0 / (12 * KING_VALUE + 1.0)  # material below a win's value (1) in alpha-beta
-
-
-@dataclasses.dataclass(frozen=True)
-class EngineBot:
-    """An OpenSpiel bot named by a spec."""
-
-    name: str
-    """The spec, e.g. ``openspiel:mcts:100``."""
-    kind: str
-    """``mcts`` or ``alphabeta``."""
-    strength: int
-    """Simulations a move (``mcts``) or depth in actions (``alphabeta``)."""
-
-
-HostPlayer = EngineBot | PyDraughtsBot | TimedPlayer | Any
-"""A player that moves on the host, one game at a time (``play_engine_games``): OpenSpiel's bots, or
-any player with ``new_game(seed)`` (``player_kinds``' protocol: the timed and compiled searches,
-py-draughts, external engines)."""
 AnyPlayer = Player | HostPlayer
-
-
-def is_engine_spec(spec: str) -> bool:
-    return spec.strip().startswith(PREFIX)
-
-
-def openspiel_modules() -> tuple[Any, Any, Any]:
-    """``(pyspiel, mcts, minimax)`` of OpenSpiel; ``ValueError`` saying how to install it."""
-    try:
-        return (
-            importlib.import_module("pyspiel"),
-            importlib.import_module("open_spiel.python.algorithms.mcts"),
-            importlib.import_module("open_spiel.python.algorithms.minimax"),
-        )
-    except ImportError:
-        raise ValueError(f"OpenSpiel players need OpenSpiel: {INSTALL_HINT}") from None
-
-
-def parse_engine(spec: str, rules: Rules) -> EngineBot:
-    """The bot of an ``openspiel:...`` spec; ``ValueError`` (one line) for a bad spec, rules other than
-    ``american8``, or OpenSpiel not installed."""
-    parts = spec.strip().split(":")
-    limits = {
-        "mcts": ("simulation count", MAX_OPENSPIEL_SIMULATIONS),
-        "alphabeta": ("depth", MAX_OPENSPIEL_DEPTH),
-    }
-    if len(parts) != 3 or parts[1] not in limits:
-        raise ValueError(f"bad player spec {spec!r}; expected one of: {kind_of(PREFIX).forms}")
-    what, maximum = limits[parts[1]]
-    if not (parts[2].isdigit() and 1 <= int(parts[2]) <= maximum):
-        raise ValueError(f"bad player spec {spec!r}: the {what} must be an integer in 1..{maximum}")
-    openspiel_rules(rules)  # ValueError unless american8
-    openspiel_modules()
-    return EngineBot(spec.strip(), parts[1], int(parts[2]))
+"""Any player of the protocol (``players.protocol``): our batched ``Player`` or a host player."""
 
 
 def parse_any_player(spec: str, rules: Rules) -> AnyPlayer:
-    """The player of any registered spec (``player_kinds.parse_spec``): our ``Player`` or a host player;
+    """The player of any registered spec (``players.registry.parse_spec``): our ``Player`` or a host player;
     ``ValueError`` (one line) naming what is wrong."""
     return parse_spec(spec, rules)
-
-
-def material_for(player: int) -> Callable[[Any], float]:
-    """An OpenSpiel state's material balance for OpenSpiel ``player`` (0 is our Black), scaled into
-    (-1, 1)."""
-
-    def value(state) -> float:
-        board = "".join(line[1:9] for line in str(state).splitlines()[:8])  # without the labels
-        black = board.count("o") + KING_VALUE * board.count("8")
-        white = board.count("+") + KING_VALUE * board.count("*")
-        return (black - white if player == 0 else white - black) * _MATERIAL_SCALE
-
-    return value
-
-
-def make_bot(bot: EngineBot, game: Any, seed: int | list[int]) -> Callable[[Any], int]:
-    """``state -> OpenSpiel action`` of ``bot`` in ``game``, its randomness from ``seed`` (a
-    ``numpy.random.RandomState`` seed: an int or a list of ints)."""
-    _, mcts, minimax = openspiel_modules()
-    if bot.kind == "mcts":
-        rng = np.random.RandomState(seed)
-        evaluator = mcts.RandomRolloutEvaluator(1, rng)
-        return mcts.MCTSBot(game, UCT_C, bot.strength, evaluator, random_state=rng).step
-
-    def alphabeta(state) -> int:
-        value = material_for(state.current_player())
-        return minimax.alpha_beta_search(game, state, value_function=value, maximum_depth=bot.strength)[1]
-
-    return alphabeta
-
-
-def opening_path(game: Any, start: State) -> list[int]:
-    """OpenSpiel actions from the initial position to ``start`` (a host ``State``) in exactly
-    ``start.ply`` actions, found by depth-first search; ``ValueError`` when there are none."""
-    target = {
-        "black_men": {s + 1 for s in range(32) if int(start.black_men) >> s & 1},
-        "black_kings": {s + 1 for s in range(32) if int(start.black_kings) >> s & 1},
-        "white_men": {s + 1 for s in range(32) if int(start.white_men) >> s & 1},
-        "white_kings": {s + 1 for s in range(32) if int(start.white_kings) >> s & 1},
-        "black_to_move": int(start.color) == BLACK,
-    }
-
-    def search(state, depth: int) -> list[int] | None:
-        if depth == 0:
-            return [] if position_of(state) == target else None
-        for action in [] if state.is_terminal() else state.legal_actions():
-            child = state.clone()
-            child.apply_action(action)
-            rest = search(child, depth - 1)
-            if rest is not None:
-                return [int(action)] + rest
-        return None
-
-    path = search(game.new_initial_state(), int(start.ply))
-    if path is None:
-        raise ValueError(f"no sequence of {int(start.ply)} actions reaches the opening position")
-    return path
 
 
 @functools.cache
@@ -282,7 +152,7 @@ def _side_keys(keys: jax.Array, side: bool) -> jax.Array:
 
 
 class HostMover:
-    """One game of a host player with ``new_game(seed)`` (``player_kinds``' protocol): its mover, and
+    """One game of a host player with ``new_game(seed)`` (``players.protocol``): its mover, and
     the search reports of the moves it played since last asked."""
 
     def __init__(self, game: Callable) -> None:
@@ -302,30 +172,24 @@ class HostMover:
 def _mover(player: AnyPlayer, game: Any, seed: list[int], key: jax.Array) -> Mover:
     """One game's mover of a host player (``seed``: the match seed, the game, the side), or of one
     of our players moving one game at a time (its key folded with the ply)."""
-    if isinstance(player, Player):
+    if player.batched:
         side_key = key if seed[2] else jax.random.fold_in(key, 1)
         return lambda state, os_state, seconds: int(
             jitted_policy(player.policy)(player.params, state, jax.random.fold_in(side_key, int(state.ply)))
         )
-    if isinstance(player, EngineBot):
+    if player.mirrors_openspiel:
         bot = make_bot(player, game, seed)
         return lambda state, os_state, seconds: openspiel_action_to_ours(bot(os_state))
     return HostMover(player.new_game(int(np.random.SeedSequence(seed).generate_state(1)[0])))
 
 
-def _warm_up(players: dict[bool, AnyPlayer], one_at_a_time: dict[bool, bool], state: State) -> None:
-    """Compile the timed searches, the host players' (``warm_up()``) and our one-game-at-a-time
-    policies before any move is timed (a compile would otherwise count as thinking time, and hand an
-    equal-time opponent seconds)."""
-    key = jax.random.key(0)
+def _warm_up(players: dict[bool, AnyPlayer], one_at_a_time: dict[bool, bool], rules: Rules) -> None:
+    """Compile or start every player that moves one game at a time (``warm_up``) before any move is
+    timed: a compile would otherwise count as thinking time, and hand an equal-time opponent
+    seconds."""
     for side, player in players.items():
-        if isinstance(player, TimedPlayer):
-            player.deepening.search(state, key, nodes=64)
-        elif isinstance(player, Player):
-            if one_at_a_time[side]:
-                jax.block_until_ready(jitted_policy(player.policy)(player.params, state, key))
-        elif callable(getattr(player, "warm_up", None)):
-            player.warm_up()
+        if not player.batched or one_at_a_time[side]:
+            player.warm_up(rules)
 
 
 def check_pairing(a: AnyPlayer, b: AnyPlayer) -> None:
@@ -339,8 +203,8 @@ def check_pairing(a: AnyPlayer, b: AnyPlayer) -> None:
 
 
 def equal_time(player: AnyPlayer) -> bool:
-    """Whether ``player`` plays in the equal-time mode (a host player's ``equal_time``)."""
-    return not isinstance(player, Player) and bool(getattr(player, "equal_time", False))
+    """Whether ``player`` plays in the equal-time mode (the protocol's ``equal_time``)."""
+    return bool(player.equal_time)
 
 
 def _host_moves(
@@ -363,7 +227,7 @@ def match_rules(rules: Rules, a: AnyPlayer, b: AnyPlayer) -> Rules:
     """The rules A and B play under: ``rules``, or ``american8-openspiel`` (OpenSpiel's own draw
     rule, 40 plies without a capture) when an OpenSpiel bot plays, since every game also runs in
     OpenSpiel and both must end it together. Summaries and saved games name these rules."""
-    mirror = isinstance(a, EngineBot) or isinstance(b, EngineBot)
+    mirror = a.mirrors_openspiel or b.mirrors_openspiel
     return openspiel_rules(rules) if mirror else rules
 
 
@@ -383,7 +247,7 @@ def play_engine_games(
     with every game's actions ([N, max_plies], -1 after its end); the seed, the ply cap, the random
     opening plies and the openings are ``options``'. The thinking time of each side goes into
     ``clock``. ``on_game_end(finished)`` is called whenever more games have ended."""
-    mirror = isinstance(a, EngineBot) or isinstance(b, EngineBot)
+    mirror = a.mirrors_openspiel or b.mirrors_openspiel
     game = openspiel_modules()[0].load_game("checkers") if mirror else None
     rules = match_rules(rules, a, b)
     seed, opening_plies, openings = options.seed, options.opening_plies, options.openings
@@ -409,10 +273,10 @@ def play_engine_games(
             _mover(p, game, [seed, int(g), int(side)], key) for g, key in zip(game_ids, keys0, strict=True)
         ]
         for side, p in players.items()
-        if not isinstance(p, Player) or one_at_a_time[side]
+        if not p.batched or one_at_a_time[side]
     }
     batch_step, batch_random = _batched_engine(rules)
-    _warm_up(players, one_at_a_time, jax.tree.map(lambda x: x[0], jax.device_get(states)))
+    _warm_up(players, one_at_a_time, rules)
     key = jax.random.key(seed)
     played = np.full((count, max_plies), -1, np.int32)
     length = np.zeros(count, np.int32)
@@ -430,7 +294,7 @@ def play_engine_games(
             need = live & (a_to_move == side) & (ply >= opening_plies)
             if not need.any():
                 continue
-            if isinstance(player, Player) and not one_at_a_time[side]:
+            if player.batched and not one_at_a_time[side]:
                 start = time.perf_counter()
                 chosen = np.asarray(_batched(player.policy)(player.params, states, _side_keys(keys, side)))
                 actions[need] = chosen[need]
@@ -494,6 +358,6 @@ def play_any_match(
     asked for, else ``run_engine_match`` (which times both sides into ``clock``); the same
     options and records either way; ``ValueError`` for players that cannot meet (``check_pairing``)."""
     check_pairing(a, b)
-    if isinstance(a, Player) and isinstance(b, Player) and clock is None:
+    if a.batched and b.batched and clock is None:
         return run_match(rules, a.policy, a.params, b.policy, b.params, options, on_progress=on_progress)
     return run_engine_match(rules, a, b, options, on_progress, clock=clock)

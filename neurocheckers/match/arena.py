@@ -31,7 +31,7 @@ import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
-from neurocheckers.evaluator import encode
+from neurocheckers.networks.evaluator import encode
 from neurocheckers.rules.engine import init_batch, material_balance, piece_counts, random_action, step
 from neurocheckers.rules.outcome import points_for
 from neurocheckers.rules.playout import default_max_plies
@@ -69,7 +69,7 @@ class GameRecords:
       final_boards: [N, 5] uint32, the last position: Black men, Black kings, White men, White kings
         bitboards and the side to move (0 Black), for an endgame database's verdict on a drawn game.
       repetition: [N] bool, whether the game ended by a threefold repetition: set where games are
-        played on the host (``engines``); None for batched JAX games, which cannot see one.
+        played on the host (``match.host``); None for batched JAX games, which cannot see one.
     """
 
     score: jax.Array
@@ -331,7 +331,7 @@ def fetch_when_ready(tree: Any) -> Any:
 
 @dataclasses.dataclass(frozen=True, eq=False)
 class MatchOptions:
-    """How the games of a match are played: ``run_match``, ``engines.play_any_match``, the gauntlet
+    """How the games of a match are played: ``run_match``, ``match.host.play_any_match``, the gauntlet
     and the ``match`` command take one (each field is checked here, once).
 
     Fields:

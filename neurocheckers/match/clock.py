@@ -1,5 +1,5 @@
 """Both sides' thinking time and search depth in a match, and the equal-time mode's allowance
-(``engines.play_engine_games`` times every move into a ``MoveClock``)."""
+(``match.host.play_engine_games`` times every move into a ``MoveClock``)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import dataclasses
 
 import numpy as np
 
-from neurocheckers.player_kinds import SearchReport
-from neurocheckers.timed_player import EQUAL_TIME_SHARE
+from neurocheckers.players.registry import SearchReport
+from neurocheckers.players.timed import EQUAL_TIME_SHARE
 
 
 @dataclasses.dataclass

@@ -12,10 +12,9 @@ are scored exactly instead of by the network.
 
 from __future__ import annotations
 
-from neurocheckers.agent_file import Agent, load_agent
-from neurocheckers.evaluator import value_fn
-from neurocheckers.player_kinds import policy_forms
-from neurocheckers.policies import (
+from neurocheckers.networks.agent_file import Agent, load_agent
+from neurocheckers.networks.evaluator import value_fn
+from neurocheckers.players.policies import (
     Player,
     alphabeta_player_policy,
     greedy_player_policy,
@@ -26,6 +25,7 @@ from neurocheckers.policies import (
     random_player_policy,
     rollout_value,
 )
+from neurocheckers.players.registry import policy_forms
 from neurocheckers.rules.presets import Rules
 from neurocheckers.search.limits import MAX_ALPHABETA_DEPTH, MAX_SIMULATIONS
 from neurocheckers.search.mcts import MCTSConfig

@@ -45,6 +45,7 @@ from typing import Any
 
 import jax
 
+from neurocheckers.players.protocol import HostPlayer
 from neurocheckers.rules.engine import step
 from neurocheckers.rules.notation import to_fen
 from neurocheckers.rules.presets import AMERICAN8, Rules
@@ -195,7 +196,7 @@ def _play_through(state: State, board: Any, move: Any, actions: list[int]) -> No
 
 
 @dataclasses.dataclass(frozen=True)
-class PyDraughtsBot:
+class PyDraughtsBot(HostPlayer):
     """py-draughts' ``SimpleEngine`` named by a spec."""
 
     name: str

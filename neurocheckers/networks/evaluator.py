@@ -34,8 +34,8 @@ import jax
 import jax.numpy as jnp
 from jax.flatten_util import ravel_pytree
 
-from neurocheckers import architectures
-from neurocheckers.architectures import (
+from neurocheckers.networks import architectures
+from neurocheckers.networks.architectures import (
     CNN_PLANES,
     PIECE_KINDS,
     TRANSFORMER_MLP_RATIO,

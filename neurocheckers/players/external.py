@@ -42,7 +42,8 @@ import numpy as np
 
 from neurocheckers.compiled.board import Position, geometry, move_actions
 from neurocheckers.compiled.game import after, legal_rows
-from neurocheckers.player_kinds import PlayerFailed, SearchReport
+from neurocheckers.players.protocol import HostPlayer
+from neurocheckers.players.registry import PlayerFailed, SearchReport
 from neurocheckers.rules.notation import to_fen
 from neurocheckers.rules.presets import AMERICAN8, Rules
 from neurocheckers.rules.state import State
@@ -263,7 +264,7 @@ def _kill(process: subprocess.Popen, stderr) -> None:
 
 
 @dataclasses.dataclass
-class ExternalEnginePlayer:
+class ExternalEnginePlayer(HostPlayer):
     """An external engine named by a spec (see the module docstring)."""
 
     name: str
@@ -294,8 +295,9 @@ class ExternalEnginePlayer:
         self.process()
         return EngineGame(self)
 
-    def warm_up(self) -> None:
-        """Start the engine and load the move generator before any move is timed."""
+    def warm_up(self, rules: Rules | None = None) -> None:
+        """Start the engine and load the move generator before any move is timed (the player's own
+        rules)."""
         self.process()
         legal_rows(geometry(self.rules), Position.start(self.rules))
 
