@@ -1,21 +1,23 @@
-"""A person against an agent in the terminal: the game loop of ``neurocheckers play``; the agent's
-turns and their words are ``match.turns``'s, shared with the web board.
+"""A person against an agent, or any player, in the terminal: the game loop of ``neurocheckers
+play``; the computer's turns and their words are ``match.turns``'s, shared with the web board.
 
 ``play_game`` reads lines through ``read_line`` and writes through ``write``, so tests drive it with
-scripted input. The agent thinks until a wall-clock limit a move, with one of two searches:
+scripted input. An agent thinks until a wall-clock limit a move, with one of three searches:
 
-- ``alphabeta`` (the default): the timed search of ``players.timed`` (``timed:SECONDSs:FILE``:
-  iterative-deepening alpha-beta with capture extensions, the network scoring the leaves), compiled
-  before the first move by a tiny search (``prepare_timed``); ``timed_turn`` plays a whole turn;
-- ``mcts``: ``anytime_search``, whose search sizes are compiled before the first move
-  (``prepare_agent``); ``agent_turn`` plays a whole turn;
+- ``alphabeta`` (the default off 8x8): the timed search of ``players.timed``
+  (``timed:SECONDSs:FILE``: iterative-deepening alpha-beta with capture extensions, the network
+  scoring the leaves);
 - ``compiled``, the default on 8x8 (``default_search``): the compiled (numba) search with the
-  agent's network at the leaves (``compiled:SECONDSs:FILE``, MLP and NNUE agents), loaded before
-  the first move, and an endgame database probed in its search when one is given (``endgame``);
-  ``compiled_turn`` plays a whole turn. Each move line says the depth it reached, and what the
-  database decided (``database_word``).
+  agent's network at the leaves (``compiled:SECONDSs:FILE``, MLP and NNUE agents), and an endgame
+  database probed in its search when one is given (``endgame``);
+- ``mcts``: ``anytime_search``, whose search sizes are compiled before the first move
+  (``prepare_agent``); ``agent_turn`` plays a whole turn.
 
-Either way thinking time is spent thinking, not compiling.
+The first two, and any other player spec (``play_game``'s ``player``: an engine, a policy, a
+registered plug-in), play through the player protocol (``players.protocol``): ``warm_up`` before the
+first move, then the ``new_game`` mover (``turns.host_turn``) each turn. Each move line says the
+depth it reached, and what the endgame database decided (``database_word``). Thinking time is spent
+thinking, not compiling.
 """
 
 from __future__ import annotations
@@ -35,18 +37,16 @@ from neurocheckers.match.turns import (
     agent_turn,
     chance_text,
     compiled_agent_player,
-    compiled_turn,
+    database_word,
     default_search,
+    host_turn,
     parse_color,
     prepare_agent,
     prepare_step,
-    prepare_timed,
     search_text,
-    timed_turn,
 )
 from neurocheckers.networks.agent_file import Agent
-from neurocheckers.players.compiled import CompiledPlayer
-from neurocheckers.players.timed import MAX_SECONDS, TimedPlayer, agent_player
+from neurocheckers.players.timed import MAX_SECONDS, agent_player
 from neurocheckers.rules.engine import init
 from neurocheckers.rules.notation import (
     board_text,
@@ -86,54 +86,51 @@ class _Game(GameLine):
 
     show_board: bool = True
     mover: Any = None
-    """The compiled search's mover of this game (its table and the game's positions), None before
-    its first move and after an undo."""
+    """The computer's mover of this game (``new_game``: its table and the game's positions), None
+    before its first move and after an undo."""
 
 
 @dataclasses.dataclass(frozen=True)
 class _Thinker:
-    """The agent and how it searches: ``compiled`` or ``timed`` (the alpha-beta search) when set,
-    else MCTS."""
+    """The computer's side: a player of the protocol (``player``: the agent's timed or compiled
+    search, or any spec), else the agent with MCTS."""
 
-    agent: Agent
+    agent: Agent | None
     rules: Rules
     seconds: float
     config: MCTSConfig
     max_simulations: int
-    timed: TimedPlayer | None
-    compiled: CompiledPlayer | None = None
+    player: Any = None
+    seed: int = 0
 
 
 def _prepare(thinker: _Thinker) -> str:
-    """Compile the agent's search before the first move; says what was compiled."""
-    if thinker.compiled is not None:
-        thinker.compiled.warm_up(thinker.rules)
+    """Compile or start the computer's search before the first move; says what was prepared."""
+    if thinker.player is not None:
+        thinker.player.warm_up(thinker.rules)
         prepare_step(thinker.rules)
-        return "compiled search loaded"
-    if thinker.timed is not None:
-        prepare_timed(thinker.timed, thinker.rules)
-        return "alpha-beta search compiled"
+        return f"{thinker.player.search_label} warmed up"
     largest = prepare_agent(thinker.agent, thinker.rules, thinker.seconds, thinker.config,
                             thinker.max_simulations)  # fmt: skip
     return f"up to {largest} simulations compiled"
 
 
 def _agent_plays(game: _Game, thinker: _Thinker, key: jax.Array, write: Callable[[str], Any]) -> None:
-    """The agent's turn: search, announce the move and play it."""
+    """The computer's turn: search, announce the move and play it."""
     state, rules = game.state, thinker.rules
     key = jax.random.fold_in(key, int(state.ply))
-    if thinker.compiled is not None or thinker.timed is not None:
-        if thinker.compiled is not None:
-            game.mover = game.mover or thinker.compiled.new_game()
-            searched = compiled_turn(game.mover, rules, state)
-        else:
-            searched = timed_turn(thinker.timed, rules, state, key)
+    player = thinker.player
+    if player is not None:
+        game.mover = game.mover or player.new_game(thinker.seed)
+        seconds = thinker.seconds if player.equal_time else None
+        searched = host_turn(game.mover, rules, state, seconds, player.search_label)
+        word = database_word(player.endgame, state, searched.info)
         move = searched.move
         said = search_text(searched)
-        if searched.database is not None:  # the database's word replaces the network's guess
-            said += f", {searched.database}"
+        if word is not None:  # the database's word replaces the network's guess
+            said += f", {word}"
         elif searched.info is not None:
-            said += f", {chance_text(searched.info)}"
+            said += f", {chance_text(searched.info, network=thinker.agent is not None)}"
     else:
         turn = agent_turn(thinker.agent, rules, state, key, thinker.seconds, thinker.config,
                           thinker.max_simulations)  # fmt: skip
@@ -152,7 +149,7 @@ def _undo(game: _Game, human: int, write: Callable[[str], Any]) -> None:
     except ValueError:
         write("nothing to undo: you have not moved yet.")
         return
-    game.mover = None  # the compiled search's game starts again from here
+    game.mover = None  # the computer's game (its table, its positions) starts again from here
     moves = GameLine(game.rules, taken[0].before, taken).turns()
     write("took back " + " ".join(t.move.notation for t in moves) + ".")
     game.show_board = True
@@ -185,8 +182,29 @@ def _human_says(game: _Game, rules: Rules, human: int, line: str, write: Callabl
     return False
 
 
+def _agent_search(
+    agent: Agent, rules: Rules, seconds: float, search: str | None, agent_path: str | None,
+    endgame: search_db.SearchDB | None,
+) -> Any:  # fmt: skip
+    """The player of the agent's ``search`` (see ``play_game``; None: MCTS), its settings checked."""
+    search = default_search(rules, agent_path, seconds, endgame is not None) if search is None else search
+    if search not in SEARCHES:
+        raise ValueError(f"search must be one of {', '.join(SEARCHES)}, got {search!r}")
+    if endgame is not None and search != "compiled":
+        raise ValueError(f"an endgame database needs the compiled search, not {search}")
+    if search != "mcts" and seconds > MAX_SECONDS:
+        raise ValueError(f"seconds must be at most {MAX_SECONDS:g} for the {search} search, got {seconds}")
+    if agent.rules != rules:
+        raise ValueError(f"the agent plays {agent.rules.name!r}, not {rules.name!r}")
+    if search == "compiled" and agent_path is None:
+        raise ValueError("the compiled search needs the agent's file (agent_path)")
+    if search == "alphabeta":
+        return agent_player(agent, rules, seconds, name=f"timed:{seconds:g}s")
+    return compiled_agent_player(agent_path, rules, seconds, endgame) if search == "compiled" else None
+
+
 def play_game(
-    agent: Agent,
+    agent: Agent | None,
     rules: Rules,
     seconds: float = 1.0,
     human_color: str | int = "black",
@@ -199,36 +217,28 @@ def play_game(
     search: str | None = None,
     agent_path: str | None = None,
     endgame: search_db.SearchDB | None = None,
+    player: Any = None,
 ) -> dict[str, Any]:
-    """Play one game between a person (through ``read_line(prompt)`` and ``write(text)``) and ``agent``.
+    """Play one game between a person (through ``read_line(prompt)`` and ``write(text)``) and
+    ``agent``, or ``player`` (any player of the protocol; ``agent`` then None).
 
     The person types moves in standard notation or a command (``help``, ``moves``, ``board``,
     ``undo``, ``quit``); a malformed or illegal move is answered with the legal moves. End of input
     (``EOFError``) quits. The agent thinks ``seconds`` per move with ``search`` (``SEARCHES``: the
     compiled search, which needs the agent's file ``agent_path``, the timed alpha-beta search, both
     at most ``MAX_SECONDS``, or MCTS with ``config`` up to ``max_simulations``; None:
-    ``default_search``). ``names`` are the (person, agent) names written in the returned game dict,
-    the ``analysis.games`` format (``save_games`` writes it); a game quit before its end has the
-    result ``"*"``. ``endgame`` (``load_endgame``) is probed by the compiled search, the only one
-    that reads it.
+    ``default_search``); a ``player`` plays by its own spec (``seconds`` if it is an ``equal``
+    one). ``names`` are the (person, computer) names written in the returned game dict, the
+    ``analysis.games`` format (``save_games`` writes it); a game quit before its end has the result
+    ``"*"``. ``endgame`` (``load_endgame``) is probed by the compiled search, the only one that
+    reads it.
     """
     human = parse_color(human_color)
     if not seconds > 0:
         raise ValueError(f"seconds must be > 0, got {seconds!r}")
-    search = default_search(rules, agent_path, seconds, endgame is not None) if search is None else search
-    if search not in SEARCHES:
-        raise ValueError(f"search must be one of {', '.join(SEARCHES)}, got {search!r}")
-    if endgame is not None and search != "compiled":
-        raise ValueError(f"an endgame database needs the compiled search, not {search}")
-    if search != "mcts" and seconds > MAX_SECONDS:
-        raise ValueError(f"seconds must be at most {MAX_SECONDS:g} for the {search} search, got {seconds}")
-    if agent.rules != rules:
-        raise ValueError(f"the agent plays {agent.rules.name!r}, not {rules.name!r}")
-    if search == "compiled" and agent_path is None:
-        raise ValueError("the compiled search needs the agent's file (agent_path)")
-    timed = agent_player(agent, rules, seconds, name=f"timed:{seconds:g}s") if search == "alphabeta" else None
-    compiled = compiled_agent_player(agent_path, rules, seconds, endgame) if search == "compiled" else None
-    thinker = _Thinker(agent, rules, seconds, config, max_simulations, timed, compiled)
+    if player is None:
+        player = _agent_search(agent, rules, seconds, search, agent_path, endgame)
+    thinker = _Thinker(agent, rules, seconds, config, max_simulations, player, seed)
     write("preparing the agent...")
     write(f"ready ({_prepare(thinker)}). You play {_side(human)}; type 'help' for help.")
     start = jax.device_get(init(rules))

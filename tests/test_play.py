@@ -193,7 +193,7 @@ def test_the_agent_answers_with_the_timed_alphabeta_search(files):
     script = Script([first, "quit"])
     game = play.play_game(agent, rules, seconds=0.05, read_line=script.read_line, write=script.write)
     text = script.text
-    assert "ready (alpha-beta search compiled)" in text
+    assert "ready (alpha-beta warmed up)" in text
     replies = [line for line in script.out if line.startswith("agent (White) plays")]
     assert len(replies) == 1 and len(game["moves"]) == 2
     assert re.search(
@@ -252,7 +252,7 @@ def test_8x8_plays_the_compiled_search_by_default_and_says_its_depth(american8_f
     script = Script([first, "undo", first, "quit"])
     game = play.play_game(agent, AMERICAN8, seconds=0.05, read_line=script.read_line, write=script.write,
                           agent_path=american8_file)  # fmt: skip
-    assert "ready (compiled search loaded)" in script.text
+    assert "ready (compiled search warmed up)" in script.text
     replies = [line for line in script.out if line.startswith("agent (White) plays")]
     assert len(replies) == 2 and len(game["moves"]) == 2
     for reply in replies:

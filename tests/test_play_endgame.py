@@ -72,7 +72,7 @@ def test_play_with_a_database_thinks_with_the_compiled_search_on_6x6(agent6, sma
     args = ["play", "--agent", agent6, "--seconds", "0.05", "--human", "white", "--endgame-db", str(small_db)]
     assert main(args) == 0
     out = capsys.readouterr().out
-    assert "compiled search loaded" in out and "agent (Black) plays" in out
+    assert "compiled search warmed up" in out and "agent (Black) plays" in out
     assert "compiled search to depth" in out
 
 

@@ -57,3 +57,18 @@ def test_rules_help_names_every_preset(command, capsys):
     text = " ".join(capsys.readouterr().out.split())
     for name in NAMED_RULES:
         assert name in text, name
+
+
+@pytest.mark.parametrize(
+    "args, words",
+    [
+        ([], ["--agent PATH or --opponent SPEC"]),
+        (["--agent", "x.safetensors", "--opponent", "random"], ["--agent PATH or --opponent SPEC"]),
+        (["--opponent", "random", "--search", "mcts"], ["--search and --endgame-db go with --agent"]),
+        (["--opponent", "nosuch:1"], ["bad player spec 'nosuch:1'"]),
+        (["--opponent", "openspiel:mcts:10", "--rules", "american8"], ["OpenSpiel's bots cannot play"]),
+    ],
+)
+def test_play_takes_an_agent_file_or_any_player_spec(args, words, capsys):
+    assert main(["play", *args]) == 2
+    error_line(capsys, *words)

@@ -171,9 +171,10 @@ def test_where_a_spec_names_its_agent_file():
         with_agent_file("random", "b.safetensors")
 
 
-def test_a_registered_engine_reaches_every_door_with_no_other_edit(fake_kind, tmp_path, capsys):
-    """One module (tests/fake_engine.py) and one registration: ``match``, ``gauntlet``, ``--help``
-    and the web's Play menu, whose game it then plays."""
+def test_a_registered_engine_reaches_every_door_with_no_other_edit(fake_kind, tmp_path, capsys, monkeypatch):
+    """One module (tests/fake_engine.py) and one registration: ``match``, ``gauntlet``, ``play``,
+    ``--help`` and the web's Play menu, whose game it then plays."""
+    import io
     import warnings
 
     from neurocheckers.cli import main
@@ -190,6 +191,11 @@ def test_a_registered_engine_reaches_every_door_with_no_other_edit(fake_kind, tm
     assert "fake:3" in capsys.readouterr().out and (tmp_path / "g").is_dir()
     assert main(["match", "--help"]) == 0
     assert "fake:N: the N-th legal move (a test engine)" in " ".join(capsys.readouterr().out.split())
+    play = ["play", "--opponent", "fake:1", "--rules", "simple6", "--human", "white"]
+    monkeypatch.setattr("sys.stdin", io.StringIO(""))  # the person types nothing: the game is quit
+    assert main(play) == 0  # the terminal game: the fake opens, then the input ends
+    out = capsys.readouterr().out
+    assert "ready (fake:1 warmed up)" in out and "agent (Black) plays" in out
     client = TestClient(create_app(tmp_path, save_games=False))
     choices = client.get("/api/info").json()["opponents"]["simple6"]
     assert {"spec": "fake:1", "label": "the fake engine, first legal move", "group": "Engines"} in choices

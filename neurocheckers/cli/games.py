@@ -11,11 +11,25 @@ from neurocheckers.cli import checks
 from neurocheckers.cli.common import UserError, app, example
 
 
-@app.command(epilog=example("neurocheckers play --agent runs/agent.safetensors --seconds 2 --human white"))
+@app.command(
+    epilog=example(
+        "neurocheckers play --agent runs/agent.safetensors --seconds 2 --human white",
+        "neurocheckers play --opponent pydraughts:6 --rules american8",
+    )
+)
 def play(
     agent: Annotated[
-        str, typer.Option(metavar="PATH", help="The agent file to play against (.safetensors, see export).")
-    ],
+        str | None,
+        typer.Option(metavar="PATH", help="The agent file to play against (.safetensors, see export)."),
+    ] = None,
+    opponent: Annotated[
+        str | None,
+        typer.Option(
+            metavar="SPEC",
+            help="Any player to play against instead of an agent file: a player spec as match takes"
+            " (compiled:0.5s:FILE, alphabeta:4:heuristic, pydraughts:6, engine:PATH:1; equal: --seconds).",
+        ),
+    ] = None,
     rules: Annotated[
         str | None, typer.Option(metavar="PRESET", help="Rules preset (default: the agent's own).")
     ] = None,
@@ -51,26 +65,40 @@ def play(
         ),
     ] = None,
 ) -> None:
-    """Play against an agent in the terminal.
+    """Play against an agent, or any player (--opponent), in the terminal.
 
     Type moves in standard notation: on 6x6 (simple6, american6) as 5-8, 1x8 or 1x8x15 (multi-jumps
     in american6 only), on 8x8 (american8) as 9-14, 9x18 or 1x10x19; or help, moves, board, undo,
     quit. The agent thinks --seconds a move with the compiled search on 8x8, the timed alpha-beta
     search elsewhere, or with MCTS (--search mcts); each of its moves says the depth it reached
     and, with --endgame-db, the database's value when it decided the position."""
-    from pathlib import Path
-
-    from neurocheckers.match.turns import SEARCHES, compiled_agent_player, default_search
-    from neurocheckers.networks.agent_file import load_agent
-    from neurocheckers.play import play_game
+    from neurocheckers.match.turns import SEARCHES
 
     preset = checks.rules_preset(rules) if rules is not None else None
+    if (agent is None) == (opponent is None):
+        raise UserError("give --agent PATH or --opponent SPEC, one of them")
     if search is not None and search not in SEARCHES:
         raise UserError(f"--search must be one of {', '.join(SEARCHES)}, got {search!r}")
     color = _checked_play_options(agent, human, seconds, seed, save)
+    if opponent is not None:
+        _play_spec(opponent, preset, seconds, color, seed, save, search or endgame_db)
+    else:
+        _play_agent(agent, preset, seconds, color, seed, save, search, endgame_db)
+
+
+def _play_agent(
+    agent: str, preset, seconds: float, color: int, seed: int, save: str | None, search, endgame_db
+) -> None:
+    """``play --agent PATH``: the game against an agent file with its ``search`` (default: the
+    compiled search on 8x8, the timed one elsewhere), probing ``endgame_db`` when given."""
+    from pathlib import Path
+
+    from neurocheckers.match.turns import compiled_agent_player, default_search
+    from neurocheckers.networks.agent_file import load_agent
+    from neurocheckers.play import play_game
+
     with checks.user_errors(ValueError):
         loaded = load_agent(agent, preset)
-    names = ("human", Path(agent).name)
     with_db = endgame_db is not None
     with checks.user_errors(ValueError):
         search = default_search(loaded.rules, agent, seconds, with_db) if search is None else search
@@ -79,18 +107,46 @@ def play(
     if with_db and search != "compiled":
         raise UserError(f"--endgame-db is read by the compiled search only (--search compiled), not {search}")
     database = _endgame_for_search(endgame_db, loaded.rules) if with_db else None
-    game = play_game(loaded, loaded.rules, seconds, color, seed=seed, names=names, search=search,
-                     agent_path=agent, endgame=database)  # fmt: skip
-    if save is not None:
-        from neurocheckers.analysis.pdn_games import save_game_file
-
-        try:
-            print(f"game saved to {save_game_file(save, loaded.rules, [game])}")
-        except OSError as e:
-            raise UserError(f"cannot write --save {save!r}: {e.strerror or e}") from None
+    game = play_game(loaded, loaded.rules, seconds, color, seed=seed, names=("human", Path(agent).name),
+                     search=search, agent_path=agent, endgame=database)  # fmt: skip
+    _save_game(save, loaded.rules, game)
 
 
-def _checked_play_options(agent: str, human: str, seconds: float, seed: int, save: str | None) -> int:
+def _play_spec(
+    spec: str, preset, seconds: float, color: int, seed: int, save: str | None, agent_only
+) -> None:
+    """``play --opponent SPEC``: the game against any player (the player protocol), under ``preset``
+    (default simple6); ``agent_only``: an option that goes with --agent, refused here."""
+    from neurocheckers.match.host import parse_any_player
+    from neurocheckers.play import play_game
+    from neurocheckers.rules import SIMPLE6
+
+    if agent_only is not None:
+        raise UserError(
+            "--search and --endgame-db go with --agent; with --opponent the spec says how it plays"
+        )
+    rules = preset or SIMPLE6
+    with checks.user_errors(ValueError):
+        player = parse_any_player(spec, rules)
+    if player.mirrors_openspiel:
+        raise UserError(f"{spec!r}: OpenSpiel's bots cannot play in the terminal (use match)")
+    game = play_game(None, rules, seconds, color, seed=seed, names=("human", spec), player=player)
+    _save_game(save, rules, game)
+
+
+def _save_game(save: str | None, rules, game: dict) -> None:
+    """Write the game to ``save`` (PDN or JSON by its suffix) when asked."""
+    if save is None:
+        return
+    from neurocheckers.analysis.pdn_games import save_game_file
+
+    try:
+        print(f"game saved to {save_game_file(save, rules, [game])}")
+    except OSError as e:
+        raise UserError(f"cannot write --save {save!r}: {e.strerror or e}") from None
+
+
+def _checked_play_options(agent: str | None, human: str, seconds: float, seed: int, save: str | None) -> int:
     """``play``'s options checked before anything is loaded (``UserError`` naming a bad one); the
     human's colour."""
     from pathlib import Path
@@ -106,7 +162,7 @@ def _checked_play_options(agent: str, human: str, seconds: float, seed: int, sav
     checks.seed("--seed", seed)
     if seconds > MAX_SECONDS:  # the web app's cap too
         raise UserError(f"--seconds must be at most {MAX_SECONDS:g}, got {seconds}")
-    if not Path(agent).is_file():
+    if agent is not None and not Path(agent).is_file():
         raise UserError(f"no agent file {agent!r}")
     if save is not None:  # checked before the game: a game is never played only to be lost
         checks.writable_file(save, "--save")
