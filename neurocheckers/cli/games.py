@@ -65,7 +65,7 @@ def play(
         ),
     ] = None,
 ) -> None:
-    """Play against an agent, or any player (--opponent), in the terminal.
+    """Play an agent or any player in the terminal.
 
     Type moves in standard notation: on 6x6 (simple6, american6) as 5-8, 1x8 or 1x8x15 (multi-jumps
     in american6 only), on 8x8 (american8) as 9-14, 9x18 or 1x10x19; or help, moves, board, undo,
