@@ -52,9 +52,9 @@ def _error(status: int, message: str) -> JSONResponse:
 
 async def _handle(request: Request, error: Exception) -> JSONResponse:
     """Errors as JSON, paths in them relative to the served folder: refused paths 403, missing
-    things 404, the server's own checks of a request 400, an opponent that failed mid-game (an
-    engine that crashed or hung) 502; anything else is the server's fault: a 500 with a generic
-    message, logged with its traceback."""
+    things 404, the server's own checks of a request 400 (an opponent that failed mid-game:
+    ``_opponent_failed``); anything else is the server's fault: a 500 with a generic message, logged
+    with its traceback."""
     root = request.app.state.root
     if isinstance(error, folder.PathRefused):
         return _error(403, folder.relative_message(root, str(error)))
@@ -62,12 +62,17 @@ async def _handle(request: Request, error: Exception) -> JSONResponse:
         return _error(404, folder.relative_message(root, str(error)))
     if isinstance(error, (SessionError, folder.BadFile, folder.BadPath)):
         return _error(400, folder.relative_message(root, str(error)))
-    if isinstance(error, PlayerFailed):  # the opponent's program crashed or hung: not the server's fault
-        return _error(502, f"the opponent failed: {folder.relative_message(root, str(error))}")
     if isinstance(error, HTTPException):
         return _error(error.status_code, error.detail)
     folder.LOG.error("%s %s failed", request.method, request.url.path, exc_info=error)
     return _error(500, "internal error: the server could not answer this request (it is in the server's log)")
+
+
+async def _opponent_failed(request: Request, error: Exception) -> JSONResponse:
+    """A 502 for an opponent that failed mid-game (``PlayerFailed``: an engine that crashed, hung or
+    broke its protocol): its one line, paths relative to the served folder; not the server's fault."""
+    message = folder.relative_message(request.app.state.root, str(error))
+    return _error(502, f"the opponent failed: {message}")
 
 
 MAX_BODY_BYTES = 64 * 1024
@@ -306,7 +311,8 @@ def create_app(
         routes=routes,
         # Starlette answers these in place; any other exception reaches _handle too, then the server.
         exception_handlers={
-            **dict.fromkeys((ValueError, KeyError, OSError, TypeError, HTTPException, PlayerFailed), _handle),
+            **dict.fromkeys((ValueError, KeyError, OSError, TypeError, HTTPException), _handle),
+            PlayerFailed: _opponent_failed,
             Exception: _handle,
         },
     )
