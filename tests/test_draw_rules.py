@@ -11,6 +11,7 @@ import pytest
 
 from neurocheckers.compiled.board import Position, SearchRules, game_rule
 from neurocheckers.compiled.game import Game
+from neurocheckers.players.protocol import HostPlayer
 from neurocheckers.rules import AMERICAN8, AMERICAN8_OPENSPIEL, PRESETS, get_rules, step
 from neurocheckers.rules.notation import apply_move, parse_fen, parse_move
 from neurocheckers.rules.playout import default_max_plies
@@ -165,8 +166,10 @@ def test_match_summary_counts_decisive_games_and_lopsided_draws():
     assert "draws by repetition 2, by the other end rules 1" in format_table("a", "b", "american8", split)
 
 
-class Shuffler:
+class Shuffler(HostPlayer):
     """A host player that moves its king back to where it came from whenever it can."""
+
+    name = "shuffler"
 
     def __init__(self, rules):
         self.rules = rules
