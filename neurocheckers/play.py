@@ -15,7 +15,7 @@ scripted input. An agent thinks until a wall-clock limit a move, with one of thr
 
 The first two, and any other player spec (``play_game``'s ``player``: an engine, a policy, a
 registered plug-in), play through the player protocol (``players.protocol``): ``warm_up`` before the
-first move, then the ``new_game`` mover (``turns.host_turn``) each turn. Each move line says the
+first move, then the ``new_game`` mover (``turns.player_turn``) each turn. Each move line says the
 depth it reached, and what the endgame database decided (``database_word``). Thinking time is spent
 thinking, not compiling.
 """
@@ -37,10 +37,9 @@ from neurocheckers.match.turns import (
     agent_turn,
     chance_text,
     compiled_agent_player,
-    database_word,
     default_search,
-    host_turn,
     parse_color,
+    player_turn,
     prepare_agent,
     prepare_step,
     search_text,
@@ -123,12 +122,11 @@ def _agent_plays(game: _Game, thinker: _Thinker, key: jax.Array, write: Callable
     if player is not None:
         game.mover = game.mover or player.new_game(thinker.seed)
         seconds = thinker.seconds if player.equal_time else None
-        searched = host_turn(game.mover, rules, state, seconds, player.search_label)
-        word = database_word(player.endgame, state, searched.info)
+        searched = player_turn(player, game.mover, rules, state, seconds)
         move = searched.move
         said = search_text(searched)
-        if word is not None:  # the database's word replaces the network's guess
-            said += f", {word}"
+        if searched.database is not None:  # the database's word replaces the network's guess
+            said += f", {searched.database}"
         elif searched.info is not None:
             said += f", {chance_text(searched.info, network=thinker.agent is not None)}"
     else:

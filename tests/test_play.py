@@ -213,15 +213,14 @@ def test_timed_turns_a_multi_jump_and_the_outlook_in_words(files):
     rules = AMERICAN6
     agent = load_agent(files[rules.name], rules)
     player = agent_player(agent, rules, nodes=500)
-    key = jax.random.key(0)
     # White's man on 5 and 11 can be jumped by the black man on 1: 1x8x13, the only move (forced).
-    forced = play_turns.timed_turn(player, rules, parse_fen(rules, "B:W5,11:B1"), key)
+    forced = play_turns.player_turn(player, player.new_game(0), rules, parse_fen(rules, "B:W5,11:B1"))
     assert forced.move.notation == "1x8x13" and forced.info is None and forced.nodes == 0
     assert play_turns.search_text(forced) == "forced"
-    searched = play_turns.timed_turn(player, rules, jax.device_get(init(rules)), key)
+    searched = play_turns.player_turn(player, player.new_game(0), rules, jax.device_get(init(rules)))
     assert searched.info.depth >= 1 and 0 < searched.nodes <= 500
     assert searched.move in legal_moves(rules, jax.device_get(init(rules)))
-    assert play_turns.search_text(searched).startswith(f"alpha-beta to depth {searched.info.depth} (")
+    assert play_turns.search_text(searched).startswith(f"alpha-beta to depth {searched.info.depth:g} (")
     win, loss = SearchInfo(0, 3, 10, 0.1, 998.0), SearchInfo(0, 3, 10, 0.1, -997.0)
     assert play_turns.chance_text(win) == "a proven win" and play_turns.chance_text(loss) == "a proven loss"
     assert play_turns.timed_win_chance(win) == 1.0 and play_turns.timed_win_chance(loss) == 0.0

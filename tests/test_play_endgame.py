@@ -55,7 +55,7 @@ def test_the_compiled_turn_says_what_the_database_decided(agent6, search_db):
     player = dataclasses.replace(alone, endgame=search_db)
 
     def turn(fen: str, chosen=player):
-        return play_turns.compiled_turn(chosen.new_game(), AMERICAN6, parse_fen(AMERICAN6, fen))
+        return play_turns.player_turn(chosen, chosen.new_game(), AMERICAN6, parse_fen(AMERICAN6, fen))
 
     won = turn(WON_IN_1)
     assert won.database == "database: won in 1 move" and won.move.notation == "4x11"

@@ -1,12 +1,10 @@
 """An agent's whole turn with each of its searches, the words that describe it, and the colour
 words: what ``play`` (the terminal game) and the web board share.
 
-- ``timed_turn``: the timed alpha-beta search of ``players.timed``, compiled before the first move by
-  a tiny search (``prepare_timed``);
-- ``agent_turn``: the anytime MCTS, whose search sizes are compiled first (``prepare_agent``);
-- ``compiled_turn``: the compiled (numba) search with the agent's network at the leaves, and an
-  endgame database probed in it when one is given (``database_word`` says what it decided);
-- ``host_turn``: any host player (external engines, py-draughts).
+- ``player_turn``: any player of the protocol (``players.protocol``: the timed and compiled
+  searches, engines, policies) through its game's mover (``host_turn``), with the word of the
+  endgame database its search probes (``database_word``);
+- ``agent_turn``: the anytime MCTS, whose search sizes are compiled first (``prepare_agent``).
 """
 
 from __future__ import annotations
@@ -25,9 +23,8 @@ from neurocheckers.compiled.board import Position
 from neurocheckers.compiled.driver import SearchOptions
 from neurocheckers.networks.agent_file import Agent
 from neurocheckers.networks.evaluator import value_fn
-from neurocheckers.players.compiled import CompiledGame, CompiledPlayer, parse_compiled
+from neurocheckers.players.compiled import CompiledPlayer, parse_compiled
 from neurocheckers.players.registry import SearchReport
-from neurocheckers.players.timed import TimedPlayer
 from neurocheckers.rules.engine import init
 from neurocheckers.rules.notation import (
     Move,
@@ -55,10 +52,6 @@ PROVEN_SCORE = WIN_SCORE - MAX_DEPTH - EXTENSION
 COMPILED_PROVEN_SCORE = compiled_search.WIN_BOUND / compiled_search.UNIT
 """A compiled search's score (men) beyond this is a won or lost game: the database's wins count
 their whole distance to the end, so they fall short of ``PROVEN_SCORE``."""
-WARM_UP_NODES = 64
-"""The node budget of ``prepare_timed``'s search: enough to compile, too small to take time."""
-MIN_TURN_SECONDS = 0.001
-"""The least time a later jump's search of a timed turn is given once the turn's time is spent."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -209,14 +202,14 @@ def database_word(endgame: search_db.SearchDB | None, state: State, info: Any) -
     return None
 
 
-def compiled_turn(
-    game: CompiledGame, rules: Rules, state: State, seconds: float | None = None
+def player_turn(
+    player: Any, game: Callable[..., int], rules: Rules, state: State, seconds: float | None = None
 ) -> SearchedMove:
-    """The compiled search's whole turn (``host_turn``) with the endgame database's word on it
-    (``SearchedMove.database``)."""
-    searched = host_turn(game, rules, state, seconds, "compiled search")
-    word = database_word(game.player.endgame, state, searched.info)
-    return dataclasses.replace(searched, database=word)
+    """``player``'s whole turn in ``state`` through ``game`` (its ``new_game`` mover; ``seconds``:
+    the equal-time allowance), described by its ``search_label``, with the word of the endgame
+    database its search probes (``SearchedMove.database``)."""
+    searched = host_turn(game, rules, state, seconds, player.search_label)
+    return dataclasses.replace(searched, database=database_word(player.endgame, state, searched.info))
 
 
 def host_turn(
@@ -260,43 +253,6 @@ def prepare_step(rules: Rules) -> None:
     with the move: uncompiled, the first move of a game took about 0.8 s more than its search."""
     start = jax.device_get(init(rules))
     apply_move(rules, start, legal_moves(rules, start)[0])
-
-
-def prepare_timed(player: TimedPlayer, rules: Rules) -> None:
-    """Compile ``player``'s search before its first move: one search of ``WARM_UP_NODES`` nodes from
-    the start (its one jitted iteration serves every depth and position afterwards), and the step
-    that plays the move it finds."""
-    start = jax.device_get(init(rules))
-    info = player.deepening.search(start, jax.random.key(0), nodes=WARM_UP_NODES)
-    src, dst, capture = action_squares(rules, start, info.action)
-    apply_move(rules, start, Move((info.action,), (src, dst), capture))
-
-
-def timed_turn(
-    player: TimedPlayer, rules: Rules, state: State, key: jax.Array, seconds: float | None = None
-) -> SearchedMove:
-    """``player``'s whole turn in ``state``, one search an action (a single legal action is played at
-    once). A node budget applies to each search; a time budget (``seconds``, else the player's own)
-    to the whole turn: a multi-jump's later jumps share what is left of it."""
-    budget = player.seconds if seconds is None else seconds
-    if player.nodes is None and budget is None:
-        raise ValueError(f"{player.name!r} needs a think time (seconds)")
-    started = time.perf_counter()
-    infos: list[SearchInfo] = []
-
-    def choose(current: State, done: int) -> int:
-        subkey = jax.random.fold_in(key, done)
-        if player.nodes is not None:
-            infos.append(player.deepening.search(current, subkey, nodes=player.nodes))
-        else:
-            left = max(budget - (time.perf_counter() - started), MIN_TURN_SECONDS)
-            infos.append(player.deepening.search(current, subkey, seconds=left))
-        return infos[-1].action
-
-    move = _whole_turn(rules, state, choose)
-    first = next((info for info in infos if info.depth > 0), None)
-    nodes = sum(info.nodes for info in infos)
-    return SearchedMove(move, first, nodes, time.perf_counter() - started)
 
 
 def proven(score: float) -> int:

@@ -48,7 +48,8 @@ a time bank over the match, spread over the moves (``match.clock.MoveClock.allow
 FIRST_MOVE_SECONDS = 0.05
 """The equal-time budget before the opponent has moved."""
 WARM_UP_NODES = 64
-"""The nodes of the search that compiles a timed player before its first move."""
+"""The nodes of the search that compiles a timed player before its first move: enough to compile
+(its one jitted iteration serves every depth and position afterwards), too small to take time."""
 MIN_SECONDS = 0.001
 """The budget of a move when the bank is spent: the first iteration (depth 1) still runs."""
 

@@ -5,7 +5,7 @@ A ``GameSession`` keeps every ply played (the position before it and the action)
 undo and the position all come from that history. The person plays one step at a time (from-square
 to to-square; a multi-jump is several steps by the same side, as the engine plays it); the opponent
 plays its whole turn in ``opponent_reply``. The opponent is a player spec, played through the
-player protocol (``players.protocol``): its ``new_game`` mover plays each turn (``turns.host_turn``;
+player protocol (``players.protocol``): its ``new_game`` mover plays each turn (``turns.player_turn``;
 an ``equal`` player gets the think time), its ``search_label`` and reports describe the search, and
 the endgame database its search probes (``endgame``) has its word on the move. So:
 
@@ -45,9 +45,8 @@ from neurocheckers.match.session import GameLine
 from neurocheckers.match.turns import (
     SearchedMove,
     agent_turn,
-    database_word,
-    host_turn,
     parse_color,
+    player_turn,
     search_text,
     timed_win_chance,
 )
@@ -405,8 +404,7 @@ def opponent_reply(session: GameSession) -> None:
             play_ply(session, action, False)
         return
     seconds = session.think_seconds if player.equal_time else None
-    searched = host_turn(session.engine, session.rules, state, seconds, player.search_label)
-    searched = dataclasses.replace(searched, database=database_word(player.endgame, state, searched.info))
+    searched = player_turn(player, session.engine, session.rules, state, seconds)
     session.evaluation = None if player.name == "random" else _timed_evaluation(session, state, searched)
     for action in searched.move.actions:
         play_ply(session, action, False)
