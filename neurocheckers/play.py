@@ -10,10 +10,10 @@ scripted input. An agent thinks until a wall-clock limit a move, with one of thr
 - ``compiled``, the default on 8x8 (``default_search``): the compiled (numba) search with the
   agent's network at the leaves (``compiled:SECONDSs:FILE``, MLP and NNUE agents), and an endgame
   database probed in its search when one is given (``endgame``);
-- ``mcts``: ``anytime_search``, whose search sizes are compiled before the first move
-  (``prepare_agent``); ``agent_turn`` plays a whole turn.
+- ``mcts``: the anytime MCTS of ``players.anytime`` (``anytime_search``, whose search sizes are
+  compiled before the first move).
 
-The first two, and any other player spec (``play_game``'s ``player``: an engine, a policy, a
+The three, and any other player spec (``play_game``'s ``player``: an engine, a policy, a
 registered plug-in), play through the player protocol (``players.protocol``): ``warm_up`` before the
 first move, then the ``new_game`` mover (``turns.player_turn``) each turn. Each move line says the
 depth it reached, and what the endgame database decided (``database_word``). Thinking time is spent
@@ -32,19 +32,17 @@ from neurocheckers.analysis.games import result_text
 from neurocheckers.compiled import endgame as search_db
 from neurocheckers.match.session import GameLine
 from neurocheckers.match.turns import (
-    DEFAULT_SEARCH,
     SEARCHES,
-    agent_turn,
     chance_text,
     compiled_agent_player,
     default_search,
     parse_color,
     player_turn,
-    prepare_agent,
     prepare_step,
     search_text,
 )
 from neurocheckers.networks.agent_file import Agent
+from neurocheckers.players.anytime import DEFAULT_SEARCH, AnytimeMCTSPlayer
 from neurocheckers.players.timed import MAX_SECONDS, agent_player
 from neurocheckers.rules.engine import init
 from neurocheckers.rules.notation import (
@@ -91,52 +89,36 @@ class _Game(GameLine):
 
 @dataclasses.dataclass(frozen=True)
 class _Thinker:
-    """The computer's side: a player of the protocol (``player``: the agent's timed or compiled
-    search, or any spec), else the agent with MCTS."""
+    """The computer's side: a player of the protocol (the agent's timed, compiled or anytime MCTS
+    search, or any spec), and whether a network scores its leaves (the agent's)."""
 
-    agent: Agent | None
+    player: Any
     rules: Rules
     seconds: float
-    config: MCTSConfig
-    max_simulations: int
-    player: Any = None
+    network: bool
     seed: int = 0
 
 
 def _prepare(thinker: _Thinker) -> str:
     """Compile or start the computer's search before the first move; says what was prepared."""
-    if thinker.player is not None:
-        thinker.player.warm_up(thinker.rules)
-        prepare_step(thinker.rules)
-        return f"{thinker.player.search_label} warmed up"
-    largest = prepare_agent(thinker.agent, thinker.rules, thinker.seconds, thinker.config,
-                            thinker.max_simulations)  # fmt: skip
-    return f"up to {largest} simulations compiled"
+    thinker.player.warm_up(thinker.rules)
+    prepare_step(thinker.rules)
+    return f"{thinker.player.search_label} warmed up"
 
 
-def _agent_plays(game: _Game, thinker: _Thinker, key: jax.Array, write: Callable[[str], Any]) -> None:
+def _agent_plays(game: _Game, thinker: _Thinker, write: Callable[[str], Any]) -> None:
     """The computer's turn: search, announce the move and play it."""
-    state, rules = game.state, thinker.rules
-    key = jax.random.fold_in(key, int(state.ply))
-    player = thinker.player
-    if player is not None:
-        game.mover = game.mover or player.new_game(thinker.seed)
-        seconds = thinker.seconds if player.equal_time else None
-        searched = player_turn(player, game.mover, rules, state, seconds)
-        move = searched.move
-        said = search_text(searched)
-        if searched.database is not None:  # the database's word replaces the network's guess
-            said += f", {searched.database}"
-        elif searched.info is not None:
-            said += f", {chance_text(searched.info, network=thinker.agent is not None)}"
-    else:
-        turn = agent_turn(thinker.agent, rules, state, key, thinker.seconds, thinker.config,
-                          thinker.max_simulations)  # fmt: skip
-        move = turn.move
-        chance = "forced" if turn.win_chance is None else f"its win chance {turn.win_chance:.0%}"
-        said = f"{turn.simulations} simulations in {turn.seconds:.2f} s, {chance}"
-    write(f"agent ({_side(state.color)}) plays {move.notation} ({said})")
-    game.play_move(move, by_human=False)
+    state, player = game.state, thinker.player
+    game.mover = game.mover or player.new_game(thinker.seed)
+    seconds = thinker.seconds if player.equal_time else None
+    searched = player_turn(player, game.mover, thinker.rules, state, seconds)
+    said = search_text(searched)
+    if searched.database is not None:  # the database's word replaces the network's guess
+        said += f", {searched.database}"
+    elif searched.info is not None:
+        said += f", {chance_text(searched.info, network=thinker.network)}"
+    write(f"agent ({_side(state.color)}) plays {searched.move.notation} ({said})")
+    game.play_move(searched.move, by_human=False)
     game.show_board = True
 
 
@@ -182,9 +164,9 @@ def _human_says(game: _Game, rules: Rules, human: int, line: str, write: Callabl
 
 def _agent_search(
     agent: Agent, rules: Rules, seconds: float, search: str | None, agent_path: str | None,
-    endgame: search_db.SearchDB | None,
+    endgame: search_db.SearchDB | None, config: MCTSConfig = DEFAULT_SEARCH, max_simulations: int = 1 << 16,
 ) -> Any:  # fmt: skip
-    """The player of the agent's ``search`` (see ``play_game``; None: MCTS), its settings checked."""
+    """The player of the agent's ``search`` (see ``play_game``), its settings checked."""
     search = default_search(rules, agent_path, seconds, endgame is not None) if search is None else search
     if search not in SEARCHES:
         raise ValueError(f"search must be one of {', '.join(SEARCHES)}, got {search!r}")
@@ -198,7 +180,9 @@ def _agent_search(
         raise ValueError("the compiled search needs the agent's file (agent_path)")
     if search == "alphabeta":
         return agent_player(agent, rules, seconds, name=f"timed:{seconds:g}s")
-    return compiled_agent_player(agent_path, rules, seconds, endgame) if search == "compiled" else None
+    if search == "compiled":
+        return compiled_agent_player(agent_path, rules, seconds, endgame)
+    return AnytimeMCTSPlayer(f"mcts:{seconds:g}s", agent, rules, seconds, config, max_simulations)
 
 
 def play_game(
@@ -235,16 +219,15 @@ def play_game(
     if not seconds > 0:
         raise ValueError(f"seconds must be > 0, got {seconds!r}")
     if player is None:
-        player = _agent_search(agent, rules, seconds, search, agent_path, endgame)
-    thinker = _Thinker(agent, rules, seconds, config, max_simulations, player, seed)
+        player = _agent_search(agent, rules, seconds, search, agent_path, endgame, config, max_simulations)
+    thinker = _Thinker(player, rules, seconds, agent is not None, seed)
     write("preparing the agent...")
     write(f"ready ({_prepare(thinker)}). You play {_side(human)}; type 'help' for help.")
     start = jax.device_get(init(rules))
     game = _Game(rules=rules, start=start)
-    key = jax.random.key(seed)
     while not bool(game.state.terminated):
         if int(game.state.color) != human:
-            _agent_plays(game, thinker, key, write)
+            _agent_plays(game, thinker, write)
             continue
         if game.show_board:
             write(board_text(rules, game.state))

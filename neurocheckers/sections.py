@@ -293,6 +293,19 @@ class PlaySettings(SearchSettings, ArchitectureSettings, PliesSettings, RulesSet
     (the boss GA, the self-play learners and the experiment all take the four together)."""
 
 
+CORE_SECTIONS = (
+    RunSettings,
+    StrategySettings,
+    PlaySettings,
+    LearningRateSettings,
+    LambdaSettings,
+    MinibatchSettings,
+)
+"""The config's sections that every run reads, whatever its strategy (in the config's order); the
+strategy-specific ones (``boss_ga``, ``td_lambda``, ``dqn``, ``pbt``, a plug-in's) are declared by the
+strategy registry's entries."""
+
+
 def declaring_class(settings: type, key: str) -> type:
     """The class of ``settings``' bases that declares field ``key``."""
     for cls in settings.__mro__:

@@ -1,11 +1,13 @@
-"""Statistics of match results, in plain NumPy: paired-opening score intervals and Elo fits, and
-the one range of random seeds.
+"""Statistics of match results, in plain NumPy: paired-opening score intervals and Elo fits, the
+sequential test that stops a match once it is decided (fishtest's SPRT over game pairs), and the one
+range of random seeds.
 
 Shared by the gauntlet, the round-robin of a run's bosses and the strength probes of a run.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 
@@ -135,3 +137,85 @@ def elo_standard_errors(
     np.fill_diagonal(information, -information.sum(axis=1))
     covariance = np.linalg.inv(information[1:, 1:])  # the first player is the fixed anchor
     return ELO_PER_LOG_STRENGTH * np.sqrt(np.concatenate([[0.0], np.diag(covariance)]))
+
+
+# Sequential tests over game pairs (fishtest's SPRT): written from fishtest's server/fishtest/stats
+# (LLRcalc.py: LLR_logistic, MLE_expected, results_to_pdf; sprt.py: the bounds), the secular equation
+# solved by bisection instead of SciPy; tests/test_sprt.py checks it against values of that code.
+
+PAIR_SCORES = (0.0, 0.25, 0.5, 0.75, 1.0)
+"""A pair's mean score for each pentanomial count: LL, LD+DL, LW+DD+WL, DW+WD, WW."""
+EMPTY_COUNT = 1e-3
+"""What an empty pentanomial count is taken as (fishtest's ``regularize``)."""
+
+
+def pentanomial(scores: np.ndarray) -> np.ndarray:
+    """[5] int: the counts of game pairs by A's points in the pair (0, 0.5, ..., 2) from ``scores``
+    ([2P] A's points a game, 0 / 0.5 / 1; games ``2i`` and ``2i + 1`` are one opening's pair)."""
+    scores = np.asarray(scores, dtype=np.float64)
+    if scores.size % 2:
+        raise ValueError(f"paired games come in twos, got {scores.size} games")
+    points = scores.reshape(-1, 2).sum(axis=1)
+    return np.bincount(np.rint(points * 2).astype(int), minlength=5)[:5]
+
+
+def logistic_score(elo: float) -> float:
+    """The expected score of a player ``elo`` logistic Elo stronger."""
+    return 1.0 / (1.0 + 10.0 ** (-elo / 400.0))
+
+
+def _mle_with_mean(values: np.ndarray, probs: np.ndarray, mean: float) -> np.ndarray:
+    """The distribution over ``values`` nearest (maximum likelihood) to ``probs`` whose mean is
+    ``mean``: ``p_i / (1 + x (a_i - mean))``, ``x`` the root of the secular equation (by bisection)."""
+    shifted = values - mean
+    low, high = -1.0 / shifted.max(), -1.0 / shifted.min()
+    margin = 1e-12 * (high - low)
+    low, high = low + margin, high - margin
+    for _ in range(200):  # sum p a / (1 + x a) decreases in x between the poles
+        x = (low + high) / 2
+        if np.sum(probs * shifted / (1 + x * shifted)) > 0:
+            low = x
+        else:
+            high = x
+    return probs / (1 + x * shifted)
+
+
+def llr(counts: np.ndarray, elo0: float, elo1: float) -> float:
+    """The generalized log-likelihood ratio of H1 (A is ``elo1`` logistic Elo stronger) against H0
+    (``elo0``) from pentanomial ``counts`` (fishtest's ``LLR_logistic`` on pairs)."""
+    counts = np.where(np.asarray(counts, dtype=np.float64) == 0, EMPTY_COUNT, counts)
+    pairs, values = counts.sum(), np.asarray(PAIR_SCORES)
+    probs = counts / pairs
+    mle0, mle1 = (_mle_with_mean(values, probs, logistic_score(e)) for e in (elo0, elo1))
+    return float(pairs * np.sum(probs * (np.log(mle1) - np.log(mle0))))
+
+
+@dataclasses.dataclass(frozen=True)
+class SPRT:
+    """A sequential test of ``elo0`` against ``elo1`` (logistic Elo, A's over B's), with error rates
+    ``alpha`` (accept H1 when H0 holds) and ``beta`` (accept H0 when H1 holds): fishtest's defaults
+    0.05 each, bounds +-2.94."""
+
+    elo0: float
+    elo1: float
+    alpha: float = 0.05
+    beta: float = 0.05
+
+    def __post_init__(self) -> None:
+        if not self.elo0 < self.elo1:
+            raise ValueError(f"the SPRT's elo0 must be below elo1, got {self.elo0:g}, {self.elo1:g}")
+        for name in ("alpha", "beta"):
+            if not 0 < getattr(self, name) < 0.5:
+                raise ValueError(f"the SPRT's {name} must be in (0, 0.5), got {getattr(self, name)}")
+
+    @property
+    def bounds(self) -> tuple[float, float]:
+        """(lower, upper) LLR bounds: ``ln(beta / (1 - alpha))``, ``ln((1 - beta) / alpha)``."""
+        return math.log(self.beta / (1 - self.alpha)), math.log((1 - self.beta) / self.alpha)
+
+    def decide(self, counts: np.ndarray) -> tuple[float, str | None]:
+        """``(LLR, verdict)``: ``"H1"`` (A is ``elo1`` stronger, accepted) at or above the upper bound,
+        ``"H0"`` at or below the lower one, None while undecided."""
+        value = llr(counts, self.elo0, self.elo1)
+        lower, upper = self.bounds
+        return value, "H1" if value >= upper else "H0" if value <= lower else None

@@ -187,7 +187,8 @@ def test_help_texts():
     assert "--set KEY=VALUE" in evolve_help and "--out FOLDER" in evolve_help
     assert "games-game1.gif" in runner.invoke(app, ["show", "--help"]).output
     match_help = " ".join(runner.invoke(app, ["match", "--help"]).output.split())
-    assert "lineage and compare use 2" in match_help
+    assert "Uniformly random plies at the start of each game" in match_help  # MatchOptions' own words
+    assert "--sprt ELO0,ELO1 Stop once decided: fishtest's SPRT" in match_help
 
 
 @pytest.mark.parametrize(

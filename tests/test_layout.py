@@ -129,3 +129,45 @@ def test_callers_ask_the_player_protocol_not_the_class():
                 names |= {n.attr for n in ast.walk(node.args[1]) if isinstance(n, ast.Attribute)}
                 found |= {(str(path.relative_to(PACKAGE)), name) for name in names & classes}
     assert found == set()
+
+
+DECLARED_OPTIONS = {
+    "match": (
+        "neurocheckers.match.options:MatchOptions",
+        {"games", "seed", "batch", "max_plies", "opening_plies"},
+    ),
+    "gauntlet": (
+        "neurocheckers.analysis.gauntlet_config:GauntletConfig",
+        {"openings", "depth", "equal_depths", "seed", "batch", "ladder", "heuristic_depths",
+         "equal_time", "engine_openings", "only", "kinds", "first_opening", "endgame"},
+    ),
+}  # fmt: skip
+"""The options of ``match`` and ``gauntlet`` that their settings dataclass declares, by field (``match
+--openings`` counts committed openings: ``MatchOptions.openings`` holds their states)."""
+
+
+def test_match_and_gauntlet_options_are_declared_once_by_their_fields():
+    """Each such option's help is its field's docstring and its default the field's: the command copies
+    neither (``cli.common.field_option``)."""
+    import dataclasses
+    import importlib
+
+    import typer
+
+    from neurocheckers.cli import app
+    from neurocheckers.sections import field_docs
+
+    commands = typer.main.get_command(app).commands
+    for command, (reference, names) in DECLARED_OPTIONS.items():
+        module, _, name = reference.partition(":")
+        settings = getattr(importlib.import_module(module), name)
+        fields = {f.name: f for f in dataclasses.fields(settings)}
+        docs = field_docs(settings)
+        params = {p.name: p for p in commands[command].params if p.name in fields}
+        if command == "match":
+            params.pop("openings")
+        assert set(params) == names, command
+        for key, param in params.items():
+            assert param.help == docs[key].replace("``", ""), (command, key)
+            default = fields[key].default
+            assert param.default == (",".join(map(str, default)) if isinstance(default, tuple) else default)

@@ -20,6 +20,7 @@ from neurocheckers.cli import main
 from neurocheckers.match import turns as play_turns
 from neurocheckers.networks.agent_file import load_agent, save_agent
 from neurocheckers.networks.evaluator import EvaluatorSpec, init_params
+from neurocheckers.players import anytime
 from neurocheckers.players.timed import agent_player
 from neurocheckers.rules import AMERICAN6, SIMPLE6, init
 from neurocheckers.rules.notation import apply_move, legal_moves, parse_fen
@@ -171,7 +172,8 @@ def test_cli_play_reads_stdin_and_saves(files, capsys, tmp_path, monkeypatch):
     first = legal_moves(AMERICAN6, jax.device_get(init(AMERICAN6)))[0].notation
     monkeypatch.setattr(sys, "stdin", io.StringIO(f"nonsense\n{first}\nquit\n"))
     # One compiled size, as in the other tests: the CLI's warm-up would otherwise grow the search.
-    monkeypatch.setattr(play, "prepare_agent", lambda *args, **kwargs: 16)
+    monkeypatch.setattr(anytime, "prepare_agent", lambda *args, **kwargs: 16)
+    monkeypatch.setattr(anytime, "_WARMED", {})
     saved = tmp_path / "played.json"
     code = main(
         ["play", "--agent", files["american6"], "--seconds", "0.05", "--search", "mcts", "--save", str(saved)]

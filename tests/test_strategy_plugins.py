@@ -29,27 +29,49 @@ from neurocheckers.formats import METRIC_COLUMNS
 TOY_STRATEGY = textwrap.dedent(
     '''
     """Random search: each epoch's members are Gaussian samples around the boss (ask); nothing is
-    learnt from their fitness (tell), the boss's promotion alone moves the search."""
+    learnt from their fitness (tell), the boss's promotion alone moves the search. Its own config
+    section, its checks and its summary line live here, beside its algorithm and its registration."""
     import jax
     import jax.numpy as jnp
 
     from neurocheckers.evolution.boss_ga import Generation, no_state
+    from neurocheckers.experiment.files import ConfigError
     from neurocheckers.experiment.strategy_registry import EVOLUTION, EVOLUTION_COLUMNS
     from neurocheckers.experiment.strategy_registry import StrategyEntry, register
+    from neurocheckers.sections import Section
+
+
+    class RandomSearchSettings(Section, section="random_search"):
+        """Random search's own keys: the [random_search] table of a config."""
+
+        noise: float = 0.1
+        """Random search: the standard deviation of the members' Gaussian noise around the boss."""
+
+        def problems(self) -> list[str]:
+            return [] if self.noise > 0 else [f"noise must be > 0, got {self.noise}"]
+
+
+    def check(config):  # a rule across sections
+        if config.fitness != "boss":
+            raise ConfigError(f"random_search samples around the boss: it needs fitness = 'boss'")
+
+
+    def summary(config, simulations):
+        return f"{config.name}: random search, noise {config.noise:g}, P={config.population}"
 
 
     def ask(setup, state, key):
         leaves, tree = jax.tree.flatten(state.boss)
         size = setup.settings.population
         noise = [
-            setup.settings.mutation_rate * jax.random.normal(k, (size, *leaf.shape), leaf.dtype)
+            setup.settings.noise * jax.random.normal(k, (size, *leaf.shape), leaf.dtype)
             for leaf, k in zip(leaves, jax.random.split(key, len(leaves)))
         ]
         return jax.tree.unflatten(tree, [leaf + n for leaf, n in zip(leaves, noise)]), state.es_state
 
 
     def tell(setup, state, told, key):  # its own metric: a metrics.csv column of its entry alone
-        return told.population, told.es_state, {"noise_scale": jnp.float32(setup.settings.mutation_rate)}
+        return told.population, told.es_state, {"noise_scale": jnp.float32(setup.settings.noise)}
 
 
     RANDOM_SEARCH = Generation(no_state, ask, tell)
@@ -57,7 +79,9 @@ TOY_STRATEGY = textwrap.dedent(
         "random_search",
         EVOLUTION,
         RANDOM_SEARCH,
-        sections=("boss_ga",),
+        sections=("boss_ga", RandomSearchSettings),
+        validate=check,
+        summary=summary,
         metric_columns=(*EVOLUTION_COLUMNS, "noise_scale"),
         doc="random search around the boss",
     )
@@ -84,27 +108,30 @@ def toy_strategy(toy_path):
 
 
 def test_a_strategy_from_one_module_runs_through_evolve(toy_path, tmp_path, capsys):
-    """``evolve --plugin`` imports the module (nothing else does); the run folder's config records it,
-    so the folder reads anywhere; the entry's own column follows the columns every run has."""
+    """``evolve --plugin`` imports the module (nothing else does): its own section's key reaches its
+    algorithm, its summary and the run folder's config, which records the plug-in, so the folder
+    reads anywhere; the entry's own column follows the columns every run has."""
     from neurocheckers.experiment.folder import RunError, config_summary, read_run_config, run_metrics
     from neurocheckers.experiment.run import create_run, run
     from neurocheckers.formats import read_lineage
     from neurocheckers.networks.agent_file import load_agent
 
     config_file = tmp_path / "toy.toml"
-    config_file.write_text(_toml([*TINY_RUN, "strategy=random_search", "epochs=2", "mutation_rate=0.25"]))
+    table = "[random_search]\nnoise = 0.25\n"
+    config_file.write_text(_toml([*TINY_RUN, "strategy=random_search", "epochs=2"]) + table)
     assert TOY not in sys.modules
     out = tmp_path / "runs"
     assert main(["evolve", str(config_file), "--plugin", TOY, "--out", str(out), "--no-plot"]) == 0
     (run_dir,) = out.iterdir()
     config = read_run_config(run_dir)[0]
-    assert (config.strategy, config.plugins) == ("random_search", TOY)
-    assert "strategy random_search" in config_summary(config, config.simulations)
+    assert (config.strategy, config.plugins, config.noise) == ("random_search", TOY, 0.25)
+    assert config_summary(config, config.simulations).endswith("random search, noise 0.25, P=4")
+    assert '"noise": 0.25' in (run_dir / "config.json").read_text()
     rows = run_metrics(run_dir)
     assert [int(r["epoch"]) for r in rows] == [0, 1]
     assert list(rows[0]) == [*METRIC_COLUMNS, "noise_scale"]
     assert all(r["fitness_mean"] and r["games"] == "8" for r in rows)  # 4 members x 2 games
-    assert all(r["noise_scale"] == "0.25" for r in rows)
+    assert all(r["noise_scale"] == "0.25" for r in rows)  # the section's key, read by the algorithm
     assert all(r["learner_loss_before"] == "" for r in rows)  # no learner quarter
     lineage = read_lineage(run_dir)
     assert len(lineage) == 1 + sum(int(r["boss_changed"]) for r in rows)
@@ -115,6 +142,52 @@ def test_a_strategy_from_one_module_runs_through_evolve(toy_path, tmp_path, caps
     register(undeclared, replace=True)  # the same epoch (compiled already), its metric not declared
     with pytest.raises(RunError, match="'random_search': its epoch returned the metric 'noise_scale', which"):
         run(create_run(config, tmp_path / "undeclared"))
+
+
+def test_a_plugins_section_is_checked_and_read_by_it_alone(toy_strategy, capsys):
+    """The plug-in's section: its ``problems``, its strategy's cross-section check, its keys refused
+    by the strategies that do not read them, listed by ``evolve --help``; without the plug-in the
+    config has no such keys."""
+    base = [*TINY_RUN, "strategy=random_search"]
+    assert load_config(None, [*base, "random_search.noise=0.5"]).noise == 0.5
+    assert load_config(None, base).noise == 0.1  # the section's default
+    with pytest.raises(ConfigError, match=r"^noise must be > 0, got 0.0$"):
+        load_config(None, [*base, "noise=0"])
+    with pytest.raises(ConfigError, match="random_search samples around the boss: it needs fitness"):
+        load_config(None, [*base, "fitness=fixed", "benchmark_opponent=random"])
+    with pytest.raises(
+        ConfigError, match=r"noise = 0.5 is a key of \[random_search\], which strategy 'boss_ga'"
+    ):
+        load_config(None, [*TINY_RUN, "noise=0.5"])
+    with pytest.raises(
+        ConfigError, match=r"'run.noise' in --set: \[run\] has no key 'noise'; it is a key of"
+    ):
+        load_config(None, [*base, "run.noise=0.5"])
+    assert main(["evolve", "--help"]) == 0
+    assert "noise = 0.1: Random search: the standard deviation" in capsys.readouterr().out
+    strategy_registry.unregister("random_search")
+    with pytest.raises(ConfigError, match="unknown config key.s.: noise;"):
+        load_config(None, [*TINY_RUN, "noise=0.5"])
+
+
+def test_a_section_takes_no_key_or_name_the_config_has():
+    """A plug-in's section is refused when it takes a key, or a section name, the config has."""
+    from neurocheckers.sections import Section
+
+    class Clashing(Section, section="toy_clash"):
+        population: int = 8
+
+    class Renamed(Section, section="dqn"):
+        toy_key: int = 1
+
+    for section, what in ((Clashing, "key 'population'"), (Renamed, r"section name \[dqn\]")):
+        with pytest.raises(
+            ValueError, match=f"strategy 'toy': its section {section.__name__} takes the {what}"
+        ):
+            register(StrategyEntry("toy", EVOLUTION, None, sections=(section,)))
+    with pytest.raises(ValueError, match="'toy': no registered strategy declares the config section 'nope'"):
+        register(StrategyEntry("toy", EVOLUTION, None, sections=("nope",)))
+    assert "toy" not in strategy_registry.strategy_names()
 
 
 def _toml(items: list[str]) -> str:
@@ -181,7 +254,7 @@ def test_strategies_and_evolve_help_list_the_registry(toy_path, capsys):
     assert lines[-1].split(None, 3) == [
         "random_search",
         "evolution",
-        "boss_ga",
+        "boss_ga,random_search",
         "random search around the boss",
     ]
     assert all(line.strip() in help_lines for line in lines)

@@ -121,8 +121,9 @@ def test_a_timed_material_opponent_with_a_node_budget(client):
 
 def test_an_explicit_mcts_spec_still_thinks_with_mcts(served):
     opponent = opponents.make_opponent(served, "mcts:agent.safetensors:2", SIMPLE6, 0.05)
-    assert opponent.mcts_simulations == 2 and opponent.agent is not None
-    assert opponent.spec == "mcts:agent.safetensors:2"
+    assert opponent.player.search_label == "MCTS" and opponent.agent is not None
+    assert opponent.player.config.num_simulations == 2 and opponent.player.seconds == 0.05
+    assert opponent.spec == opponent.player.name == "mcts:agent.safetensors:2"
 
 
 def test_py_draughts_opens_on_american8(served):

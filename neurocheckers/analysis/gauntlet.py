@@ -37,6 +37,7 @@ from typing import Any
 import jax
 import numpy as np
 
+from neurocheckers.analysis.gauntlet_config import GauntletConfig
 from neurocheckers.analysis.gauntlet_rows import ANCHOR, Rating, Row, islands, rate
 from neurocheckers.formats import display_name
 from neurocheckers.match.arena import MatchOptions
@@ -46,7 +47,7 @@ from neurocheckers.players.jax_players import trained_player_spec
 from neurocheckers.players.registry import kind_of, spec_agent_file
 from neurocheckers.rules.openings import load_openings, opening_states
 from neurocheckers.rules.presets import Rules
-from neurocheckers.stats import check_seed, paired_interval
+from neurocheckers.stats import paired_interval
 
 AMERICAN8_LADDER = (
     ("random",)
@@ -67,66 +68,6 @@ SLOW_ENGINES = ("openspiel:mcts:1000", "pydraughts:8", DARKHORSE_RUNG)
 def american8_ladder() -> list[str]:
     """``AMERICAN8_LADDER``, and DarkHorse on top where it is built here."""
     return [*AMERICAN8_LADDER, *([DARKHORSE_RUNG] if darkhorse_built() else [])]
-
-
-@dataclasses.dataclass(frozen=True)
-class GauntletConfig:
-    """What a gauntlet plays. Every match has ``2 * openings`` games."""
-
-    openings: int = 100
-    """Committed openings used, each played once with each colour."""
-    depth: int = 3
-    """The deepest material alpha-beta opponent on the ladder (``alphabeta:1 .. alphabeta:depth``)."""
-    equal_depths: tuple[int, ...] = (1, 2, 3)
-    """Depths of the equal-depth test (only for players with an agent file)."""
-    seed: int = 0
-    """Random seed (tie-breaks and stochastic players)."""
-    batch: int = 512
-    """Games played at once."""
-    max_plies: int | None = None
-    """Cap on a game's length (default: a bound from the rules' own draw limits); games unfinished
-    at the cap count as draws and are reported."""
-    ladder: str = "material"
-    """material (random, greedy-material, alphabeta:1..depth) or american8 (``american8_ladder``)."""
-    heuristic_depths: tuple[int, ...] = ()
-    """Depths of the equal-depth test against the hand-written evaluation (american8 ladder)."""
-    equal_time: bool = False
-    """Play the player's ladder rows with the timed search (``timed:equal:FILE``) at the opponent's
-    time per move, and time both sides."""
-    engine_openings: int = 0
-    """Openings of the rows against ``SLOW_ENGINES`` (0: ``openings``)."""
-    only: tuple[str, ...] = ()
-    """Play only the rows against these opponents (a split of the gauntlet over processes)."""
-    kinds: tuple[str, ...] = ()
-    """Play only the rows of these kinds (ladder, equal-depth, calibration; empty: all)."""
-    first_opening: int = 0
-    """The first committed opening played (0-based): parts of one long row played in parallel
-    processes take consecutive ranges of openings, and ``merge_gauntlets`` pools them."""
-    endgame: str | None = None
-    """An endgame database folder (``endgame build``): every move made in a position it holds is
-    judged, and each row reports both sides' blunders per 1,000 such positions."""
-
-    def __post_init__(self) -> None:
-        if self.openings < 1:
-            raise ValueError(f"openings must be >= 1, got {self.openings}")
-        check_seed(self.seed)
-        if not 1 <= self.depth <= 8:
-            raise ValueError(f"depth must be in 1..8, got {self.depth}")
-        if any(not 1 <= d <= 8 for d in self.equal_depths):
-            raise ValueError(f"equal depths must be in 1..8, got {self.equal_depths}")
-        if self.batch < 1 or (self.max_plies is not None and self.max_plies < 1):
-            raise ValueError(f"batch and max_plies must be >= 1, got {self.batch}, {self.max_plies}")
-        if self.ladder not in ("material", "american8"):
-            raise ValueError(f"ladder must be material or american8, got {self.ladder!r}")
-        unknown = set(self.kinds) - {"ladder", "equal-depth", "calibration"}
-        if unknown:
-            raise ValueError(f"row kinds are ladder, equal-depth and calibration, got {sorted(unknown)}")
-        if self.first_opening < 0:
-            raise ValueError(f"first opening must be >= 0, got {self.first_opening}")
-        if any(not 1 <= d <= 8 for d in self.heuristic_depths) or self.engine_openings < 0:
-            raise ValueError(
-                f"bad heuristic depths {self.heuristic_depths} or engine openings {self.engine_openings}"
-            )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -322,7 +263,7 @@ def gauntlet_plan(
 def run_gauntlet(
     rules: Rules,
     player: str,
-    config: GauntletConfig = GauntletConfig(),
+    config: GauntletConfig = GauntletConfig(),  # noqa: B008 (frozen)
     on_row: Callable[[int, int, Row], None] | None = None,
 ) -> GauntletResult:
     """Play every match of the gauntlet of ``player`` (a player spec or an agent file) and rate it.

@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+import dataclasses
+import functools
+from typing import Annotated, Any
 
 import typer
 
@@ -121,3 +123,38 @@ RunDir = Annotated[str, typer.Argument(metavar="RUN_DIR", help="A run folder.")]
 
 INTERRUPT_HINTS: list[str] = []
 """Lines printed after "aborted" when Ctrl-C stops the program (e.g. how to resume a run)."""
+
+
+@functools.cache
+def _field_docs(settings: type) -> dict[str, str]:
+    from neurocheckers.sections import field_docs
+
+    return field_docs(settings)
+
+
+def field_option(settings: type, name: str, *flags: str, metavar: str | None = None, more: str = "") -> Any:
+    """A ``typer.Option`` whose help is the docstring of field ``name`` of the dataclass ``settings``
+    (``MatchOptions``, ``GauntletConfig``: the one declaration of the option, as a config key's is
+    its section's), then ``more``; the parameter's default is the field's (``settings.NAME``)."""
+    if name not in {f.name for f in dataclasses.fields(settings)}:
+        raise KeyError(f"{settings.__name__} has no field {name!r}")
+    doc = _field_docs(settings)[name].replace("``", "")  # the docstring's code marks, not the terminal's
+    return typer.Option(*flags, metavar=metavar, help=f"{doc} {more}".strip())
+
+
+def options_from(settings: type, **values: Any) -> Any:
+    """``settings(**values)``: a command's options as the dataclass its fields declare; its own checks'
+    ``ValueError`` becomes a one-line ``UserError`` naming the option (``--max-plies must be >= 1``)."""
+    try:
+        return settings(**values)
+    except ValueError as e:
+        text = str(e)
+        name = text.split(" ", 1)[0]
+        if name in values:
+            text = "--" + name.replace("_", "-") + text[len(name) :]
+        raise UserError(text) from None
+
+
+def comma_text(values: tuple[Any, ...]) -> str:
+    """A tuple field's default as its option's text (``(1, 2, 3)`` -> ``"1,2,3"``)."""
+    return ",".join(str(v) for v in values)

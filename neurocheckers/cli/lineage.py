@@ -6,12 +6,10 @@ from typing import Annotated
 
 import typer
 
+from neurocheckers.analysis.gauntlet_config import GauntletConfig
 from neurocheckers.cli import checks
 from neurocheckers.cli.common import (
-    Batch,
-    FirstOpening,
     OpeningPlies,
-    Openings,
     PairedGames,
     Preset,
     RunDir,
@@ -19,8 +17,11 @@ from neurocheckers.cli.common import (
     Seed,
     UserError,
     app,
+    comma_text,
     example,
+    field_option,
     match_progress,
+    options_from,
 )
 from neurocheckers.players.registry import spec_forms
 
@@ -158,15 +159,9 @@ def compare(
     print(f"table: {path}, {markdown}")
 
 
-Depths = Annotated[
-    str,
-    typer.Option(
-        metavar="D,D,...",
-        help="Depths of an equal-depth test: against material (--equal-depths) or, on the american8"
-        " ladder, the heuristic (--heuristic-depths).",
-    ),
-]
-"""``gauntlet``'s ``--equal-depths`` and ``--heuristic-depths`` (read by ``_depth_list``)."""
+def gauntlet_option(name: str, *flags: str, metavar: str | None = None) -> typer.models.OptionInfo:
+    """A ``gauntlet`` option declared by ``GauntletConfig``'s field ``name`` (its help and default)."""
+    return field_option(GauntletConfig, name, *flags, metavar=metavar)
 
 
 @app.command(
@@ -186,64 +181,46 @@ def gauntlet(
         ),
     ],
     rules: Preset = "simple6",
-    openings: Openings = 100,
-    depth: Annotated[
-        int, typer.Option(metavar="D", help="Deepest material alpha-beta opponent on the ladder.")
-    ] = 3,
-    equal_depths: Depths = "1,2,3",
-    seed: Seed = 0,
-    batch: Batch = 512,
+    openings: Annotated[int, gauntlet_option("openings", metavar="N")] = GauntletConfig.openings,
+    depth: Annotated[int, gauntlet_option("depth", metavar="D")] = GauntletConfig.depth,
+    equal_depths: Annotated[str, gauntlet_option("equal_depths", metavar="D,D,...")] = comma_text(
+        GauntletConfig.equal_depths
+    ),
+    seed: Annotated[int, gauntlet_option("seed", metavar="SEED")] = GauntletConfig.seed,
+    batch: Annotated[int, gauntlet_option("batch", metavar="N")] = GauntletConfig.batch,
     out: Annotated[
         str, typer.Option(metavar="PATH", help="Folder for gauntlet.json, gauntlet.csv and gauntlet.png.")
     ] = "runs/gauntlet",
-    ladder: Annotated[
-        str,
-        typer.Option(
-            metavar="NAME",
-            help="material (random, greedy-material, alphabeta:1..D) or american8 (material to depth 6,"
-            " alphabeta:2..6:heuristic, openspiel:mcts:1000, pydraughts:4/6/8).",
-        ),
-    ] = "material",
-    heuristic_depths: Depths = "",
-    equal_time: Annotated[
-        bool,
-        typer.Option(
-            "--equal-time", help="Play the ladder with timed:equal:FILE: the opponent's time per move, timed."
-        ),
-    ] = False,
+    ladder: Annotated[str, gauntlet_option("ladder", metavar="NAME")] = GauntletConfig.ladder,
+    heuristic_depths: Annotated[str, gauntlet_option("heuristic_depths", metavar="D,D,...")] = comma_text(
+        GauntletConfig.heuristic_depths
+    ),
+    equal_time: Annotated[bool, gauntlet_option("equal_time", "--equal-time")] = GauntletConfig.equal_time,
     engine_openings: Annotated[
-        int, typer.Option(metavar="N", help="Openings against openspiel:mcts:1000 and pydraughts:8 (0: all).")
-    ] = 0,
-    only: Annotated[
-        str, typer.Option(metavar="SPEC,...", help="Play only the rows against these opponents.")
-    ] = "",
-    kinds: Annotated[
-        str, typer.Option(metavar="KINDS", help="Only rows of these kinds: ladder, equal-depth, calibration.")
-    ] = "",
-    first_opening: FirstOpening = 0,
-    endgame: Annotated[
-        str | None,
-        typer.Option(
-            metavar="DIR", help="An endgame database: report each side's blunders in its positions."
-        ),
-    ] = None,
+        int, gauntlet_option("engine_openings", metavar="N")
+    ] = GauntletConfig.engine_openings,
+    only: Annotated[str, gauntlet_option("only", metavar="SPEC,...")] = comma_text(GauntletConfig.only),
+    kinds: Annotated[str, gauntlet_option("kinds", metavar="KINDS")] = comma_text(GauntletConfig.kinds),
+    first_opening: Annotated[
+        int, gauntlet_option("first_opening", metavar="K")
+    ] = GauntletConfig.first_opening,
+    endgame: Annotated[str | None, gauntlet_option("endgame", metavar="DIR")] = GauntletConfig.endgame,
 ) -> None:
     """Rate a player on a fixed ladder (scores, 95% intervals, Elo).
 
     Every match is played over the same committed openings, each with both colours; rows against
     engines and timed players give both sides' seconds per move."""
-    from neurocheckers.analysis.gauntlet import GauntletConfig, gauntlet_plan
+    from neurocheckers.analysis.gauntlet import gauntlet_plan
 
     preset = checks.rules_preset(rules)
-    checks.seed("--seed", seed)
-    depths = _depth_list(equal_depths, "--equal-depths")
+    depths = {"equal_depths": equal_depths, "heuristic_depths": heuristic_depths}
+    depths = {name: _depth_list(text, name) for name, text in depths.items()}
+    config = options_from(
+        GauntletConfig, openings=openings, depth=depth, seed=seed, batch=batch, ladder=ladder,
+        equal_time=equal_time, engine_openings=engine_openings, only=_names(only), kinds=_names(kinds),
+        first_opening=first_opening, endgame=endgame, **depths,
+    )  # fmt: skip
     with checks.user_errors(ValueError):
-        config = GauntletConfig(
-            openings, depth, depths, seed, batch, ladder=ladder, equal_time=equal_time,
-            heuristic_depths=_depth_list(heuristic_depths, "--heuristic-depths"),
-            engine_openings=engine_openings, only=_names(only), kinds=_names(kinds),
-            first_opening=first_opening, endgame=endgame,
-        )  # fmt: skip
         gauntlet_plan(preset, player, config)  # a bad player or selection leaves no --out folder behind
     checks.writable_folder(out)
     _play_gauntlet(preset, player, config, out)
@@ -266,8 +243,9 @@ def _names(text: str) -> tuple[str, ...]:
     return tuple(name.strip() for name in text.split(",") if name.strip())
 
 
-def _depth_list(text: str, option: str) -> tuple[int, ...]:
+def _depth_list(text: str, name: str) -> tuple[int, ...]:
     try:
         return tuple(int(d) for d in text.split(",") if d.strip())
     except ValueError:
+        option = "--" + name.replace("_", "-")
         raise UserError(f"{option} must be comma-separated integers, got {text!r}") from None

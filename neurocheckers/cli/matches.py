@@ -9,18 +9,34 @@ import typer
 
 from neurocheckers.cli import checks
 from neurocheckers.cli.common import (
-    Batch,
     FirstOpening,
-    OpeningPlies,
     Openings,
     Preset,
     SaveGames,
-    Seed,
     UserError,
     app,
     example,
+    field_option,
+    options_from,
 )
+from neurocheckers.match.options import MatchOptions
 from neurocheckers.players.registry import spec_help
+
+SprtOption = Annotated[
+    str | None,
+    typer.Option(
+        metavar="ELO0,ELO1",
+        help="Stop once decided: fishtest's SPRT over game pairs (alpha = beta = 0.05, LLR bounds"
+        " +-2.94) of A being ELO1 logistic Elo stronger than B against ELO0, asked after each --batch"
+        " of games, up to --games.",
+    ),
+]
+"""``match --sprt``: a sequential match (``match.sequential``)."""
+
+
+def match_option(name: str, *flags: str, metavar: str | None = None) -> typer.models.OptionInfo:
+    """A ``match`` option declared by ``MatchOptions``' field ``name`` (its help and default)."""
+    return field_option(MatchOptions, name, *flags, metavar=metavar)
 
 
 @app.command(epilog=example("neurocheckers perft --rules american8 --depth 6"))
@@ -66,20 +82,11 @@ def match(
     ],
     player_b: Annotated[str, typer.Argument(metavar="B", help="Player B, same forms as A.")],
     rules: Preset = "simple6",
-    games: Annotated[
-        int, typer.Option(metavar="N", help="Games to play; A moves first in every other game.")
-    ] = 1000,
-    seed: Seed = 0,
-    batch: Batch = 2048,
-    max_plies: Annotated[
-        int | None,
-        typer.Option(
-            metavar="N",
-            help="Cap on a game's length; games cut by it are reported as unfinished (default: a bound on"
-            " a game's length from the rules' own draw limits, so every game ends by the rules).",
-        ),
-    ] = None,
-    opening_plies: OpeningPlies = 0,
+    games: Annotated[int, match_option("games", metavar="N")] = MatchOptions.games,
+    seed: Annotated[int, match_option("seed", metavar="SEED")] = MatchOptions.seed,
+    batch: Annotated[int, match_option("batch", metavar="N")] = MatchOptions.batch,
+    max_plies: Annotated[int | None, match_option("max_plies", metavar="N")] = MatchOptions.max_plies,
+    opening_plies: Annotated[int, match_option("opening_plies", metavar="N")] = MatchOptions.opening_plies,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
     plot: Annotated[
         str | None,
@@ -94,6 +101,7 @@ def match(
     ] = 16,
     openings: Openings = None,
     first_opening: FirstOpening = 0,
+    sprt: SprtOption = None,
     endgame_db: Annotated[
         str | None,
         typer.Option(
@@ -107,8 +115,10 @@ def match(
 
     Prints A's wins, draws, losses, unfinished games and score with a 95% confidence interval."""
     preset = checks.rules_preset(rules)
-    _check_match_numbers(games, batch, max_plies, opening_plies, save_count)
-    checks.seed("--seed", seed)
+    numbers = dict(games=games, seed=seed, batch=batch, max_plies=max_plies, opening_plies=opening_plies)
+    options_from(MatchOptions, **numbers)  # each option checked where it is declared, before any work
+    checks.at_least("--save-count", save_count, 1)
+    test = _sprt_test(sprt) if sprt is not None else None
     from neurocheckers.match.host import check_pairing, match_rules, parse_any_player
 
     with checks.user_errors(ValueError):
@@ -124,16 +134,66 @@ def match(
         checks.writable_file(str(plot_path), "--plot")
     if save_games is not None:
         checks.writable_file(save_games, "--save-games")
-    from neurocheckers.match.arena import MatchOptions
-
-    options = MatchOptions(games, seed, batch, max_plies, opening_plies, keep, starts)
+    options = MatchOptions(**numbers, keep_actions=keep, openings=starts)
     report = (preset, a, b, db, None if openings is None else (first_opening, openings))
     try:
-        records = _play_match(preset, a, b, options, as_json, clock)
+        if test is None:
+            records, decided = _play_match(preset, a, b, options, as_json, clock), None
+        else:
+            records, decided = _play_sequential(preset, a, b, options, test, as_json, clock)
     except KeyboardInterrupt as stop:
         _report_interrupted(report, stop, options, as_json, plot_path, save_games, clock)
         raise typer.Exit(130) from None
-    _report_match(*report, records, seed, as_json, plot_path, save_games, starts, clock)
+    _report_match(*report, records, seed, as_json, plot_path, save_games, starts, clock, decided)
+
+
+def _sprt_test(text: str):
+    """The ``stats.SPRT`` of ``--sprt ELO0,ELO1``; ``UserError`` naming a bad value."""
+    from neurocheckers.stats import SPRT
+
+    try:
+        elo0, elo1 = (float(x) for x in text.split(","))
+        return SPRT(elo0, elo1)
+    except ValueError as e:
+        detail = str(e) if "SPRT" in str(e) else "two numbers, like 0,10"
+        raise UserError(f"--sprt must be ELO0,ELO1 with ELO0 < ELO1, got {text!r} ({detail})") from None
+
+
+def _play_sequential(rules, a, b, options, test, quiet: bool, clock=None):
+    """``match.sequential.play_until_decided`` with a line a round (none when ``quiet``); returns the
+    records and the test's result for the summary (``sprt_summary``)."""
+    from neurocheckers.match.sequential import play_until_decided
+
+    def told(games: int, counts, llr: float) -> None:
+        if not quiet:
+            print(f"neurocheckers: {games} games, pairs {' '.join(map(str, counts))}, LLR {llr:+.2f}",
+                  file=sys.stderr, flush=True)  # fmt: skip
+
+    with checks.user_errors(ValueError):
+        result = play_until_decided(rules, a, b, options, test, on_round=told, clock=clock)
+    return result.records, sprt_summary(test, result)
+
+
+def sprt_summary(test, result) -> dict:
+    """The summary's ``sprt`` entry: the hypotheses, the bounds, the LLR, the pair counts, the verdict."""
+    lower, upper = test.bounds
+    return {"elo0": test.elo0, "elo1": test.elo1, "alpha": test.alpha, "beta": test.beta,
+            "llr": result.llr, "lower_bound": lower, "upper_bound": upper,
+            "pentanomial": [int(c) for c in result.counts], "verdict": result.verdict,
+            "rounds": result.rounds}  # fmt: skip
+
+
+def sprt_text(sprt: dict) -> str:
+    """One line, e.g. ``SPRT [0, 10] Elo: LLR +2.97 (bounds -2.94, +2.94), H1 accepted: A is 10 Elo
+    stronger (pairs LL..WW 3 40 150 45 2)``."""
+    verdicts = {
+        "H1": f"H1 accepted: A is {sprt['elo1']:g} Elo stronger",
+        "H0": f"H0 accepted: A is not {sprt['elo1']:g} Elo stronger",
+        None: "undecided: the games ran out",
+    }
+    return (f"SPRT [{sprt['elo0']:g}, {sprt['elo1']:g}] Elo: LLR {sprt['llr']:+.2f} (bounds "
+            f"{sprt['lower_bound']:+.2f}, {sprt['upper_bound']:+.2f}), {verdicts[sprt['verdict']]} "
+            f"(pairs LL..WW {' '.join(map(str, sprt['pentanomial']))})")  # fmt: skip
 
 
 def _opening_starts(rules, openings: int | None, first_opening: int):
@@ -173,16 +233,6 @@ def _match_clock(a, b):
     from neurocheckers.match.clock import MoveClock
 
     return None if a.batched and b.batched else MoveClock()
-
-
-def _check_match_numbers(
-    games: int, batch: int, max_plies: int | None, opening_plies: int, save_count: int
-) -> None:
-    """``UserError`` naming the first of ``match``'s counts that is out of range."""
-    for name, value in (("--games", games), ("--batch", batch), ("--max-plies", max_plies)):
-        checks.at_least(name, value, 1)
-    checks.at_least("--opening-plies", opening_plies, 0)
-    checks.at_least("--save-count", save_count, 1)
 
 
 def _play_match(rules, a, b, options, quiet: bool, clock=None):
@@ -240,10 +290,10 @@ def _endgame_db(folder: str, rules):
 
 
 def _report_match(rules, a, b, db, opening_range, records, seed: int, as_json: bool, plot,
-                  save_games: str | None, openings=None, clock=None):  # fmt: skip
+                  save_games: str | None, openings=None, clock=None, sprt=None):  # fmt: skip
     """Print the summary of a played match (a table or JSON) with both sides' seconds per move when
-    it was timed, the endgame database's verdicts when ``db`` is given, and write its games file
-    and plot."""
+    it was timed, the endgame database's verdicts when ``db`` is given, the sequential test's result
+    (``sprt``) when it played one, and write its games file and plot."""
     import json
 
     from neurocheckers.analysis.match_report import endgame_verdicts, format_table, format_verdicts, summarize
@@ -253,6 +303,8 @@ def _report_match(rules, a, b, db, opening_range, records, seed: int, as_json: b
     summary.update(player_a=a.name, player_b=b.name, rules=rules.name, seed=seed)
     if opening_range is not None:  # which committed openings, so that parts of a match can be pooled
         summary.update(first_opening=opening_range[0], openings=opening_range[1])
+    if sprt is not None:
+        summary["sprt"] = sprt
     if db is not None:
         args = (records.final_boards, records.score, records.finished, records.a_is_black)
         summary["endgame"] = endgame_verdicts(db, *args)
@@ -267,6 +319,8 @@ def _report_match(rules, a, b, db, opening_range, records, seed: int, as_json: b
         print(json.dumps(summary, indent=2))
     else:
         print(format_table(a.name, b.name, rules.name, summary))
+        if sprt is not None:
+            print(sprt_text(sprt))
         if db is not None:
             print(format_verdicts(summary["endgame"]))
         if clock is not None:

@@ -19,10 +19,17 @@ from neurocheckers.cli.common import (
     example,
 )
 
+EVOLVE_EXAMPLES = (
+    "neurocheckers evolve experiments/quick.toml --set population=32 --epochs 20 --out runs",
+    "neurocheckers evolve --resume runs/quick_seed0_20260101-120000",
+    "neurocheckers evolve experiments/american8/td_leaf.toml --seeds 0,1,2 --set network.width=64",
+)
+
 
 def _config_keys_help() -> str:
-    """The experiment config's keys, defaults and one-line docs, for ``evolve --help``."""
-    from neurocheckers.experiment.config import ExperimentConfig
+    """The experiment config's keys (a loaded plug-in's too), defaults and one-line docs, for
+    ``evolve --help``: read when the help is shown (``_StrategiesInHelp``)."""
+    from neurocheckers.experiment.config import config_class
     from neurocheckers.experiment.config_doc import config_sections, field_docs
 
     docs = field_docs()
@@ -33,15 +40,10 @@ def _config_keys_help() -> str:
     for section, keys in config_sections().items():
         lines.append(f"  [{section}]")
         for key in keys:
-            default = getattr(ExperimentConfig, key)
+            default = getattr(config_class(), key)
             shown = str(default).lower() if isinstance(default, bool) else repr(default)  # as in TOML
             lines.append(f"    {key} = {shown}: {docs.get(key, '')}")
-    examples = (
-        "neurocheckers evolve experiments/quick.toml --set population=32 --epochs 20 --out runs",
-        "neurocheckers evolve --resume runs/quick_seed0_20260101-120000",
-        "neurocheckers evolve experiments/american8/td_leaf.toml --seeds 0,1,2 --set network.width=64",
-    )
-    return "\n".join(lines) + "\n\n" + example(*examples)
+    return "\n".join(lines)
 
 
 def strategy_lines() -> list[str]:
@@ -49,7 +51,8 @@ def strategy_lines() -> list[str]:
     sections it reads and its doc."""
     from neurocheckers.experiment.strategy_registry import strategy, strategy_names
 
-    rows = [(e.name, e.kind, ",".join(e.sections) or "-", e.doc) for e in map(strategy, strategy_names())]
+    entries = map(strategy, strategy_names())
+    rows = [(e.name, e.kind, ",".join(e.section_names()) or "-", e.doc) for e in entries]
     widths = [max(len(row[i]) for row in rows) for i in range(3)]
     return [
         "  ".join(f"{text:<{w}}" for text, w in zip(row, [*widths, 0], strict=True)).rstrip() for row in rows
@@ -58,15 +61,19 @@ def strategy_lines() -> list[str]:
 
 class _StrategiesInHelp(TyperCommand):
     """A command whose help lists the registered strategies, read when the help is shown (a plug-in
-    registered since the CLI was imported is listed; the CLI's import loads none)."""
+    registered since the CLI was imported is listed; the CLI's import loads none), and the config's
+    keys, a ``--plugin``'s sections among them."""
 
     def format_epilog(self, ctx, formatter) -> None:
+        from neurocheckers.experiment.files import ConfigError
         from neurocheckers.experiment.strategy_registry import PluginError
 
         try:
             lines = ["  " + line for line in strategy_lines()]
-        except PluginError as e:
+            self.epilog = _config_keys_help() + "\n\n" + example(*EVOLVE_EXAMPLES)
+        except (PluginError, ConfigError) as e:
             lines = [f"  cannot list them: {e}"]
+            self.epilog = example(*EVOLVE_EXAMPLES)
         formatter.write_paragraph()
         with formatter.indentation():
             formatter.write_text(
@@ -116,7 +123,7 @@ def strategies(plugins: Plugins = None) -> None:
         raise UserError(str(e)) from None
 
 
-@app.command(cls=_StrategiesInHelp, epilog=_config_keys_help())
+@app.command(cls=_StrategiesInHelp)
 def evolve(
     config: Annotated[
         str | None, typer.Argument(metavar="CONFIG", help="Experiment TOML file (see experiments/).")

@@ -10,44 +10,31 @@ import typing
 from pathlib import Path
 from typing import Any
 
+from neurocheckers.experiment.config_checks import (
+    LOSSES,
+    SEARCHES,
+    validate_evaluator,
+    validate_learner,
+    validate_sections,
+    validate_selection,
+)
 from neurocheckers.experiment.files import ConfigError, read_toml
 from neurocheckers.experiment.strategy_registry import (
     LEARNER,
     PluginError,
+    declared_sections,
     legacy_keys,
     load_plugins,
     strategy,
     strategy_names,
 )
-from neurocheckers.formats import parse_fixed_opponent
 from neurocheckers.rules.presets import PRESETS
 from neurocheckers.search.limits import MAX_ALPHABETA_DEPTH, MAX_SIMULATIONS
-from neurocheckers.sections import (
-    BossGASettings,
-    DQNSectionSettings,
-    LambdaSettings,
-    LearningRateSettings,
-    MinibatchSettings,
-    PBTSectionSettings,
-    PlaySettings,
-    RunSettings,
-    SelfPlaySettings,
-    StrategySettings,
-    declaring_class,
-    sections_of,
-)
+from neurocheckers.sections import CORE_SECTIONS, declaring_class, sections_of
 from neurocheckers.stats import check_seed
 
 if typing.TYPE_CHECKING:
     from neurocheckers.evolution.settings import EvolutionSettings
-
-EXPLORATIONS = ("epsilon", "softmax")
-LOSSES = ("mae", "mse")
-SEARCHES = ("mcts", "alphabeta")
-FITNESS = ("boss", "fixed")
-SUPERVISED_TARGETS = ("outcome", "td_lambda")
-LEARNER_GAMES = ("boss", "all")
-LEARNER_SIDES = ("member", "both")
 
 
 def __getattr__(name: str) -> tuple[str, ...]:
@@ -60,22 +47,19 @@ def __getattr__(name: str) -> tuple[str, ...]:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+def _config_bases(strategy_sections: tuple[type, ...]) -> tuple[type, ...]:
+    """The bases of a config class: its sections, last first (a dataclass's fields follow its bases
+    from the last), so that its keys run ``CORE_SECTIONS`` then ``strategy_sections`` in order."""
+    return (*reversed(strategy_sections), *reversed(CORE_SECTIONS))
+
+
 @dataclasses.dataclass(frozen=True)
-class ExperimentConfig(
-    PBTSectionSettings,
-    DQNSectionSettings,
-    SelfPlaySettings,
-    BossGASettings,
-    MinibatchSettings,
-    LambdaSettings,
-    LearningRateSettings,
-    PlaySettings,
-    StrategySettings,
-    RunSettings,
-):
-    """One experiment: every section of ``sections``, each key declared there
-    once. Every field can be set in TOML (flat, or in its section's table) or with ``--set key=value``
-    (or ``--set section.key=value``)."""
+class ExperimentConfig(*_config_bases(declared_sections(builtin_only=True))):
+    """One experiment: the config's own sections (``sections.CORE_SECTIONS``) and every built-in
+    strategy's (its registry entry's ``sections``), each key declared there once. Every field can be
+    set in TOML (flat, or in its section's table) or with ``--set key=value`` (or ``--set
+    section.key=value``). A config whose plug-ins declare sections of their own is an instance of a
+    subclass with their keys too (``config_class``)."""
 
     def __post_init__(self) -> None:
         validate(self)
@@ -83,38 +67,78 @@ class ExperimentConfig(
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
-    def evolution_settings(self, simulations: int | None = None) -> EvolutionSettings:
-        """What the evolution layer needs of this config; ``simulations`` overrides the count (e.g.
-        one calibrated from ``seconds_per_move``)."""
-        # Imported here: the evolution package loads evosax and optax, slow for the CLI's --help.
-        from neurocheckers.evolution.settings import EvolutionSettings
+    def __eq__(self, other: object) -> bool:
+        """Configs are equal when their keys and values are: a plug-in's config class is made anew
+        where its module is imported again (a folder's config read in a later process)."""
+        if not isinstance(other, ExperimentConfig):
+            return NotImplemented
+        return self.to_dict() == other.to_dict()
 
+    def evolution_settings(self, simulations: int | None = None) -> EvolutionSettings:
+        """What the evolution layer needs of this config (its strategy's keys among them);
+        ``simulations`` overrides the count (e.g. one calibrated from ``seconds_per_move``)."""
+        entry = strategy(self.strategy)
+        settings = entry.loaded_settings()  # EvolutionSettings, with a plug-in's own keys
         fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
-        fields = {f.name: fields[f.name] for f in dataclasses.fields(EvolutionSettings) if f.name in fields}
+        fields = {f.name: fields[f.name] for f in dataclasses.fields(settings) if f.name in fields}
         if simulations is not None:
             fields["simulations"] = int(simulations)
-        return EvolutionSettings(**fields, generation=strategy(self.strategy).loaded_algorithm())
-
-
-_TYPES = {f.name: f.type for f in dataclasses.fields(ExperimentConfig)}
+        return settings(**fields, generation=entry.loaded_algorithm())
 
 
 @functools.cache
-def _config_hints() -> dict[str, type]:
-    """The config's field types, resolved once (resolving them is slow: listing runs validates
+def _config_with(sections: tuple[type, ...]) -> type:
+    """``ExperimentConfig`` with the keys of ``sections`` after its own (itself when none)."""
+    if not sections:
+        return ExperimentConfig
+    return dataclasses.make_dataclass(
+        "ExperimentConfig",
+        [],
+        bases=(*reversed(sections), ExperimentConfig),
+        frozen=True,
+        eq=False,  # ExperimentConfig's, by keys and values (not the first section's, by its class)
+        namespace={
+            "__doc__": ExperimentConfig.__doc__,
+            "__module__": __name__,
+            "__eq__": ExperimentConfig.__eq__,
+            "__hash__": ExperimentConfig.__hash__,
+        },
+    )
+
+
+def config_class() -> type[ExperimentConfig]:
+    """The config class of the strategies registered now: ``ExperimentConfig``, or its subclass with
+    the keys of the sections that plug-ins declare (in the order they were registered); ``ConfigError``
+    naming an installed plug-in that cannot be loaded."""
+    own = set(ExperimentConfig.__mro__)
+    try:
+        declared = declared_sections()  # the installed plug-ins' too, loaded on the first call
+    except PluginError as e:
+        raise ConfigError(str(e)) from None
+    return _config_with(tuple(s for s in declared if s not in own))
+
+
+def config_types() -> dict[str, Any]:
+    """Every config key of ``config_class`` with its declared type."""
+    return {f.name: f.type for f in dataclasses.fields(config_class())}
+
+
+@functools.cache
+def _config_hints(config_type: type) -> dict[str, type]:
+    """A config class's field types, resolved once (resolving them is slow: listing runs validates
     every run folder's config)."""
-    return typing.get_type_hints(ExperimentConfig)
+    return typing.get_type_hints(config_type)
 
 
-def _type_of(name: str) -> type:
-    return _config_hints()[name]
+def _type_of(name: str, config_type: type | None = None) -> type:
+    return _config_hints(config_type or config_class())[name]
 
 
 def validate(config: ExperimentConfig) -> None:
     """Raise ``ConfigError`` for wrong types or impossible values, before anything is compiled."""
     for f in dataclasses.fields(config):
         value = getattr(config, f.name)
-        expected = _type_of(f.name)
+        expected = _type_of(f.name, type(config))
         ok = isinstance(value, expected) and not (expected is int and isinstance(value, bool))
         if expected is float and isinstance(value, int) and not isinstance(value, bool):
             ok = True
@@ -185,122 +209,10 @@ def validate(config: ExperimentConfig) -> None:
     validate_selection(c)
     validate_learner(c)
     validate_evaluator(c)
+    validate_sections(c)
     entry = strategy(c.strategy)
     if entry.validate is not None:
         entry.validate(c)  # the strategy's own rules (strategy_entries)
-
-
-def validate_learner(c: ExperimentConfig) -> None:
-    """Raise ``ConfigError`` for impossible self-play learner settings (the ``td_lambda`` and ``dqn``
-    sections, and the learners' minibatches)."""
-
-    def need(condition: bool, message: str) -> None:
-        if not condition:
-            raise ConfigError(message)
-
-    need(0 <= c.lambda_ <= 1, f"lambda_ must be in [0, 1], got {c.lambda_}")
-    need(1 <= c.selfplay_games < 2**31, f"selfplay_games must be >= 1, got {c.selfplay_games}")
-    need(
-        c.exploration in EXPLORATIONS,
-        f"exploration must be one of {', '.join(EXPLORATIONS)}, got {c.exploration!r}",
-    )
-    need(c.exploration_rate >= 0, f"exploration_rate must be >= 0, got {c.exploration_rate}")
-    need(
-        c.exploration != "epsilon" or c.exploration_rate <= 1,
-        f"exploration_rate (epsilon's probability) must be <= 1, got {c.exploration_rate}",
-    )
-    for name in ("updates_per_epoch", "bootstrap_positions", "bootstrap_steps"):
-        need(getattr(c, name) >= 0, f"{name} must be >= 0, got {getattr(c, name)}")
-    for name in ("batch_size", "snapshot_every"):
-        need(getattr(c, name) >= 1, f"{name} must be >= 1, got {getattr(c, name)}")
-    validate_dqn(c)
-
-
-def validate_dqn(c: ExperimentConfig) -> None:
-    """Raise ``ConfigError`` for impossible DQN settings (``DQNSectionSettings.problems``, the rules
-    ``learners.DQNSettings`` checks too) or an opponent that is no player spec."""
-    problems = DQNSectionSettings.problems(c)
-    if problems:
-        raise ConfigError(problems[0])
-    if c.opponent not in ("random", "self"):
-        try:
-            parse_fixed_opponent(c.opponent)
-        except ValueError as e:
-            raise ConfigError(f"opponent: {e}") from None
-
-
-def validate_selection(c: ExperimentConfig) -> None:
-    """Raise ``ConfigError`` for impossible selection settings (openings, confirmation, hall of fame,
-    benchmark opponent, fitness, strength probes)."""
-
-    def need(condition: bool, message: str) -> None:
-        if not condition:
-            raise ConfigError(message)
-
-    for name in ("openings", "promotion_candidates", "hall_of_fame", "strength_every"):
-        need(getattr(c, name) >= 0, f"{name} must be >= 0, got {getattr(c, name)}")
-    for name in ("promotion_games", "hall_of_fame_games", "benchmark_games"):
-        value = getattr(c, name)
-        need(value >= 2 and value % 2 == 0, f"{name} must be even and >= 2 (paired games), got {value}")
-    for name in ("hall_of_fame_weight", "benchmark_weight", "budget_minutes"):
-        need(getattr(c, name) >= 0, f"{name} must be >= 0, got {getattr(c, name)}")
-    if c.openings:
-        need(
-            c.games_per_epoch == 2 * c.openings,
-            f"games_per_epoch must be 2 x openings (each opening with both colours), got "
-            f"games_per_epoch = {c.games_per_epoch} with openings = {c.openings}",
-        )
-        available = _committed_openings(c.rules)
-        need(c.openings <= available, f"openings must be <= {available} for {c.rules}, got {c.openings}")
-    need(
-        c.promotion_candidates <= c.population,
-        f"promotion_candidates must be <= population ({c.population}), got {c.promotion_candidates}",
-    )
-    if c.benchmark_opponent:
-        try:
-            parse_fixed_opponent(c.benchmark_opponent)
-        except ValueError as e:
-            raise ConfigError(f"benchmark_opponent: {e}") from None
-    need(c.fitness in FITNESS, f"fitness must be one of {', '.join(FITNESS)}, got {c.fitness!r}")
-    need(
-        c.supervised_target in SUPERVISED_TARGETS,
-        f"supervised_target must be one of {', '.join(SUPERVISED_TARGETS)}, got {c.supervised_target!r}",
-    )
-    need(
-        c.learner_games in LEARNER_GAMES,
-        f"learner_games must be one of {', '.join(LEARNER_GAMES)}, got {c.learner_games!r}",
-    )
-    need(
-        c.learner_sides in LEARNER_SIDES,
-        f"learner_sides must be one of {', '.join(LEARNER_SIDES)}, got {c.learner_sides!r}",
-    )
-    need(c.train_batch >= 0, f"train_batch must be >= 0, got {c.train_batch}")
-    if c.fitness == "fixed":
-        need(bool(c.benchmark_opponent), 'fitness = "fixed" needs a benchmark_opponent')
-        need(
-            c.hall_of_fame == 0,
-            f'fitness = "fixed" ranks by the benchmark alone; got hall_of_fame = {c.hall_of_fame}',
-        )
-
-
-def validate_evaluator(c: ExperimentConfig) -> None:
-    """Raise ``ConfigError`` for an unknown evaluator or bad architecture settings."""
-    from neurocheckers.networks.architectures import ARCHITECTURES, spec_of_settings
-
-    if c.evaluator not in ARCHITECTURES:
-        raise ConfigError(f"evaluator must be one of {', '.join(ARCHITECTURES)}, got {c.evaluator!r}")
-    try:
-        spec_of_settings(c, PRESETS[c.rules].board_size)
-    except ValueError as e:
-        raise ConfigError(str(e).removeprefix("EvaluatorSpec.")) from None
-
-
-def _committed_openings(rules: str) -> int:
-    """How many openings the committed set of ``rules`` holds."""
-    from neurocheckers.rules.openings import load_openings
-    from neurocheckers.rules.presets import get_rules
-
-    return len(load_openings(get_rules(rules)))
 
 
 def _parse_value(key: str, text: str) -> Any:
@@ -328,20 +240,22 @@ def _read_toml(path: Path, seen: tuple[Path, ...] = ()) -> dict[str, Any]:
 
 def section_of(key: str) -> str:
     """The section (``sections``) that declares config ``key``."""
-    return declaring_class(ExperimentConfig, key).SECTION
+    return declaring_class(config_class(), key).SECTION
 
 
-SECTION_NAMES = tuple(sections_of(ExperimentConfig))
-"""The sections, in the config's order: run, game, network, search, learning, boss_ga, td_lambda, dqn,
-pbt."""
+def section_names() -> tuple[str, ...]:
+    """The sections, in the config's order: run, game, network, search, learning, boss_ga, td_lambda,
+    dqn, pbt, then the plug-ins'."""
+    return tuple(sections_of(config_class()))
 
 
 def flat_keys(data: dict[str, Any], where: str) -> dict[str, Any]:
     """``data`` with its section tables (``[boss_ga]``) and dotted keys (``boss_ga.population``, from
     ``--set``) made flat keys; ``ConfigError`` naming a key put in a section that does not hold it."""
     flat: dict[str, Any] = {}
+    names, types = section_names(), config_types()
     for key, value in data.items():
-        if isinstance(value, dict) and key in SECTION_NAMES:
+        if isinstance(value, dict) and key in names:
             items = [(f"{key}.{k}", v) for k, v in value.items()]
         elif "." in key:
             items = [(key, value)]
@@ -350,15 +264,14 @@ def flat_keys(data: dict[str, Any], where: str) -> dict[str, Any]:
             continue
         for dotted, item in items:
             section, _, name = dotted.rpartition(".")
-            if section not in SECTION_NAMES:
-                raise ConfigError(
-                    f"{dotted!r} in {where}: no section {section!r}; sections: {', '.join(SECTION_NAMES)}"
-                )
+            if section not in names:
+                known = ", ".join(names)
+                raise ConfigError(f"{dotted!r} in {where}: no section {section!r}; sections: {known}")
             if dotted in legacy_keys():
                 flat[name] = item
                 continue
-            if name not in _TYPES or section_of(name) != section:
-                home = f"; it is a key of [{section_of(name)}]" if name in _TYPES else ""
+            if name not in types or section_of(name) != section:
+                home = f"; it is a key of [{section_of(name)}]" if name in types else ""
                 raise ConfigError(f"{dotted!r} in {where}: [{section}] has no key {name!r}{home}")
             flat[name] = item
     return flat
@@ -368,11 +281,12 @@ def check_strategy_keys(values: dict[str, Any], name: str) -> None:
     """``ConfigError`` for a key given a value other than its default in a strategy-specific section
     (one some registered strategy reads: ``boss_ga``, ``td_lambda``, ``dqn``) that the strategy
     ``name`` does not read."""
-    specific = {section for other in strategy_names() for section in strategy(other).sections}
-    unread = specific - set(strategy(name).sections)
+    specific = {section for other in strategy_names() for section in strategy(other).section_names()}
+    unread = specific - set(strategy(name).section_names())
+    config_type, types = config_class(), config_types()
     for key, value in values.items():
-        section = section_of(key) if key in _TYPES else None
-        if section in unread and value != getattr(ExperimentConfig, key):
+        section = section_of(key) if key in types else None
+        if section in unread and value != getattr(config_type, key):
             raise ConfigError(
                 f"{key} = {value!r} is a key of [{section}], which strategy {name!r} does not read"
             )
@@ -440,17 +354,19 @@ def make_config(values: dict[str, Any]) -> ExperimentConfig:
     values = _plugins_as_text(values)
     load_config_plugins(values.get("plugins", ""))
     values = read_legacy_keys(values)
-    unknown = sorted(set(values) - set(_TYPES))
+    config_type = config_class()
+    types = config_types()
+    unknown = sorted(set(values) - set(types))
     if unknown:
-        raise ConfigError(f"unknown config key(s): {', '.join(unknown)}; known keys: {', '.join(_TYPES)}")
+        raise ConfigError(f"unknown config key(s): {', '.join(unknown)}; known keys: {', '.join(types)}")
     name = values.get("strategy", ExperimentConfig.strategy)
     if isinstance(name, str) and name in strategy_names():
         values = {**strategy(name).defaults, **values}
     for key, value in values.items():
-        if _type_of(key) is float and isinstance(value, int) and not isinstance(value, bool):
+        if _type_of(key, config_type) is float and isinstance(value, int) and not isinstance(value, bool):
             values[key] = float(value)
     values = _channels_as_text(values)
-    return ExperimentConfig(**values)
+    return config_type(**values)
 
 
 def _channels_as_text(values: dict[str, Any]) -> dict[str, Any]:

@@ -1,30 +1,30 @@
-"""Every key of ``ExperimentConfig`` with its default and one-line documentation (read from the
-field docstrings of ``sections``): for ``evolve --help`` and the config reference
-(``docs/config.md``), by section. No JAX."""
+"""Every key of the config (``config_class``: a loaded plug-in's sections too) with its default and
+one-line documentation (read from the field docstrings of ``sections``): for ``evolve --help`` and
+the config reference (``docs/config.md``), by section. No JAX."""
 
 from __future__ import annotations
 
 import dataclasses
 
 from neurocheckers import sections
-from neurocheckers.experiment.config import ExperimentConfig
+from neurocheckers.experiment.config import config_class
 
 
 def field_docs() -> dict[str, str]:
     """Each config key's one-line documentation, from the docstrings of ``sections``."""
-    return sections.field_docs(ExperimentConfig)
+    return sections.field_docs(config_class())
 
 
 def config_sections() -> dict[str, list[str]]:
     """Every config key by its section (``sections``), in the config's field order."""
-    return sections.sections_of(ExperimentConfig)
+    return sections.sections_of(config_class())
 
 
 def config_reference() -> str:
     """``docs/config.md``: every config key with its default and one-line documentation, by section
     (``config_sections``); generated from the field docstrings, and kept current by a test."""
     docs = field_docs()
-    defaults = {f.name: f.default for f in dataclasses.fields(ExperimentConfig)}
+    defaults = {f.name: f.default for f in dataclasses.fields(config_class())}
     lines = [
         "# Config reference",
         "",

@@ -1,5 +1,10 @@
-"""The built-in strategies, one registry line each (``strategy_registry``), with the rules, columns
-and summaries they own. No JAX: algorithms and settings are named by ``"module:name"``."""
+"""The built-in strategies, one registry line each (``strategy_registry``), with the sections, rules,
+columns and summaries they own. No JAX: algorithms and settings are named by ``"module:name"``.
+
+Their sections are the classes of ``neurocheckers.sections`` (not of the strategies' own modules):
+the algorithms' settings below the experiment layer (``evolution.settings``, ``learners``) inherit
+them, and the config is built from them without importing JAX. A plug-in keeps its section in its
+own module (``tests/test_strategy_plugins.py`` has one)."""
 
 from __future__ import annotations
 
@@ -14,7 +19,13 @@ from neurocheckers.experiment.strategy_registry import (
     register,
 )
 from neurocheckers.formats import PBT_COLUMNS
-from neurocheckers.sections import PBT_MEMBER_LEARNERS
+from neurocheckers.sections import (
+    PBT_MEMBER_LEARNERS,
+    BossGASettings,
+    DQNSectionSettings,
+    PBTSectionSettings,
+    SelfPlaySettings,
+)
 
 if TYPE_CHECKING:
     from neurocheckers.experiment.config import ExperimentConfig
@@ -181,7 +192,7 @@ def evosax(name: str, doc: str, validate=None) -> StrategyEntry:
         name,
         EVOLUTION,
         algorithm="neurocheckers.evolution.boss_ga:EVOSAX",
-        sections=("boss_ga",),
+        sections=(BossGASettings,),
         validate=validate,
         metric_columns=EVOLUTION_COLUMNS,
         summary=evolution_summary,
@@ -196,7 +207,7 @@ def self_play(name: str, settings: str, doc: str, validate=check_learner) -> Str
         LEARNER,
         algorithm="neurocheckers.experiment.trainers:TD_LAMBDA",
         settings=settings,
-        sections=("td_lambda",),
+        sections=(SelfPlaySettings,),
         validate=validate,
         metric_columns=(*TD_COLUMNS, *GAME_COLUMNS),
         summary=selfplay_summary,
@@ -209,7 +220,7 @@ register(
         "boss_ga",
         EVOLUTION,
         algorithm="neurocheckers.evolution.boss_ga:BOSS_GA",
-        sections=("boss_ga",),
+        sections=(BossGASettings,),
         metric_columns=BREEDING_COLUMNS,
         summary=evolution_summary,
         doc="the study's GA: elites, mutants, crossovers, learners",
@@ -220,7 +231,7 @@ register(
         "memetic_pool",
         EVOLUTION,
         algorithm="neurocheckers.evolution.boss_ga:MEMETIC_POOL",
-        sections=("boss_ga",),
+        sections=(BossGASettings,),
         validate=check_pool,
         metric_columns=BREEDING_COLUMNS,
         summary=evolution_summary,
@@ -248,7 +259,7 @@ register(
         LEARNER,
         algorithm="neurocheckers.experiment.trainers:DQN",
         settings="neurocheckers.learners.dqn_settings:DQNSettings",
-        sections=("dqn",),
+        sections=(DQNSectionSettings,),
         validate=check_learner,
         metric_columns=(*DQN_COLUMNS, *GAME_COLUMNS),
         unlogged=DQN_UNLOGGED,
@@ -262,7 +273,7 @@ register(
         LEARNER,
         algorithm="neurocheckers.experiment.trainers:PBT",
         settings="neurocheckers.learners.pbt:PBTSettings",
-        sections=("td_lambda", "pbt"),
+        sections=(SelfPlaySettings, PBTSectionSettings),
         validate=check_pbt,
         metric_columns=(*TD_COLUMNS, *PBT_COLUMNS, *GAME_COLUMNS),
         summary=pbt_summary,

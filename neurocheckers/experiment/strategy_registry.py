@@ -21,6 +21,7 @@ when a run builds its trainer.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import importlib
 import importlib.metadata
 import types
@@ -76,8 +77,12 @@ class StrategyEntry:
         ``trainers.Learner`` (learner).
       settings: the frozen settings dataclass built from the config's keys of the same names, or its
         ``"module:name"``; None: ``evolution.settings.EvolutionSettings`` (evolution only).
-      sections: the config sections of strategy-specific keys it reads (``boss_ga``, ``td_lambda``,
-        ``dqn``); a key of another such section set away from its default is refused.
+      sections: the config sections of strategy-specific keys it reads, in the config's order: each a
+        ``sections.Section`` class (or its ``"module:Class"`` reference), or the name of one that another
+        entry declares (``"boss_ga"``). The config is built from every registered entry's sections
+        (``experiment.config.config_class``), so a strategy's own keys are one class in its module: a
+        key of such a section set away from its default is refused by the strategies that do not read
+        it, and a section's ``problems(config) -> list[str]`` is asked for what is impossible in it.
       validate: ``validate(config)``: raises ``ConfigError`` for values this strategy cannot run.
       metric_columns: the ``metrics.csv`` columns its epochs fill (besides ``RUN_LOOP_COLUMNS``);
         None: its kind's (``KIND_COLUMNS``). A column ``metrics.csv`` lacks is added after the
@@ -150,13 +155,69 @@ class StrategyEntry:
         return resolve(self.algorithm)
 
     def loaded_settings(self) -> type:
-        """The settings dataclass, imported when the entry holds its reference."""
-        if self.settings is None:
-            return resolve("neurocheckers.evolution.settings:EvolutionSettings")
-        return resolve(self.settings)
+        """The settings dataclass, imported when the entry holds its reference; an evolution entry
+        that names none gets ``evolution.settings.EvolutionSettings`` with its own sections' keys
+        (those the class lacks) added, so its algorithm reads them as ``setup.settings.KEY``."""
+        if self.settings is not None:
+            return resolve(self.settings)
+        base = resolve("neurocheckers.evolution.settings:EvolutionSettings")
+        return settings_with(base, tuple(s for s in self.section_classes() if s not in base.__mro__))
+
+    def section_classes(self) -> tuple[type, ...]:
+        """The ``sections`` as classes (a reference imported, a name found among the other entries')."""
+        return tuple(section_class(item) for item in self.sections)
+
+    def section_names(self) -> tuple[str, ...]:
+        """The names of the config sections it reads (``boss_ga``, ``td_lambda`` ...)."""
+        return tuple(item if _is_name(item) else resolve(item).SECTION for item in self.sections)
 
 
 _REGISTRY: dict[str, StrategyEntry] = {}
+
+
+def _is_name(item: Any) -> bool:
+    return isinstance(item, str) and ":" not in item
+
+
+def section_class(item: Any) -> type:
+    """The ``sections.Section`` class of an entry's ``sections`` item: the class, its reference, or
+    the name of a section another registered entry declares; ``ValueError`` naming one that is none."""
+    if not _is_name(item):
+        found = resolve(item)
+        is_section = isinstance(found, type) and dataclasses.is_dataclass(found)
+        if not (is_section and getattr(found, "SECTION", None)):
+            raise ValueError(f"a strategy's section is a sections.Section class, got {item!r}")
+        return found
+    for entry in _REGISTRY.values():
+        for other in entry.sections:
+            if not _is_name(other) and item == resolve(other).SECTION:
+                return resolve(other)
+    raise ValueError(f"no registered strategy declares the config section {item!r}")
+
+
+def declared_sections(builtin_only: bool = False) -> tuple[type, ...]:
+    """Every section class the registered entries declare, each once, in registration order: the
+    strategies' part of the experiment config (the built-ins' alone with ``builtin_only``)."""
+    if builtin_only:
+        _load_builtin_entries()
+    else:
+        _load_builtins()
+    found: dict[type, None] = {}
+    for entry in _REGISTRY.values():
+        for item in entry.sections:
+            if not _is_name(item):
+                found[section_class(item)] = None
+    return tuple(found)
+
+
+@functools.cache
+def settings_with(base: type, sections: tuple[type, ...]) -> type:
+    """The frozen dataclass ``base`` with the keys of ``sections`` added (``base`` when there are
+    none); one class for each pair, so that settings built twice compare and hash alike."""
+    if not sections:
+        return base
+    name = "".join(s.__name__ for s in sections) + base.__name__
+    return dataclasses.make_dataclass(name, [], bases=(base, *sections), frozen=True)
 
 
 def resolve(reference: Any) -> Any:
@@ -168,12 +229,41 @@ def resolve(reference: Any) -> Any:
 
 
 def register(entry: StrategyEntry, replace: bool = False) -> StrategyEntry:
-    """Add ``entry`` to the registry; ``ValueError`` when its name is taken (unless ``replace``)."""
-    _load_builtins()
+    """Add ``entry`` to the registry; ``ValueError`` when its name is taken (unless ``replace``), or
+    when a section of it is not a section, or declares a key the config has already."""
+    _load_builtin_entries()
     if entry.name in _REGISTRY and not replace and _REGISTRY[entry.name] != entry:
         raise ValueError(f"strategy {entry.name!r} is already registered")
+    _check_sections(entry)
     _REGISTRY[entry.name] = entry
     return entry
+
+
+def _keys(section: type) -> set[str]:
+    return {f.name for f in dataclasses.fields(section)}
+
+
+def _check_sections(entry: StrategyEntry) -> None:
+    """``ValueError`` for a section of ``entry`` that is none, or whose name or keys another
+    registered section (or the config's own, ``sections.CORE_SECTIONS``) holds already."""
+    from neurocheckers.sections import CORE_SECTIONS, sections_of
+
+    try:
+        classes = entry.section_classes()
+    except ValueError as e:
+        raise ValueError(f"strategy {entry.name!r}: {e}") from None
+    others = {c for other in _REGISTRY.values() if other.name != entry.name for c in other.section_classes()}
+    for section in classes:
+        if section in others:
+            continue
+        for other in (*CORE_SECTIONS, *others):
+            clash = _keys(section) & _keys(other)
+            if clash or section.SECTION in sections_of(other):
+                what = f"key {sorted(clash)[0]!r}" if clash else f"section name [{section.SECTION}]"
+                raise ValueError(
+                    f"strategy {entry.name!r}: its section {section.__name__} takes the {what}, "
+                    f"which {other.__name__} holds already"
+                )
 
 
 def load_plugins(modules: Iterable[str]) -> None:
@@ -244,6 +334,8 @@ def is_learner(name: str) -> bool:
     return strategy(name).kind == LEARNER
 
 
+_BUILTINS_LOADED = False
+"""Whether the built-in entries are registered (True while they load: their ``register`` calls)."""
 _LOADED = False
 """Whether the built-ins and the installed plug-ins are registered (True while they are loading too:
 their own ``register`` calls look the registry up)."""
@@ -258,8 +350,22 @@ def _load_builtins() -> None:
         return
     _LOADED = True
     try:
-        importlib.import_module("neurocheckers.experiment.strategy_entries")
+        _load_builtin_entries()
         load_entry_points()  # after every built-in line: `neurocheckers strategies` lists them first
     except BaseException:
         _LOADED = False
+        raise
+
+
+def _load_builtin_entries() -> None:
+    """Register the built-in strategies (``strategy_entries``) once, and nothing else: the config
+    class is built from their sections when its module is imported, before any plug-in may load."""
+    global _BUILTINS_LOADED
+    if _BUILTINS_LOADED:
+        return
+    _BUILTINS_LOADED = True
+    try:
+        importlib.import_module("neurocheckers.experiment.strategy_entries")
+    except BaseException:
+        _BUILTINS_LOADED = False
         raise

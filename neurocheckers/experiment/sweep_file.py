@@ -25,6 +25,7 @@ from typing import Any
 from neurocheckers.experiment.config import (
     ConfigError,
     ExperimentConfig,
+    config_types,
     load_config,
     make_config,
     parse_overrides,
@@ -94,7 +95,7 @@ def _table(data: dict[str, Any], key: str, path: Path) -> dict[str, Any]:
 
 def _check_keys(table: dict[str, Any], where: str, path: Path) -> None:
     """Reject keys that are not config fields, and ``name`` (entries are named by the sweep)."""
-    known = [f.name for f in dataclasses.fields(ExperimentConfig) if f.name != "name"]
+    known = [name for name in config_types() if name != "name"]  # a loaded plug-in's keys too
     unknown = sorted(set(table) - set(known))
     if unknown:
         raise SweepError(

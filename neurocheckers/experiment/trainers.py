@@ -278,7 +278,7 @@ def endgame_targets(config: ExperimentConfig, entry: StrategyEntry) -> tuple:
     """``(DeviceDB,)`` of the ``endgame_targets`` database of a learner that reads the ``td_lambda``
     section, or ``()``; ``RunError`` naming a folder that holds none, or one of other rules."""
     folder = config.endgame_targets
-    if not folder or "td_lambda" not in entry.sections:
+    if not folder or "td_lambda" not in entry.section_names():
         return ()
     try:
         return (device_db(EndgameDB(folder, config.rules)),)

@@ -20,7 +20,6 @@ on the chunk size.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import time
 from collections.abc import Callable
@@ -31,6 +30,7 @@ import jax.numpy as jnp
 import numpy as np
 from flax import struct
 
+from neurocheckers.match.options import MatchOptions
 from neurocheckers.networks.evaluator import encode
 from neurocheckers.rules.engine import init_batch, material_balance, piece_counts, random_action, step
 from neurocheckers.rules.outcome import points_for
@@ -327,47 +327,6 @@ def fetch_when_ready(tree: Any) -> Any:
         time.sleep(delay)
         delay = min(2 * delay, 0.05)
     return jax.device_get(tree)
-
-
-@dataclasses.dataclass(frozen=True, eq=False)
-class MatchOptions:
-    """How the games of a match are played: ``run_match``, ``match.host.play_any_match``, the gauntlet
-    and the ``match`` command take one (each field is checked here, once).
-
-    Fields:
-      games: games to play; A is Black in the even ones, so the colours differ by at most one.
-      seed: the match's seed: the same seed plays the same games whatever ``batch`` is.
-      batch: games played at once (one compile).
-      max_plies: the ply cap, None for ``default_max_plies`` (every game ends by the rules); games it
-        cuts are unfinished and score half a point.
-      opening_plies: uniformly random plies at the start of each game.
-      keep_actions: the first games whose actions ([K, max_plies]) the records keep.
-      openings: [M] opening states: games ``2i`` and ``2i + 1`` start from opening ``i mod M`` with
-        the colours swapped; None: the initial position.
-    """
-
-    games: int = 1000
-    seed: int = 0
-    batch: int = 2048
-    max_plies: int | None = None
-    opening_plies: int = 0
-    keep_actions: int = 0
-    openings: State | None = None
-
-    def __post_init__(self) -> None:
-        for name in ("games", "batch", "max_plies"):
-            value = getattr(self, name)
-            if value is not None and value < 1:
-                raise ValueError(f"{name} must be >= 1, got {value}")
-        if self.games >= 2**31:  # game numbers are int32
-            raise ValueError(f"games must be below 2**31, got {self.games}")
-        for name in ("opening_plies", "keep_actions"):
-            if getattr(self, name) < 0:
-                raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
-
-    def plies_cap(self, rules: Rules) -> int:
-        """``max_plies``, or the rules' own bound when it is None."""
-        return default_max_plies(rules) if self.max_plies is None else self.max_plies
 
 
 def run_match(

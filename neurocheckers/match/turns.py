@@ -1,10 +1,8 @@
-"""An agent's whole turn with each of its searches, the words that describe it, and the colour
-words: what ``play`` (the terminal game) and the web board share.
-
-- ``player_turn``: any player of the protocol (``players.protocol``: the timed and compiled
-  searches, engines, policies) through its game's mover (``host_turn``), with the word of the
-  endgame database its search probes (``database_word``);
-- ``agent_turn``: the anytime MCTS, whose search sizes are compiled first (``prepare_agent``).
+"""A player's whole turn, the words that describe it, and the colour words: what ``play`` (the
+terminal game) and the web board share. ``player_turn`` plays any player of the protocol
+(``players.protocol``: the timed, compiled and anytime MCTS searches, engines, policies) through its
+game's mover (``host_turn``), with the word of the endgame database its search probes
+(``database_word``); every turn is one ``SearchedMove``.
 """
 
 from __future__ import annotations
@@ -21,8 +19,6 @@ from neurocheckers.compiled import endgame as search_db
 from neurocheckers.compiled import search as compiled_search
 from neurocheckers.compiled.board import Position
 from neurocheckers.compiled.driver import SearchOptions
-from neurocheckers.networks.agent_file import Agent
-from neurocheckers.networks.evaluator import value_fn
 from neurocheckers.players.compiled import CompiledPlayer, parse_compiled
 from neurocheckers.players.registry import SearchReport
 from neurocheckers.rules.engine import init
@@ -30,20 +26,15 @@ from neurocheckers.rules.notation import (
     Move,
     action_squares,
     apply_move,
-    legal_actions,
     legal_moves,
 )
 from neurocheckers.rules.presets import Rules
 from neurocheckers.rules.state import BLACK, WHITE, State
 from neurocheckers.search.alphabeta import WIN_SCORE
-from neurocheckers.search.anytime import anytime_search
-from neurocheckers.search.mcts import MCTSConfig
 from neurocheckers.search.timed import EXTENSION, MAX_DEPTH, SearchInfo
 
 COLORS = {"black": BLACK, "white": WHITE}
 """``--human`` values and the colour each stands for."""
-DEFAULT_SEARCH = MCTSConfig()
-"""The MCTS agent's search settings; ``anytime_search`` grows the simulation count from 16."""
 SEARCHES = ("compiled", "alphabeta", "mcts")
 """``--search`` values: the compiled search (the 8x8 default), the timed alpha-beta search (the
 default elsewhere) or the anytime MCTS."""
@@ -54,17 +45,6 @@ COMPILED_PROVEN_SCORE = compiled_search.WIN_BOUND / compiled_search.UNIT
 their whole distance to the end, so they fall short of ``PROVEN_SCORE``."""
 
 
-@dataclasses.dataclass(frozen=True)
-class AgentMove:
-    """The agent's whole turn: the move, simulations run over its searches, seconds spent thinking,
-    and its estimated chance of winning before the move (None for a forced move)."""
-
-    move: Move
-    simulations: int
-    seconds: float
-    win_chance: float | None
-
-
 def parse_color(color: str | int) -> int:
     """``BLACK`` or ``WHITE`` from ``"black"``/``"white"`` (or the int itself); ``ValueError`` otherwise."""
     if isinstance(color, str) and color.strip().lower() in COLORS:
@@ -72,68 +52,6 @@ def parse_color(color: str | int) -> int:
     if color in (BLACK, WHITE) and not isinstance(color, (str, bool)):
         return int(color)
     raise ValueError(f"the human's colour must be black or white, got {color!r}")
-
-
-def prepare_agent(
-    agent: Agent,
-    rules: Rules,
-    seconds: float,
-    config: MCTSConfig = DEFAULT_SEARCH,
-    max_simulations: int = 1 << 16,
-) -> int:
-    """Compile the searches ``anytime_search`` may use within ``seconds`` per move; returns the
-    largest simulation count compiled.
-
-    ``anytime_search`` only grows the search into a size already compiled or cheap to compile, so
-    without this it would stay at ``config.num_simulations`` whenever compiling takes longer than a
-    move. Sizes double from ``config.num_simulations`` while a run takes under ``seconds / 2.2``
-    (``anytime_search``'s own growth test).
-    """
-    evaluate = value_fn(agent.spec)
-    state = jax.device_get(init(rules))
-    key = jax.random.key(0)
-    sims = config.num_simulations
-    while True:
-        sized = dataclasses.replace(config, num_simulations=sims)
-        # seconds=0 runs exactly one search of this size (compiling it the first time).
-        anytime_search(rules, sized, evaluate, agent.params, state, key, 0.0, max_simulations)
-        started = time.perf_counter()
-        anytime_search(rules, sized, evaluate, agent.params, state, key, 0.0, max_simulations)
-        took = time.perf_counter() - started
-        if 2.2 * took > seconds or sims * 2 > max_simulations:
-            return sims
-        sims *= 2
-
-
-def agent_turn(
-    agent: Agent,
-    rules: Rules,
-    state: State,
-    key: jax.Array,
-    seconds: float,
-    config: MCTSConfig = DEFAULT_SEARCH,
-    max_simulations: int = 1 << 16,
-) -> AgentMove:
-    """The agent's move in ``state``: one search per action until ``seconds`` have passed (a
-    multi-jump's later jumps share what is left of the time); a single legal action is played at once."""
-    evaluate = value_fn(agent.spec)
-    started = time.perf_counter()
-    deadline = started + seconds
-    searched: list[Any] = []
-
-    def choose(current: State, done: int) -> int:
-        legal = legal_actions(current)
-        if len(legal) == 1:
-            return legal[0]
-        left = max(deadline - time.perf_counter(), 0.0)
-        searched.append(anytime_search(rules, config, evaluate, agent.params, current,
-                                       jax.random.fold_in(key, done), left, max_simulations))  # fmt: skip
-        return int(searched[-1].action)
-
-    move = _whole_turn(rules, state, choose)
-    simulations = sum(int(found.visit_counts.sum()) for found in searched)
-    win_chance = float(searched[0].root_value) if searched else None
-    return AgentMove(move, simulations, time.perf_counter() - started, win_chance)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -226,7 +144,7 @@ def host_turn(
     seen = len(infos)
     move = _whole_turn(rules, state, lambda current, done: int(game(current, seconds)))
     reports = [SearchReport.of(info) for info in infos[seen:]]
-    first = next((r for r in reports if r.depth > 0), None)
+    first = next((r for r in reports if r.searched), None)
     return SearchedMove(move, first, sum(r.nodes for r in reports), time.perf_counter() - started, search)
 
 
@@ -260,9 +178,12 @@ def proven(score: float) -> int:
     return 1 if score >= PROVEN_SCORE else -1 if score <= -PROVEN_SCORE else 0
 
 
-def timed_win_chance(info: SearchInfo, network: bool = True) -> float | None:
-    """The mover's chance of winning from a timed search's score: 1 or 0 when proven, else, with a
-    network scoring the leaves (``2 v - 1``), ``v``; None for other leaf scores (material, heuristic)."""
+def timed_win_chance(info: SearchInfo | SearchReport, network: bool = True) -> float | None:
+    """The mover's chance of winning from a search's report: its own estimate where it makes one
+    (the anytime MCTS), else from its score: 1 or 0 when proven, else, with a network scoring the
+    leaves (``2 v - 1``), ``v``; None for other leaf scores (material, heuristic)."""
+    if getattr(info, "win_chance", None) is not None:
+        return info.win_chance
     if proven(info.score):
         return 1.0 if info.score > 0 else 0.0
     return min(max((info.score + 1.0) / 2.0, 0.0), 1.0) if network else None
@@ -272,13 +193,15 @@ def search_text(turn: SearchedMove) -> str:
     """What the search did, e.g. ``alpha-beta to depth 9 (41,230 nodes in 0.98 s)``."""
     if turn.info is None:
         return "forced"
+    if turn.info.depth == 0:  # a search without depths: the anytime MCTS's simulations
+        return f"{turn.search}, {turn.nodes:,} simulations in {turn.seconds:.2f} s"
     return f"{turn.search} to depth {turn.info.depth:g} ({turn.nodes:,} nodes in {turn.seconds:.2f} s)"
 
 
-def chance_text(info: SearchInfo, network: bool = True) -> str:
-    """The mover's outlook from a timed search's score: a proven win or loss, the win chance (network
-    leaves), or the score in men (material or heuristic leaves)."""
-    if proven(info.score):
+def chance_text(info: SearchInfo | SearchReport, network: bool = True) -> str:
+    """The mover's outlook from a search's report: a proven win or loss, the win chance (the search's
+    own, or from network leaves), or the score in men (material or heuristic leaves)."""
+    if getattr(info, "win_chance", None) is None and proven(info.score):
         return "a proven win" if info.score > 0 else "a proven loss"
     chance = timed_win_chance(info, network)
     return f"win chance {chance:.0%}" if chance is not None else f"score {info.score:+.2f}"

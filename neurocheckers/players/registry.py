@@ -294,6 +294,14 @@ class SearchReport:
     """Nodes searched."""
     seconds: float
     """Wall time of the search."""
+    win_chance: float | None = None
+    """The mover's chance of winning as the search estimates it, where it makes one without a depth
+    (the anytime MCTS's root value; its ``nodes`` are simulations); None: read from ``score``."""
+
+    @property
+    def searched(self) -> bool:
+        """Whether a search chose the move (a depth reached, or an estimate made), not the rules."""
+        return self.depth > 0 or self.win_chance is not None
 
     @classmethod
     def of(cls, info: Any) -> SearchReport:

@@ -13,8 +13,9 @@ from pathlib import Path
 from neurocheckers.compiled.endgame import SearchDB
 from neurocheckers.endgame.database import EndgameDB, EndgameError
 from neurocheckers.match.host import AnyPlayer, parse_any_player
-from neurocheckers.match.turns import load_endgame, prepare_agent, prepare_step
+from neurocheckers.match.turns import load_endgame, prepare_step
 from neurocheckers.networks.agent_file import Agent, load_agent
+from neurocheckers.players.anytime import AnytimeMCTSPlayer
 from neurocheckers.players.external import named_engine_spec
 from neurocheckers.players.openspiel import is_engine_spec
 from neurocheckers.players.registry import kind_of, spec_agent_file, with_agent_file
@@ -43,14 +44,13 @@ class DatabaseUnreadable(SessionError):
 
 @dataclasses.dataclass(frozen=True)
 class Opponent:
-    """The player the person faces: its spec (agent file resolved), the player (our policy, the timed
-    search or py-draughts' engine), the agent its spec names (None without one), and for an MCTS
-    agent the simulation count its anytime search starts from."""
+    """The player the person faces: its spec (agent file resolved), the player (any of the protocol:
+    an ``mcts:FILE:SIMS`` agent is the anytime MCTS, starting from SIMS simulations), and the agent
+    its spec names (None without one)."""
 
     spec: str
     player: AnyPlayer
     agent: Agent | None
-    mcts_simulations: int | None
 
 
 def opponent_spec(spec: str, think_seconds: float, search: str = "timed") -> str:
@@ -142,24 +142,14 @@ def make_opponent(
     if spec != named:  # a named engine: its name, never its path, in the page and the saved game
         player = dataclasses.replace(player, name=named)
     shown = named if file is None else with_agent_file(spec, relative_name(root, path))
-    sims = int(spec.rsplit(":", 1)[1]) if spec.startswith("mcts:") and agent is not None else None
-    return Opponent(shown, player, agent, sims)
+    if spec.startswith("mcts:") and agent is not None:  # against a person: the anytime MCTS
+        config = MCTSConfig(num_simulations=int(spec.rsplit(":", 1)[1]))
+        player = AnytimeMCTSPlayer(shown, agent, rules, think_seconds, config)
+    return Opponent(shown, player, agent)
 
 
-_PREPARED: set[tuple[str, float]] = set()
-"""(opponent spec, thinking time) pairs whose searches ``prepare_agent`` compiled in this process."""
-
-
-def prepare_opponent(opponent: Opponent, rules: Rules, think_seconds: float) -> None:
-    """Compile the opponent's search before its first move: an MCTS agent's sizes for the think
-    time (``turns.prepare_agent``, once a spec and time; the page plays it with the anytime MCTS),
-    else the player's own ``warm_up`` (the protocol's) and the step that plays its moves
-    (``turns.prepare_step``)."""
-    if opponent.mcts_simulations is not None:
-        if (opponent.spec, think_seconds) not in _PREPARED:
-            config = MCTSConfig(num_simulations=opponent.mcts_simulations)
-            prepare_agent(opponent.agent, rules, think_seconds, config)
-            _PREPARED.add((opponent.spec, think_seconds))
-        return
+def prepare_opponent(opponent: Opponent, rules: Rules) -> None:
+    """Compile or start the opponent's search before its first move: the player's own ``warm_up``
+    (the protocol's) and the step that plays its moves (``turns.prepare_step``)."""
     opponent.player.warm_up(rules)
     prepare_step(rules)

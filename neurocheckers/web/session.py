@@ -15,8 +15,8 @@ the endgame database its search probes (``endgame``) has its word on the move. S
 - ``compiled:BUDGET[:FILE]``, ``timed:BUDGET:EVAL``, ``pydraughts:D`` (``american8``, py-draughts
   installed), the server's named engines and our policies (``alphabeta:D``, ``random``, ...: the
   think time does not apply to them) all play alike;
-- ``mcts:FILE:SIMS`` alone thinks with the anytime MCTS of ``neurocheckers play``
-  (``turns.prepare_agent`` / ``turns.agent_turn``) for the think time.
+- ``mcts:FILE:SIMS`` thinks with the anytime MCTS of ``neurocheckers play`` for the think time
+  (``players.anytime``, from SIMS simulations).
 
 The person may resign (``resign``); ``game_pdn`` gives the game as PDN and ``position_after`` the
 position after any turn of the move list. A game may start from any position (``new_session``'s
@@ -44,7 +44,6 @@ from neurocheckers.endgame.database import EndgameDB
 from neurocheckers.match.session import GameLine
 from neurocheckers.match.turns import (
     SearchedMove,
-    agent_turn,
     parse_color,
     player_turn,
     search_text,
@@ -56,7 +55,6 @@ from neurocheckers.rules.notation import action_squares, legal_actions, legal_mo
 from neurocheckers.rules.pdn import write_pdn
 from neurocheckers.rules.presets import Rules, get_rules
 from neurocheckers.rules.state import BLACK, State
-from neurocheckers.search.mcts import MCTSConfig
 from neurocheckers.stats import check_seed
 from neurocheckers.web.board import material, position_json, side_name, squares
 from neurocheckers.web.endgame import endgame_view
@@ -136,7 +134,7 @@ def build_session(
     search probing ``endgame``, an external engine one of ``engines``) and its search compiled
     (``prepare_opponent``)."""
     player = make_opponent(root, opponent, rules, think_seconds, endgame, engines)
-    prepare_opponent(player, rules, think_seconds)
+    prepare_opponent(player, rules)
     session = GameSession(
         rules=rules,
         start=start,
@@ -152,10 +150,7 @@ def build_session(
 
 
 def _new_engine(session: GameSession) -> Any:
-    """A new game of the opponent (the protocol's ``new_game``); None for an MCTS agent, which the
-    anytime MCTS plays turn by turn."""
-    if session.opponent.mcts_simulations is not None:
-        return None
+    """A new game of the opponent (the protocol's ``new_game``)."""
     return session.opponent.player.new_game(session.seed)
 
 
@@ -392,17 +387,7 @@ def opponent_reply(session: GameSession) -> None:
     state = session.state
     if outcome(session)["over"] or int(state.color) == session.human:
         raise SessionError("it is not the opponent's turn")
-    key = jax.random.fold_in(jax.random.key(session.seed), int(state.ply))
-    opponent = session.opponent
-    player = opponent.player
-    if opponent.mcts_simulations is not None:
-        config = MCTSConfig(num_simulations=opponent.mcts_simulations)
-        turn = agent_turn(opponent.agent, session.rules, state, key, session.think_seconds, config)
-        detail = f"MCTS, {turn.simulations} simulations in {turn.seconds:.2f} s"
-        session.evaluation = _evaluation(session, state, turn.win_chance, detail)
-        for action in turn.move.actions:
-            play_ply(session, action, False)
-        return
+    player = session.opponent.player
     seconds = session.think_seconds if player.equal_time else None
     searched = player_turn(player, session.engine, session.rules, state, seconds)
     session.evaluation = None if player.name == "random" else _timed_evaluation(session, state, searched)
