@@ -287,6 +287,48 @@ class PBTSectionSettings(Section, section="pbt"):
     """PBT: members each Ray task trains (vmapped); it must divide members (with ray_address)."""
 
 
+class SPSASectionSettings(Section, section="spsa"):
+    """SPSA's own keys: the compiled search's parameters of one agent tuned by engine games, as
+    fishtest's SPSA does (alpha 0.602, gamma 0.101)."""
+
+    spsa_agent: str = ""
+    """SPSA: the agent file whose search is tuned (its network scores the leaves; its file's tuned
+    search, if any, is the start); the run's snapshots are it, with the tuned search."""
+    spsa_parameters: str = "lmr_min_depth,lmr_min_move,iir_min_depth,aspiration,next_iteration_share"
+    """SPSA: the compiled search's numeric parameters tuned, comma-separated (`compiled.driver.SearchOptions`'
+    tunable fields)."""
+    spsa_pairs: int = 8
+    """SPSA: game pairs an epoch (one iteration): theta + c_k delta against theta - c_k delta, each
+    opening with both colours."""
+    spsa_nodes: int = 2000
+    """SPSA: nodes a move of every game."""
+    spsa_c_end: float = 1.0
+    """SPSA: the last iteration's perturbation, in steps of each parameter (fishtest's c_end)."""
+    spsa_r_end: float = 0.02
+    """SPSA: the last iteration's learning rate a_end / c_end^2 (fishtest's r_end): theta moves by
+    about r_end (wins - losses) steps an iteration at the end. Fishtest's 0.002 suits parameters
+    hundreds of steps wide; these are a few to a few tens."""
+    spsa_iterations: int = 0
+    """SPSA: the iterations N the gains are planned for, so that the last reaches c_end and r_end
+    (0: the run's epochs; set it to extend a run with --epochs without changing its schedule)."""
+    spsa_a_share: float = 0.1
+    """SPSA: the stability constant A as a share of the N iterations (fishtest: 3-10%)."""
+    spsa_workers: int = 1
+    """SPSA: local processes that play an epoch's pairs (1: this process)."""
+
+    def problems(self) -> list[str]:
+        """What is impossible in this section's values, one message each (``[]``: none)."""
+        counts = ("spsa_pairs", "spsa_nodes", "spsa_workers")
+        found = [f"{n} must be >= 1, got {getattr(self, n)}" for n in counts if getattr(self, n) < 1]
+        rates = ("spsa_c_end", "spsa_r_end")
+        found += [f"{n} must be > 0, got {getattr(self, n)}" for n in rates if not getattr(self, n) > 0]
+        if self.spsa_iterations < 0:
+            found.append(f"spsa_iterations must be >= 0, got {self.spsa_iterations}")
+        if self.spsa_a_share < 0:
+            found.append(f"spsa_a_share must be >= 0, got {self.spsa_a_share}")
+        return found
+
+
 @dataclasses.dataclass(frozen=True)
 class PlaySettings(SearchSettings, ArchitectureSettings, PliesSettings, RulesSettings):
     """What agents need to play games over their networks: the game, the network and the search

@@ -75,3 +75,11 @@ def test_bench_against_times_a_revision_beside_the_working_tree():
     rows = [line.split() for line in out.splitlines() if line.strip().startswith(("WORK", "round"))]
     assert any(row[0] == "WORK" and float(row[1]) > 0 and row[-1] != "nan" for row in rows), out
     assert sum(row[0] == "round" for row in rows) == 2  # HEAD's run and the working tree's
+
+
+@pytest.mark.slow
+def test_bench_engine_games_prints_games_per_second():
+    out = script(
+        "bench_engine_games.py", "--nodes", "200", "--pairs", "1", "--repeats", "1", "--modes", "one-core"
+    )
+    assert "one-core" in out and "200 nodes/move:" in out and "games/s" in out

@@ -128,6 +128,8 @@ def fitness_figure(
     from neurocheckers.experiment.strategy_registry import is_learner
 
     learners = [is_learner(config.strategy) for _, _, config, _ in runs]  # the registry's kind
+    if all(is_tuning(rows) for _, rows, _, _ in runs):
+        return tuning_figure(runs, names, smooth)
     if all(learners):
         return learning_figure(runs, names, smooth)
     if any(learners):
@@ -186,6 +188,48 @@ def learning_figure(runs, names: list[str], smooth: int | None = None) -> Figure
     _, _, config, _ = runs[0]
     title = f"{names[0]}: {config.rules}, {config.layers}x{config.width} MLP, {config.strategy}"
     ax.set_title(title if single else f"Self-play learning ({len(runs)} runs)")
+    ax.legend(fontsize=8)
+    return fig
+
+
+def is_tuning(rows: list[dict[str, str]]) -> bool:
+    """Whether a run's rows are a search tuning's (SPSA: ``spsa_score`` filled)."""
+    return any(r.get("spsa_score") for r in rows)
+
+
+def tuning_figure(runs, names: list[str], smooth: int | None = None) -> Figure:
+    """A search tuning's curves (SPSA runs, ``_read_runs`` tuples): each tuned parameter's value as a
+    share of its range (``compiled.driver.tunable_fields``) and, below, the score of the plus side
+    against the minus side an iteration (0.5: no difference seen)."""
+    from neurocheckers.compiled.driver import tunable_fields
+
+    ranges = tunable_fields()
+    longest = max(len(r[1]) for r in runs)
+    window = smooth if smooth is not None else max(1, longest // 50)
+    fig = Figure(figsize=(10, 7.0), layout="constrained")
+    ax, ax_score = fig.subplots(2, 1, sharex=True, gridspec_kw={"height_ratios": (3, 1.2)})
+    styles = ("-", "--", ":", "-.")
+    for i, (_, rows, config, _) in enumerate(runs):
+        epoch = _column(rows, "epoch")
+        tuned = [n.strip() for n in config.spsa_parameters.split(",") if n.strip()]
+        for j, name in enumerate(tuned):
+            low, high, _ = ranges[name]
+            share = (_column(rows, f"tuned_{name}") - low) / (high - low)
+            label = f"{name} [{low:g}, {high:g}]" + ("" if len(runs) == 1 else f" ({names[i]})")
+            ax.plot(epoch, share, color=f"C{j % 10}", ls=styles[i % len(styles)], lw=1.3, label=label)
+        ax_score.plot(epoch, rolling_mean(_column(rows, "spsa_score"), window), color=f"C{i % 10}", lw=1.2)
+    ax_score.axhline(0.5, color="0.4", lw=0.8, ls="--")
+    ax.set_ylabel("tuned value, share of its range")
+    ax.set_ylim(-0.02, 1.02)
+    ax_score.set_ylabel("plus vs minus" + (f" (mean of {window})" if window > 1 else ""))
+    ax_score.set_xlabel("epoch (SPSA iteration)")
+    for a in (ax, ax_score):
+        a.grid(alpha=0.3)
+    _, _, config, _ = runs[0]
+    agent = Path(config.spsa_agent).name
+    title = (f"{names[0]}: {config.rules}, SPSA of {agent}'s search, {config.spsa_nodes} nodes/move, "
+             f"{config.spsa_pairs} pairs/iteration")  # fmt: skip
+    ax.set_title(title if len(runs) == 1 else f"SPSA tunings ({len(runs)} runs)")
     ax.legend(fontsize=8)
     return fig
 

@@ -5,13 +5,16 @@ the moves of a game."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
 from neurocheckers.compiled import endgame as eg
 from neurocheckers.compiled import network as nw
+from neurocheckers.compiled import reductions
 from neurocheckers.compiled import search as s
 from neurocheckers.compiled.board import Position, SearchRules, geometry, move_actions
 from neurocheckers.compiled.movegen import M_CAPTURED, M_FROM, M_PATH, M_TO, generate, move_buffer
@@ -26,47 +29,79 @@ NEXT_ITERATION_SHARE = 0.7
 0.089 s and 15.5, 0.9 0.096 s and 15.3."""
 
 
+def tunable(default: Any, low: float, high: float, step: float) -> Any:
+    """A ``SearchOptions`` field that tuning may move: its default, range and step (the one place
+    they are declared; ``tunable_fields`` lists them). A boolean switch is tunable over 0..1."""
+    return dataclasses.field(default=default, metadata={"tunable": (low, high, step)})
+
+
+def switch(default: bool) -> Any:
+    """A boolean switch of the search, tunable (on or off)."""
+    return tunable(default, 0, 1, 1)
+
+
 @dataclasses.dataclass(frozen=True)
 class SearchOptions:
-    """Switches of the compiled search (the defaults are the ones measured best)."""
+    """The compiled search's switches and numbers (the defaults are the ones measured best). Every
+    field but ``table_bits`` is tunable, with a range and a step (``tunable_fields``); an agent file
+    may carry a tuned set (``options_metadata``), which ``compiled:`` then plays."""
 
     table_bits: int = 20
     """The transposition table holds 2**table_bits entries (16 bytes each)."""
-    table: bool = True
+    table: bool = switch(True)
     """Probe and store the transposition table."""
-    pvs: bool = True
+    pvs: bool = switch(True)
     """Principal-variation search: null windows after the first move, re-searched when they fail high."""
-    killers: bool = True
+    killers: bool = switch(True)
     """Order two quiet moves per ply that cut off before the others."""
-    history: bool = True
+    history: bool = switch(True)
     """Order the other quiet moves by the history of their cut-offs."""
-    quiescence: bool = True
+    quiescence: bool = switch(True)
     """Search captures on past the nominal depth until the position is quiet."""
-    lmr: bool = True
+    lmr: bool = switch(True)
     """Late-move reductions: quiet moves late in the order searched one move shallower first (on:
     two moves deeper at 0.1 s, and 6 wins to 2 losses in 60 games against it off)."""
-    lmr_deep: bool = False
+    lmr_deep: bool = switch(False)
     """With ``lmr``, quiet moves from the sixth on at depth 4 or more are searched two moves shallower
     first (with MLP leaves about a move deeper, no measurable strength in 40 games: off)."""
-    lmr_log: bool = False
+    lmr_log: bool = switch(False)
     """With ``lmr``, late quiet moves reduced by ``ln(depth) ln(k + 1) / 2`` moves (rounded, at least
     1, leaving at least one), ``k`` the move's place in the order: about half the nodes to depth 14,
     31 wins to 23 losses in 180 games against it off at equal nodes, but against DarkHorse at 0.1 s
     0.355 (8/55/37) where off scored 0.400 (8/64/28): off."""
-    counter: bool = False
+    counter: bool = switch(False)
     """Order the quiet reply that last cut off after the opponent's previous move (a counter-move)
     after the killers, before history."""
-    iir: bool = False
+    iir: bool = switch(False)
     """Internal iterative reduction: a node of depth 4 or more without a move in the table is searched
     a move shallower."""
-    aspiration: float = 0.0
+    aspiration: float = tunable(0.0, 0.0, 1.0, 0.05)
     """Half-width of the aspiration window around the last iteration's score, in men (0: off)."""
+    lmr_min_depth: int = tunable(3, 2, 8, 1)
+    """With ``lmr``: the least remaining depth (moves) at which a late quiet move is reduced."""
+    lmr_min_move: int = tunable(3, 1, 12, 1)
+    """With ``lmr``: the first place in the move order (0-based) that counts as late."""
+    lmr_deep_min_depth: int = tunable(4, 3, 10, 1)
+    """With ``lmr_deep``: the least remaining depth of the deeper reduction."""
+    lmr_deep_min_move: int = tunable(5, 2, 16, 1)
+    """With ``lmr_deep``: the first place in the move order the deeper reduction takes."""
+    lmr_deep_reduction: int = tunable(2, 1, 4, 1)
+    """With ``lmr_deep``: moves the deeper reduction takes off (leaving at least one)."""
+    iir_min_depth: int = tunable(4, 2, 10, 1)
+    """With ``iir``: the least remaining depth of an internal iterative reduction."""
+    next_iteration_share: float = tunable(NEXT_ITERATION_SHARE, 0.3, 1.0, 0.05)
+    """No new iteration starts once this share of a move's time is spent (``NEXT_ITERATION_SHARE``)."""
+    database_pieces: int = tunable(0, 0, 10, 1)
+    """Probe the endgame database in positions of at most this many pieces (0: every position it
+    holds): fewer probes, less time in them."""
 
     def __post_init__(self) -> None:
         if not 4 <= self.table_bits <= 28:
             raise ValueError(f"table_bits must be in 4..28, got {self.table_bits!r}")
-        if self.aspiration < 0:
-            raise ValueError(f"aspiration must be >= 0 men, got {self.aspiration!r}")
+        for name, (low, high, _) in tunable_fields().items():
+            value = getattr(self, name)
+            if isinstance(value, str) or not low <= value <= high:
+                raise ValueError(f"{name} must be in {low:g}..{high:g}, got {value!r}")
 
     @property
     def flags(self) -> int:
@@ -76,15 +111,60 @@ class SearchOptions:
             (self.killers, s.OPT_KILLERS),
             (self.history, s.OPT_HISTORY),
             (self.quiescence, s.OPT_QUIESCENCE),
-            (self.lmr, s.OPT_LMR),
-            (self.lmr_deep, s.OPT_LMR_DEEP),
-            (self.lmr_log, s.OPT_LMR_LOG),
+            (self.lmr, reductions.OPT_LMR),
+            (self.lmr_deep, reductions.OPT_LMR_DEEP),
+            (self.lmr_log, reductions.OPT_LMR_LOG),
             (self.iir, s.OPT_IIR),
             (self.counter, s.OPT_COUNTER),
         )
         return sum(flag for on, flag in pairs if on)
 
+    @property
+    def tuned(self) -> tuple[int, ...]:
+        """The ``aux`` entries at ``search.A_TUNED`` (``T_*`` order)."""
+        return (self.lmr_min_depth, self.lmr_min_move, self.lmr_deep_min_depth, self.lmr_deep_min_move,
+                self.lmr_deep_reduction, self.iir_min_depth)  # fmt: skip
 
+    def changed(self) -> dict[str, Any]:
+        """The tunable fields whose values differ from the defaults."""
+        return {k: getattr(self, k) for k in tunable_fields() if getattr(self, k) != DEFAULTS[k]}
+
+
+def tunable_fields() -> dict[str, tuple[float, float, float]]:
+    """Each tunable field of ``SearchOptions`` with its (low, high, step), in declaration order."""
+    return {
+        f.name: f.metadata["tunable"] for f in dataclasses.fields(SearchOptions) if "tunable" in f.metadata
+    }
+
+
+OPTIONS_KEY = "search_options"
+"""The agent-file metadata entry holding a tuned ``SearchOptions`` (JSON of the changed fields)."""
+
+
+def options_metadata(options: SearchOptions) -> dict[str, str]:
+    """The agent-file metadata of ``options``: its changed tunable fields as JSON (``{}``: defaults)."""
+    changed = options.changed()
+    return {OPTIONS_KEY: json.dumps(changed, sort_keys=True)} if changed else {}
+
+
+def options_from_metadata(metadata: Mapping[str, str], base: SearchOptions) -> SearchOptions:
+    """``base`` with the tuned fields an agent file's metadata holds (``options_metadata``);
+    ``ValueError`` (one line) for an entry that is not a tuned set."""
+    text = metadata.get(OPTIONS_KEY)
+    if not text:
+        return base
+    try:
+        values = json.loads(text)
+        unknown = sorted(set(values) - set(tunable_fields()))
+        if unknown:
+            raise ValueError(f"no tunable search option {unknown[0]!r}")
+        return dataclasses.replace(base, **values)
+    except (ValueError, TypeError, AttributeError) as e:
+        raise ValueError(f"its {OPTIONS_KEY} metadata is not a tuned search: {e}") from None
+
+
+DEFAULTS = {name: getattr(SearchOptions(), name) for name in tunable_fields()}
+"""The tunable fields' defaults."""
 PLAIN = SearchOptions(table=False, pvs=False, killers=False, history=False, quiescence=False, lmr=False)
 """Plain fixed-depth alpha-beta: the same scores as the JAX ``alphabeta_search``."""
 
@@ -209,7 +289,9 @@ class CompiledSearch:
                 break
             done = d
             elapsed = (time.monotonic_ns() - start) / 1e9
-            if abs(best_score) > s.WIN_BOUND or (seconds and elapsed > NEXT_ITERATION_SHARE * seconds):
+            if abs(best_score) > s.WIN_BOUND or (
+                seconds and elapsed > self.options.next_iteration_share * seconds
+            ):
                 break
         elapsed = (time.monotonic_ns() - start) / 1e9
         nodes, seldepth = int(self.aux[s.A_NODES]), int(self.aux[s.A_SELDEPTH])
@@ -230,7 +312,10 @@ class CompiledSearch:
         aux[s.A_NODE_LIMIT] = nodes if nodes else 2**62
         aux[s.A_OPTIONS] = self.options.flags
         aux[s.A_NET : s.A_NET + nw.N_SIZE] = self.leaves.header
-        aux[s.A_ENDGAME_PIECES] = self.edb[eg.E_PIECES]
+        pieces = int(self.edb[eg.E_PIECES])
+        limit = self.options.database_pieces
+        aux[s.A_ENDGAME_PIECES] = min(pieces, limit) if limit else pieces
+        aux[s.A_TUNED : s.A_TUNED + s.N_TUNED] = self.options.tuned
         aux[s.A_KILLERS : s.A_HISTORY] = -1
         aux[s.A_HISTORY : s.A_PATH] //= 2  # old history counts half
         history = list(history)[-s.MAX_HISTORY :]

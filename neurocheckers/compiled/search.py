@@ -44,6 +44,12 @@ from neurocheckers.compiled.movegen import (
     make,
     mobility,
 )
+from neurocheckers.compiled.reductions import (
+    KILLER_ORDER,
+    N_TUNED,
+    T_IIR_DEPTH,
+    late_move_reduction,
+)
 from neurocheckers.rules.outcome import KING_VALUE
 
 UNIT = 10_000
@@ -60,8 +66,8 @@ MAX_PLY = 128
 MAX_HISTORY = 512
 """Keys of earlier positions of the game kept for repetition."""
 
-OPT_TABLE, OPT_PVS, OPT_KILLERS, OPT_HISTORY, OPT_QUIESCENCE, OPT_LMR, OPT_LMR_DEEP = 1, 2, 4, 8, 16, 32, 64
-OPT_LMR_LOG, OPT_IIR, OPT_COUNTER = 128, 256, 512
+OPT_TABLE, OPT_PVS, OPT_KILLERS, OPT_HISTORY, OPT_QUIESCENCE = 1, 2, 4, 8, 16
+OPT_IIR, OPT_COUNTER = 256, 512  # OPT_LMR, OPT_LMR_DEEP, OPT_LMR_LOG (32, 64, 128): ``reductions``
 
 A_NODES, A_STOP, A_DEADLINE, A_NODE_LIMIT, A_OPTIONS, A_HISTORY_LEN, A_SELDEPTH = 0, 1, 2, 3, 4, 5, 6
 A_ENDGAME_PIECES = 7
@@ -85,12 +91,13 @@ date only where a leaf is evaluated: most nodes never are)."""
 A_ACC_MOVES = A_EVAL_CACHE + 2 * (1 << EVAL_CACHE_BITS)
 """Per ply of the path, the move that led to it for the accumulators: ``src | dst << 6 | color << 12``,
 the captured bitboard, and the mover's and the opponent's kings before it."""
-AUX_SIZE = A_ACC_MOVES + 4 * (MAX_PLY + 1)
+A_TUNED = A_ACC_MOVES + 4 * (MAX_PLY + 1)
+"""The search's numeric parameters (``driver.SearchOptions``' tunable fields): ``reductions.T_*``."""
+AUX_SIZE = A_TUNED + N_TUNED
 
 EXACT, LOWER, UPPER = 0, 1, 2
 TT_MOVE_ORDER = 1 << 50
 CAPTURE_ORDER = 1 << 40
-KILLER_ORDER = 1 << 36
 COUNTER_ORDER = KILLER_ORDER - 1
 CHECK_EVERY = 1023
 """The clock and the node limit are read when ``nodes & CHECK_EVERY == 0``."""
@@ -311,25 +318,6 @@ def _good_quiet_move(aux, moves, i, color, ply, depth):
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def _log_reduction(depth, k):
-    """A late quiet move's reduction growing with the depth and its place in the order (as in
-    chess engines: ``ln(depth) ln(k) / 2``), at least 1 and leaving at least a move to search."""
-    r = np.int64(0.5 + np.log(depth) * np.log(k + 1) / 2.0)
-    return max(1, min(r, depth - 2))
-
-
-@njit(cache=True, _nrt=False, inline="always")
-def _late_move_reduction(options, depth, k, order):
-    """How much shallower the ``k``-th move (``order`` its ordering key) is searched first: quiet
-    moves late in the order, with ``OPT_LMR`` (and ``OPT_LMR_DEEP`` or ``OPT_LMR_LOG``); else 0."""
-    if not (options & OPT_LMR and depth >= 3 and k >= 3 and order < KILLER_ORDER):
-        return 0
-    if options & OPT_LMR_DEEP and depth >= 4 and k >= 5:
-        return 2
-    return _log_reduction(depth, k) if options & OPT_LMR_LOG else 1
-
-
-@njit(cache=True, _nrt=False, inline="always")
 def _record_root(aux, moves, i, score):
     aux[A_BEST_FROM], aux[A_BEST_TO] = moves[i, M_FROM], moves[i, M_TO]
     aux[A_BEST_CAPTURED], aux[A_BEST_PATH] = moves[i, M_CAPTURED], moves[i, M_PATH]
@@ -434,7 +422,7 @@ def negamax(
         cut, stored, tt_move = _probe(tt, key, depth, alpha, beta, dist)
         if cut and ply > 0:
             return stored
-        if tt_move < 0 and options & OPT_IIR and depth >= 4 and ply > 0:
+        if tt_move < 0 and options & OPT_IIR and depth >= aux[A_TUNED + T_IIR_DEPTH] and ply > 0:
             depth -= 1  # internal iterative reduction: a node the table knows nothing of goes shallower
     base = ply * CAPACITY
     n = generate(geo, om, ok, pm, pk, color, moves, base)
@@ -475,7 +463,7 @@ def negamax(
             score = -negamax(geo, tt, moves, aux, net, edb, c_om, c_ok, c_pm, c_pk, c_color, c_key, d1, -beta,
                              -alpha, c_ply, c_dist, c_gply, c_quiet, c_rev)  # fmt: skip
         else:  # a null window first (one move shallower for a late quiet move), then the full one
-            r = _late_move_reduction(options, depth, k, order)
+            r = late_move_reduction(aux, A_TUNED, options, depth, k, order)
             score = -negamax(geo, tt, moves, aux, net, edb, c_om, c_ok, c_pm, c_pk, c_color, c_key, d1 - r,
                              -alpha - 1, -alpha, c_ply, c_dist, c_gply, c_quiet, c_rev)  # fmt: skip
             if score > alpha and (r or score < beta):

@@ -159,7 +159,9 @@ def run(
                 played = _run_call(run_dir, config, trainer, state, total, on_epoch, budget)
                 if played is None:  # the budget ran out inside the epoch: it is discarded
                     write_checkpoint(run_dir, config, trainer.simulations, state)
-                    end_at_latest_row(run_dir, config, trainer, trainer.network(state))
+                    end_at_latest_row(
+                        run_dir, config, trainer, trainer.network(state), trainer.metadata_of(state)
+                    )
                     break
                 state = played
                 done_here += int(state.epoch) - before
@@ -200,7 +202,7 @@ def _start(run_dir: Path, config: ExperimentConfig, trainer: Trainer, saved: Any
         return saved
     state = trainer.init(trainer.settings, jax.random.key(config.seed))
     truncate_run(run_dir, 0, metric_columns(config))
-    save_network(run_dir, trainer, trainer.network(state), 0, -1, float("nan"))
+    save_network(run_dir, trainer, trainer.network(state), 0, -1, float("nan"), trainer.metadata_of(state))
     return state
 
 
@@ -338,8 +340,11 @@ def _record_call(
         epoch = first + i
         last = epoch + 1 == total or (i == len(metrics) - 1 and budget.spent())
         network = trainer.network(state) if networks is None else _seed_slice(networks, i)
+        extra = trainer.metadata_of(state) if networks is None else {}
         share = wall / len(metrics)
-        rows.append(write_row(run_dir, config, trainer, epoch, epoch_metrics, network, share, total, last))
+        rows.append(
+            write_row(run_dir, config, trainer, epoch, epoch_metrics, network, share, total, last, extra)
+        )
         due = due or (epoch + 1) % config.checkpoint_every == 0 or last
     if due:
         write_checkpoint(run_dir, config, trainer.simulations, state)

@@ -112,18 +112,26 @@ def truncate_run(run_dir: Path, epochs_done: int, columns: tuple[str, ...]) -> N
 
 
 def save_network(
-    run_dir: Path, trainer: Trainer, network: Any, entry: int, epoch: int, points: float
-) -> None:
+    run_dir: Path, trainer: Trainer, network: Any, entry: int, epoch: int, points: float,
+    extra: dict[str, str] | None = None,
+) -> None:  # fmt: skip
     """Save ``network`` as lineage entry ``entry`` (a boss, or a learner's snapshot) of ``epoch`` (-1:
-    the start)."""
+    the start), with the ``extra`` metadata of its state (``Trainer.metadata_of``)."""
     name = f"boss_{entry:04d}_epoch_{epoch:04d}.safetensors"
     metadata = {"boss_id": str(entry), "epoch": str(epoch), "points": str(points), **trainer.agent_metadata}
+    metadata.update(extra or {})
     save_agent(run_dir / LINEAGE_DIR / name, trainer.rules, trainer.spec, jax.device_get(network), metadata)
     with open(run_dir / LINEAGE_FILE, "a", newline="") as f:
         csv_writer(f).writerow((entry, epoch, points, name))
 
 
-def end_at_latest_row(run_dir: Path, config: ExperimentConfig, trainer: Trainer, network: Any) -> None:
+def end_at_latest_row(
+    run_dir: Path,
+    config: ExperimentConfig,
+    trainer: Trainer,
+    network: Any,
+    extra: dict[str, str] | None = None,
+) -> None:
     """Make the latest epoch the run's last after the budget ran out inside the next one (its row was
     written before the run knew): give it what a last epoch takes and it lacks, the snapshot of
     ``network`` (its network; a learner's lineage ends with it, which ``export`` reads) and the
@@ -136,7 +144,7 @@ def end_at_latest_row(run_dir: Path, config: ExperimentConfig, trainer: Trainer,
     if trainer.snapshots and not int(row["boss_changed"] or 0):
         row.update({k: format_metric(v) for k, v in lineage_columns(run_dir, config, epoch, True).items()})
         points = float(row.get(trainer.points_column) or "nan")
-        save_network(run_dir, trainer, network, int(row["boss_id"]), epoch, points)
+        save_network(run_dir, trainer, network, int(row["boss_id"]), epoch, points, extra)
         changed = True
     if config.strength_every > 0 and not row.get("strength_seconds"):
         row.update({k: format_metric(v) for k, v in strength_probe(trainer, network).items()})
@@ -197,6 +205,7 @@ def write_row(
     wall: float,
     total: int,
     last: bool,
+    extra: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     """Append ``epoch``'s metrics row (with its strength probe when due, of ``network``, the epoch's
     network) and, when the epoch changed the boss or took a snapshot, its lineage entry; the row."""
@@ -215,5 +224,5 @@ def write_row(
         csv_writer(f).writerow([format_metric(row.get(c)) for c in metric_columns(config)])
     if bool(row["boss_changed"]):
         points = float(row.get(trainer.points_column, float("nan")))
-        save_network(run_dir, trainer, network, int(row["boss_id"]), epoch, points)
+        save_network(run_dir, trainer, network, int(row["boss_id"]), epoch, points, extra)
     return row

@@ -25,6 +25,7 @@ from neurocheckers.sections import (
     DQNSectionSettings,
     PBTSectionSettings,
     SelfPlaySettings,
+    SPSASectionSettings,
 )
 
 if TYPE_CHECKING:
@@ -36,6 +37,16 @@ TD_COLUMNS = ("loss", "td_error", "epsilon", "value_mean", "learner_loss_before"
 DQN_COLUMNS = ("loss", "epsilon", "score_vs_opponent")
 DQN_UNLOGGED = ("buffer_size", "games_finished", "mean_target", "updates_taken", "win_rate_vs_opponent")
 """DQN's diagnostics, returned by its epoch and kept out of ``metrics.csv``."""
+
+SEARCH_PARAMETERS = (
+    "table", "pvs", "killers", "history", "quiescence", "lmr", "lmr_deep", "lmr_log", "counter", "iir",
+    "aspiration", "lmr_min_depth", "lmr_min_move", "lmr_deep_min_depth", "lmr_deep_min_move",
+    "lmr_deep_reduction", "iir_min_depth", "next_iteration_share", "database_pieces",
+)  # fmt: skip
+"""The compiled search's tunable parameters (``compiled.driver.tunable_fields``, which a test holds
+this list to), named here without importing the search."""
+SPSA_COLUMNS = ("spsa_score", "spsa_c", *(f"tuned_{name}" for name in SEARCH_PARAMETERS))
+"""SPSA's columns: the plus side's score, the mean perturbation (steps), each parameter's value."""
 
 CMA_ES_MAX_PARAMS = 10_000
 """The most weights CMA_ES may evolve: it keeps a full D x D covariance and decomposes it every
@@ -138,6 +149,18 @@ def check_pbt(c: ExperimentConfig) -> None:
         )
 
 
+def check_spsa(c: ExperimentConfig) -> None:
+    """SPSA tunes the compiled search of one agent file, over parameters the search has."""
+    check_learner(c)
+    _need(bool(c.spsa_agent), "strategy 'spsa' tunes the search of an agent: set spsa_agent to its file")
+    names = [name.strip() for name in c.spsa_parameters.split(",") if name.strip()]
+    unknown = [name for name in names if name not in SEARCH_PARAMETERS]
+    _need(bool(names), "spsa_parameters names no parameter")
+    _need(not unknown, f"spsa_parameters: no tunable search parameter {unknown[0] if unknown else ''!r}; "
+                       f"they are: {', '.join(SEARCH_PARAMETERS)}")  # fmt: skip
+    _need(len(set(names)) == len(names), f"spsa_parameters names a parameter twice: {c.spsa_parameters}")
+
+
 def _search_words(c: ExperimentConfig, simulations: int) -> str:
     return f"alpha-beta depth {c.depth}" if c.search == "alphabeta" else f"{simulations} simulations/move"
 
@@ -174,6 +197,16 @@ def pbt_summary(c: ExperimentConfig, simulations: int) -> str:
         f"{f'width evolving in [{c.min_width}, {c.width}], ' if c.min_width else ''}"
         f"starting from lambda {c.lambda_:g}, learning rate "
         f"{c.learning_rate:g}, {c.exploration} {c.exploration_rate:g}, seed {c.seed}"
+    )
+
+
+def spsa_summary(c: ExperimentConfig, simulations: int) -> str:
+    """An SPSA run in one line: its agent, parameters, pairs, nodes and gains."""
+    return (
+        f"{c.name}: {c.rules}, strategy spsa: the compiled search of {c.spsa_agent} ({c.spsa_parameters}), "
+        f"{c.spsa_pairs} pairs/epoch at {c.spsa_nodes} nodes/move, c_end {c.spsa_c_end:g} steps, "
+        f"r_end {c.spsa_r_end:g}, A {c.spsa_a_share:g} of {c.spsa_iterations or c.epochs} iterations, "
+        f"seed {c.seed}"
     )
 
 
@@ -278,5 +311,19 @@ register(
         metric_columns=(*TD_COLUMNS, *PBT_COLUMNS, *GAME_COLUMNS),
         summary=pbt_summary,
         doc="population-based training of TD learners",
+    )
+)
+register(
+    StrategyEntry(
+        "spsa",
+        LEARNER,
+        algorithm="neurocheckers.experiment.trainers:SPSA",
+        settings="neurocheckers.learners.spsa:SPSASettings",
+        sections=(SPSASectionSettings,),
+        validate=check_spsa,
+        metric_columns=(*GAME_COLUMNS, *SPSA_COLUMNS),
+        summary=spsa_summary,
+        pure_epoch=False,
+        doc="SPSA over the compiled search's parameters, by engine games",
     )
 )

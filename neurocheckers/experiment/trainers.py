@@ -24,8 +24,9 @@ from neurocheckers.evolution.selection import fixed_opponent_policy
 from neurocheckers.experiment.config import ExperimentConfig
 from neurocheckers.experiment.folder import RunError, search_metadata
 from neurocheckers.experiment.strategy_registry import LEARNER, StrategyEntry, strategy
-from neurocheckers.learners import dqn, pbt, pbt_shares, td_lambda
+from neurocheckers.learners import dqn, pbt, pbt_shares, spsa, td_lambda
 from neurocheckers.match.arena import PopulationSearch
+from neurocheckers.match.shares import ray_shares
 from neurocheckers.networks.agent_file import load_agent
 from neurocheckers.networks.architectures import spec_of_settings
 from neurocheckers.networks.evaluator import EvaluatorSpec
@@ -64,9 +65,11 @@ class Trainer:
         epoch in pieces, yielding after each and returning ``epoch``'s (state, metrics), so a run
         with a wall-time budget can stop inside a long epoch; None: the epoch is one call.
       host_epoch: ``host_epoch(state, key, *epoch_data) -> (state, metrics)``, a Python function that
-        plays the epoch instead of ``epoch`` (the same result; e.g. PBT's members as Ray tasks): the
-        run plays one epoch a call and ``evolve --seeds`` runs the seeds one after another; None:
-        ``epoch``.
+        plays the epoch instead of ``epoch`` (the same result; e.g. PBT's members as Ray tasks, or
+        SPSA's engine games, which have no ``epoch``): the run plays one epoch a call and ``evolve
+        --seeds`` runs the seeds one after another; None: ``epoch``.
+      state_metadata: ``state_metadata(state) -> dict``: metadata of the lineage file saved from
+        ``state`` besides ``agent_metadata`` (SPSA's tuned search); None: none.
     """
 
     rules: Rules
@@ -86,6 +89,11 @@ class Trainer:
     epoch_data: tuple = ()
     epoch_steps: Callable[..., Generator[None, None, tuple[Any, dict[str, Any]]]] | None = None
     host_epoch: Callable[..., tuple[Any, dict[str, Any]]] | None = None
+    state_metadata: Callable[[Any], dict[str, str]] | None = None
+
+    def metadata_of(self, state: Any) -> dict[str, str]:
+        """The lineage metadata ``state`` adds (``state_metadata``), or none."""
+        return {} if self.state_metadata is None else self.state_metadata(state)
 
     def run_epoch(self, state: Any, key: jax.Array) -> tuple[Any, dict[str, Any]]:
         """One epoch of ``state`` with ``key`` (``host_epoch`` when there is one)."""
@@ -136,11 +144,16 @@ class Learner:
     frozen settings dataclass of its registry entry (every field the config key of the same name)."""
 
     init: Callable[[Any, jax.Array], Any]
-    epoch: Callable[[Any, Any, jax.Array], tuple[Any, dict[str, Any]]]
+    epoch: Callable[[Any, Any, jax.Array], tuple[Any, dict[str, Any]]] | None
+    """None for a learner that plays on the host alone (its ``host_epoch`` always gives an epoch)."""
     epoch_steps: Callable | None = None
     """The epoch in pieces (``Trainer.epoch_steps``), or None."""
     host_epoch: Callable[[ExperimentConfig, Any], Callable | None] | None = None
     """``host_epoch(config, settings)``: the run's ``Trainer.host_epoch`` (None: the compiled epoch)."""
+    network_spec: Callable[[ExperimentConfig], EvaluatorSpec] | None = None
+    """The network's shape when the learner does not take [network]'s (SPSA: its agent file's)."""
+    state_metadata: Callable[[Any, Any], dict[str, str]] | None = None
+    """``state_metadata(settings, state)``: the ``Trainer.state_metadata`` of its snapshots."""
     start_from: Callable[[Any, Any, jax.Array], Any] | None = None
     """``start_from(settings, params, key)``: ``init``'s state with the network ``params`` (a run's
     ``initial_agent``), or None where the learner cannot start from an agent."""
@@ -180,7 +193,7 @@ def pbt_host_epoch(config: ExperimentConfig, settings: pbt.PBTSettings) -> Calla
 
     def epoch(state: pbt.PBTState, key: jax.Array, *epoch_data: Any) -> tuple[pbt.PBTState, dict]:
         connect_ray(config.ray_address, RunError)
-        on_ray = pbt_shares.ray_shares()
+        on_ray = ray_shares()
         return pbt_shares.epoch_in_shares(settings, state, key, on_ray, config.ray_share, *epoch_data)
 
     return epoch
@@ -188,6 +201,24 @@ def pbt_host_epoch(config: ExperimentConfig, settings: pbt.PBTSettings) -> Calla
 
 PBT = Learner(pbt.init, pbt.epoch, host_epoch=pbt_host_epoch, start_from=pbt.start_from)
 """Population-based training of TD(lambda) / TDLeaf(lambda) members (``learners.pbt``)."""
+
+
+def spsa_network_spec(config: ExperimentConfig) -> EvaluatorSpec:
+    """The network of SPSA's agent file; ``RunError`` naming a file that cannot be read."""
+    try:
+        return load_agent(config.spsa_agent, config.rules).spec
+    except (OSError, ValueError) as e:
+        raise RunError(f"spsa_agent = {config.spsa_agent!r}: {e}") from None
+
+
+SPSA = Learner(
+    spsa.init,
+    None,
+    host_epoch=lambda config, settings: spsa.host_epoch(settings),
+    network_spec=spsa_network_spec,
+    state_metadata=spsa.snapshot_metadata,
+)
+"""SPSA over the compiled search's parameters of one agent, by engine games (``learners.spsa``)."""
 DQN = Learner(dqn_init, dqn_epoch)
 """Afterstate DQN, against the opponent its settings name."""
 
@@ -225,7 +256,10 @@ def learner_trainer(config: ExperimentConfig, simulations: int, entry: StrategyE
     fields = dataclasses.fields(settings_class)
     settings = settings_class(**{f.name: getattr(config, f.name) for f in fields})
     rules = get_rules(config.rules)
-    spec = spec_of_settings(config, rules.board_size)
+    spec = (
+        learner.network_spec(config) if learner.network_spec else spec_of_settings(config, rules.board_size)
+    )
+    own_metadata = learner.state_metadata
     return Trainer(
         rules=rules,
         spec=spec,
@@ -233,7 +267,7 @@ def learner_trainer(config: ExperimentConfig, simulations: int, entry: StrategyE
         simulations=simulations,
         settings=settings,
         init=learner_init(config, learner, spec),
-        epoch=jitted(learner.epoch),
+        epoch=jitted(learner.epoch) if learner.epoch is not None else None,
         network=lambda state: state.params,
         checked=lambda state: state.params,
         snapshots=True,
@@ -251,6 +285,7 @@ def learner_trainer(config: ExperimentConfig, simulations: int, entry: StrategyE
         # With a wall-time budget the epoch is played in pieces, so the run can stop inside one.
         epoch_steps=learner.epoch_steps if config.budget_minutes > 0 else None,
         host_epoch=learner.host_epoch(config, settings) if learner.host_epoch else None,
+        state_metadata=(lambda state: own_metadata(settings, state)) if own_metadata else None,
     )
 
 

@@ -6,7 +6,6 @@ run here: the same functions as ``pbt.epoch``, so the same epoch (bit for bit in
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import jax
@@ -21,17 +20,7 @@ from neurocheckers.learners.pbt import (
     member_keys,
     train_members,
 )
-
-MapShares = Callable[[Callable, list[tuple]], list]
-"""``map_shares(function, shares) -> [function(*share) for share in shares]``, run anywhere (in this
-process: ``in_process``; as Ray tasks: ``ray_shares``); ``function`` and its arguments are plain
-module-level functions, settings and NumPy arrays."""
-
-
-def in_process(function: Callable, shares: list[tuple]) -> list:
-    """``MapShares`` in this process, one share after another."""
-    return [function(*share) for share in shares]
-
+from neurocheckers.match.shares import MapShares
 
 _jitted_train = jax.jit(train_members, static_argnums=0)
 _jitted_keys = jax.jit(member_keys, static_argnums=0)
@@ -69,15 +58,3 @@ def epoch_in_shares(
     trained = map_shares(train_share, shares)
     members, metrics = jax.tree.map(lambda *xs: jnp.concatenate([jnp.asarray(x) for x in xs]), *trained)
     return _jitted_after(settings, state, members, metrics, exploit_key)
-
-
-def ray_shares(cpus_per_share: int = 1) -> MapShares:
-    """``MapShares`` as Ray tasks of ``cpus_per_share`` CPUs each, on the Ray instance this process
-    is connected to (``ray.init``); the results come back in order."""
-    import ray
-
-    def map_shares(function: Callable, shares: list[tuple]) -> list:
-        task = ray.remote(num_cpus=cpus_per_share, max_retries=0)(function)
-        return ray.get([task.remote(*share) for share in shares])
-
-    return map_shares

@@ -3,7 +3,8 @@
 - ``BUDGET``: ``0.1s`` (seconds of wall time a move), ``20000n`` (nodes a move: deterministic) or
   ``equal`` (the match clock's allowance each move, as ``timed:equal``).
 - ``FILE``: an agent file (an MLP or NNUE network) whose network scores the search's leaves
-  (``compiled.network``); without it, or ``material``, material.
+  (``compiled.network``); without it, or ``material``, material. A file that carries a tuned search
+  (``driver.options_metadata``) is played with it.
 - ``DB``: an endgame database folder (``neurocheckers endgame build``) of the game's rules: the
   positions it holds get their exact value in the search (``compiled.endgame``), as ``timed:``'s
   ``FILE:DB`` does.
@@ -27,7 +28,8 @@ import numpy as np
 from neurocheckers.compiled import endgame as search_db
 from neurocheckers.compiled import network
 from neurocheckers.compiled.board import Position, SearchRules
-from neurocheckers.compiled.driver import CompiledSearch, SearchOptions, SearchResult
+from neurocheckers.compiled.driver import CompiledSearch, SearchOptions, SearchResult, options_from_metadata
+from neurocheckers.networks.numpy_agent import NumpyAgent
 from neurocheckers.players.protocol import HostPlayer
 from neurocheckers.rules.presets import Rules
 from neurocheckers.rules.state import State
@@ -72,9 +74,13 @@ def parse_compiled(spec: str, rules: Rules, options: SearchOptions | None = None
             f"bad player spec {spec!r}: the budget {text!r} must be seconds in (0, {MAX_SECONDS:g}]"
             f" like 0.1s, nodes in 1..{MAX_NODES} like 20000n, or equal"
         )
-    options = SearchOptions(table_bits=TABLE_BITS) if options is None else options
     try:
-        leaves = network.load(parts[2]) if len(parts) >= 3 and parts[2] != "material" else network.MATERIAL
+        leaves, tuned = network.MATERIAL, {}
+        if len(parts) >= 3 and parts[2] != "material":
+            agent = NumpyAgent.load(parts[2])
+            leaves, tuned = dataclasses.replace(network.from_agent(agent), name=parts[2]), agent.metadata
+        if options is None:  # the agent file's tuned search, else the defaults
+            options = options_from_metadata(tuned, SearchOptions(table_bits=TABLE_BITS))
         database = search_db.load(parts[3], rules) if len(parts) == 4 else None
     except ValueError as error:
         raise ValueError(f"bad player spec {spec!r}: {error}") from None
