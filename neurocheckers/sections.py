@@ -314,7 +314,9 @@ class SPSASectionSettings(Section, section="spsa"):
     spsa_a_share: float = 0.1
     """SPSA: the stability constant A as a share of the N iterations (fishtest: 3-10%)."""
     spsa_workers: int = 1
-    """SPSA: local processes that play an epoch's pairs (1: this process)."""
+    """SPSA: shares an epoch's pairs are split into: local processes (1: this process), or Ray tasks."""
+    spsa_ray_address: str = ""
+    """SPSA: play the shares as Ray tasks on this instance ("local", "auto", "ray://host:10001"); "": here."""
 
     def problems(self) -> list[str]:
         """What is impossible in this section's values, one message each (``[]``: none)."""

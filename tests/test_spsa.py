@@ -137,3 +137,31 @@ def test_an_spsa_run_snapshots_the_tuned_search_and_resumes(agent, tmp_path):
     keep = [c for c in rows[0] if c not in ("wall_seconds", "plies_per_second")]
     assert [{c: r[c] for c in keep} for r in _rows(part)] == [{c: r[c] for c in keep} for r in rows]
     assert dataclasses.is_dataclass(spsa.SPSASettings)
+
+
+@pytest.mark.filterwarnings("ignore:os.fork")  # Ray starts its own processes; they exec at once
+def test_an_spsa_run_on_ray_plays_the_same_iterations(agent, tmp_path):
+    """``spsa_ray_address = "local"``: each epoch's pairs in two Ray tasks give the same run as in this
+    process (the games at a node budget are deterministic, and pair i is opening i wherever it runs)."""
+    import os
+
+    try:
+        import ray
+    except ImportError:
+        if os.environ.get("CI"):
+            pytest.fail("ray is not installed; CI installs the test and ray extras (README)")
+        pytest.skip("the ray extra is not installed (pip install -e '.[test,ray]')")
+    base = ["rules=american8", "strategy=spsa", f"spsa_agent={agent}", f"spsa_parameters={NAMES}",
+            "epochs=2", "spsa_pairs=2", "spsa_nodes=200", "spsa_workers=2", "spsa_r_end=5.0"]  # fmt: skip
+    from neurocheckers.experiment.run import create_run, run
+
+    here = create_run(load_config(None, [*base, "spsa_workers=1"]), tmp_path / "here")
+    run(here)
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)  # "local" uses it as it is
+    try:
+        on_ray = create_run(load_config(None, [*base, "spsa_ray_address=local"]), tmp_path / "ray")
+        run(on_ray)
+    finally:
+        ray.shutdown()
+    keep = ("games", "wins", "draws", "losses", "plies", "tuned_lmr_min_move", "tuned_next_iteration_share")
+    assert [{c: r[c] for c in keep} for r in _rows(on_ray)] == [{c: r[c] for c in keep} for r in _rows(here)]

@@ -1,5 +1,10 @@
 """The smallest evolution config the tests run: keys for ``load_config(None, [...])``."""
 
+from pathlib import Path
+
+COMMITTED_AMERICAN8 = str(Path(__file__).resolve().parents[1] / "results" / "best_american8.safetensors")
+"""The committed 8x8 agent, whose search SPSA's tiny config tunes."""
+
 TINY_RUN = [
     "rules=simple6",
     "population=4",
@@ -45,6 +50,16 @@ TINY_BY_STRATEGY = {
         "updates_per_epoch=2",
         "target_update_every=3",
         "epsilon_decay_epochs=3",
+    ],
+    "spsa": [
+        "rules=american8",
+        "strategy=spsa",
+        f"spsa_agent={COMMITTED_AMERICAN8}",
+        "spsa_parameters=lmr_min_move,aspiration",
+        "spsa_pairs=1",
+        "spsa_nodes=100",
+        "spsa_r_end=5.0",
+        "snapshot_every=2",
     ],
 }
 """A tiny config of every strategy (``config.STRATEGIES``), for the tests that every strategy passes."""

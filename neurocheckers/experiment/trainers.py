@@ -211,10 +211,27 @@ def spsa_network_spec(config: ExperimentConfig) -> EvaluatorSpec:
         raise RunError(f"spsa_agent = {config.spsa_agent!r}: {e}") from None
 
 
+def spsa_host_epoch(config: ExperimentConfig, settings: spsa.SPSASettings) -> Callable:
+    """SPSA's epoch, its pairs as Ray tasks on ``spsa_ray_address`` (connected at the first epoch
+    unless this process already is), else in local processes."""
+    if not config.spsa_ray_address:
+        return spsa.host_epoch(settings)
+    from neurocheckers.experiment.cluster import connect_ray, import_ray
+
+    import_ray(RunError)  # before anything is written
+    on_ray = spsa.host_epoch(settings, ray_shares())
+
+    def epoch(state: spsa.SPSAState, key: jax.Array, *epoch_data: Any) -> tuple:
+        connect_ray(config.spsa_ray_address, RunError)
+        return on_ray(state, key)
+
+    return epoch
+
+
 SPSA = Learner(
     spsa.init,
     None,
-    host_epoch=lambda config, settings: spsa.host_epoch(settings),
+    host_epoch=spsa_host_epoch,
     network_spec=spsa_network_spec,
     state_metadata=spsa.snapshot_metadata,
 )

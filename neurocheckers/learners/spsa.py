@@ -170,11 +170,14 @@ def epoch_on_host(
     return new, metrics
 
 
-def host_epoch(settings: SPSASettings) -> Callable[..., tuple[SPSAState, dict[str, Any]]]:
-    """The run's epoch: ``epoch_on_host`` in this process, or over ``spsa_workers`` local processes."""
-    if settings.spsa_workers > 1:
+def host_epoch(settings: SPSASettings, map_shares: MapShares | None = None) -> Callable[..., tuple]:
+    """The run's epoch: ``epoch_on_host`` with its pairs in ``spsa_workers`` shares, run by
+    ``map_shares`` (Ray's, when the run names an instance), else over as many local processes (one:
+    this process)."""
+    shares = settings.spsa_workers
+    if map_shares is None and shares > 1:
         from neurocheckers.match.shares import process_pool
 
-        pool = process_pool(settings.spsa_workers)
-        return lambda state, key, *_: epoch_on_host(settings, state, key, pool, settings.spsa_workers)
-    return lambda state, key, *_: epoch_on_host(settings, state, key)
+        map_shares = process_pool(shares)
+    chosen = map_shares or in_process
+    return lambda state, key, *_: epoch_on_host(settings, state, key, chosen, shares)
