@@ -3,7 +3,7 @@ compiled-search players (the committed 8x8 agent against itself with one search 
 at a fixed node budget a move, from the committed openings, each with both colours.
 
 Usage:
-  python scripts/bench_engine_games.py [--nodes 1000 4000 16000] [--pairs 8] [--repeats 3]
+  python scripts/bench_engine_games.py [--nodes 1000 4000 16000] [--pairs 32] [--repeats 3]
       [--modes one-core two-processes ray-two-workers] [--agent results/best_american8.safetensors]
 
 Modes: ``one-core`` plays every pair in this process (one core); ``two-processes`` splits them into
@@ -45,7 +45,7 @@ def mode_runner(mode: str):
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", type=int, nargs="+", default=[1000, 4000, 16000])
-    parser.add_argument("--pairs", type=int, default=8, help="game pairs a timed batch")
+    parser.add_argument("--pairs", type=int, default=32, help="game pairs a timed batch")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--modes", nargs="+", choices=MODES, default=list(MODES))
     parser.add_argument("--agent", default="results/best_american8.safetensors")

@@ -48,3 +48,23 @@ def test_a_bad_side_is_one_line_before_any_game():
     with pytest.raises(ValueError, match="pairs and shares must be >= 1, got 0 and 1"):
         play_pairs("american8", EngineSide(), EngineSide(), **{**FAST, "pairs": 0})
     assert PairResult(np.array([0, 0, 1, 0, 0]), np.array([1, 0, 1]), 10, 1.0).score == 0.5
+
+
+def test_the_engine_loop_plays_the_host_loops_games(whole):
+    """The pairs run in the compiled engine alone (its game record, the preset's end rules and
+    threefold repetition); the host loop (``match.host``, our JAX rules) plays the same games: the same
+    counts, results and plies."""
+    from neurocheckers.match.host import play_any_match
+    from neurocheckers.match.options import MatchOptions
+    from neurocheckers.rules.openings import load_openings, opening_states
+    from neurocheckers.rules.presets import AMERICAN8
+    from neurocheckers.stats import pentanomial
+
+    a, b = EngineSide(AGENT), EngineSide(AGENT, {"lmr_min_move": 1})
+    openings = opening_states(AMERICAN8, load_openings(AMERICAN8, 3))
+    options = MatchOptions(games=6, batch=6, max_plies=120, openings=openings)
+    records = play_any_match(AMERICAN8, a.player("american8", 300), b.player("american8", 300), options)
+    scores = np.asarray(records.score)
+    assert pentanomial(scores).tolist() == whole.counts.tolist()
+    assert np.bincount(np.rint(scores * 2).astype(int), minlength=3).tolist() == whole.results.tolist()
+    assert int(np.sum(records.length)) == whole.plies

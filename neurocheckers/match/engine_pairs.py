@@ -13,11 +13,14 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from neurocheckers.match.host import play_any_match
-from neurocheckers.match.options import MatchOptions
+from neurocheckers.compiled.board import Position, SearchRules
+from neurocheckers.compiled.driver import CompiledSearch
+from neurocheckers.compiled.game import Game
 from neurocheckers.match.shares import MapShares, in_process
 from neurocheckers.players.compiled import CompiledPlayer, parse_compiled
-from neurocheckers.rules.openings import load_openings, opening_states
+from neurocheckers.rules.fen import read_fen
+from neurocheckers.rules.openings import load_openings
+from neurocheckers.rules.playout import default_max_plies
 from neurocheckers.rules.presets import get_rules
 from neurocheckers.stats import pentanomial
 
@@ -74,20 +77,45 @@ def play_pair_share(
     max_plies: int | None = None,
 ) -> PairResult:  # fmt: skip
     """What one share plays (anywhere): ``pairs`` pairs of A against B at ``nodes`` a move from the
-    committed openings ``first_opening ..`` (wrapping round the committed set)."""
+    committed openings ``first_opening ..`` (wrapping round the committed set), A Black in the first
+    game of each pair. The games run in the compiled engine alone (``compiled.game``: the preset's
+    end rules and its threefold repetition, as ``match.host`` judges them), each side's table kept
+    between its moves; a game the ply cap (``max_plies``, default ``default_max_plies``) cuts is a
+    draw. ``seed`` is unused: a node budget is deterministic."""
     started = time.perf_counter()
     rules = get_rules(rules_name)
-    total = len(load_openings(rules))
-    chosen = [(first_opening + i) % total for i in range(pairs)]
-    openings = opening_states(rules, [load_openings(rules)[i] for i in chosen])
-    options = MatchOptions(
-        games=2 * pairs, seed=seed, batch=2 * pairs, max_plies=max_plies, openings=openings
-    )
-    records = play_any_match(rules, a.player(rules_name, nodes), b.player(rules_name, nodes), options)
-    scores = np.asarray(records.score)
+    committed = load_openings(rules)
+    players = (a.player(rules_name, nodes), b.player(rules_name, nodes))
+    searches = [CompiledSearch(p.search_rules, p.options, p.leaves, p.endgame) for p in players]
+    cap = default_max_plies(rules) if max_plies is None else max_plies
+    scores, plies = [], 0
+    for i in range(pairs):
+        opening = committed[(first_opening + i) % len(committed)]
+        for a_black in (True, False):
+            result, length = _engine_game(rules, opening, searches if a_black else searches[::-1], nodes, cap)
+            scores.append((1 + (result if a_black else -result)) / 2)
+            plies += length
+    scores = np.asarray(scores)
     results = np.bincount(np.rint(scores * 2).astype(int), minlength=3)[:3]
-    plies = int(np.sum(records.length))
     return PairResult(pentanomial(scores), results, plies, time.perf_counter() - started)
+
+
+def _engine_game(rules, opening, searches, nodes: int, cap: int) -> tuple[int, int]:
+    """``(result, plies)`` of one game from ``opening`` (FEN, ply, quiet) between ``searches``
+    (Black's, White's; +1 Black won, -1 White, 0 drawn or cut by the cap)."""
+    fen = read_fen(opening[0], rules.board_size)
+    position = Position(fen.black_men, fen.black_kings, fen.white_men, fen.white_kings,
+                        0 if fen.black_to_move else 1)  # fmt: skip
+    search_rules = SearchRules(rules, repetition=rules.threefold_repetition)
+    game = Game(search_rules, position, ply=opening[1], quiet=opening[2])
+    for search in searches:
+        search.new_game()
+    while game.result is None and game.ply - opening[1] < cap:
+        found = searches[game.position.color].search(
+            game.position, nodes=nodes, ply=game.ply, quiet=game.quiet, history=game.history
+        )
+        game.play(found.move)
+    return (0 if game.result is None else game.result), game.ply - opening[1]
 
 
 def play_pairs(
