@@ -139,6 +139,20 @@ def snapshot_metadata(settings: SPSASettings, state: SPSAState) -> dict[str, str
     return options_metadata(tuned_search(settings, state))
 
 
+def spsa_update(
+    names: tuple[str, ...],
+    theta: np.ndarray,
+    delta: np.ndarray,
+    c_k: np.ndarray,
+    r_k: np.ndarray,
+    net_wins: int,
+) -> np.ndarray:
+    """Fishtest's step: ``theta + R_k c_k (wins - losses) delta``, clipped to the parameters' ranges
+    (``net_wins``: the plus side's wins less its losses in the batch, not divided by its size)."""
+    low, high, _, _ = _ranges(names)
+    return np.clip(theta + r_k * c_k * net_wins * delta, low, high)
+
+
 def epoch_on_host(
     settings: SPSASettings,
     state: SPSAState,
@@ -161,8 +175,7 @@ def epoch_on_host(
                         first_opening=(k - 1) * settings.spsa_pairs, seed=settings.seed, shares=shares,
                         map_shares=map_shares)  # fmt: skip
     losses, draws, wins = (int(x) for x in result.results)
-    low, high, _, _ = _ranges(names)
-    theta = np.clip(theta + r_k * c_k * (wins - losses) * delta, low, high)
+    theta = spsa_update(names, theta, delta, c_k, r_k, wins - losses)
     new = state.replace(theta=jnp.asarray(theta, jnp.float32), epoch=state.epoch + 1)
     metrics = {"games": result.games, "wins": wins, "draws": draws, "losses": losses, "plies": result.plies,
                "spsa_score": result.score, "spsa_c": float(np.mean(c_k / _ranges(names)[2]))}  # fmt: skip
