@@ -238,9 +238,10 @@ def _read_toml(path: Path, seen: tuple[Path, ...] = ()) -> dict[str, Any]:
     return base
 
 
-def section_of(key: str) -> str:
-    """The section (``sections``) that declares config ``key``."""
-    return declaring_class(config_class(), key).SECTION
+def section_of(key: str, config_type: type | None = None) -> str:
+    """The section (``sections``) that declares config ``key`` (of ``config_type``, default
+    ``config_class()``)."""
+    return declaring_class(config_type or config_class(), key).SECTION
 
 
 def section_names() -> tuple[str, ...]:
@@ -253,7 +254,8 @@ def flat_keys(data: dict[str, Any], where: str) -> dict[str, Any]:
     """``data`` with its section tables (``[boss_ga]``) and dotted keys (``boss_ga.population``, from
     ``--set``) made flat keys; ``ConfigError`` naming a key put in a section that does not hold it."""
     flat: dict[str, Any] = {}
-    names, types = section_names(), config_types()
+    config_type = config_class()  # once: each call looks the registry up
+    names, types = tuple(sections_of(config_type)), {f.name: f.type for f in dataclasses.fields(config_type)}
     for key, value in data.items():
         if isinstance(value, dict) and key in names:
             items = [(f"{key}.{k}", v) for k, v in value.items()]
@@ -270,8 +272,8 @@ def flat_keys(data: dict[str, Any], where: str) -> dict[str, Any]:
             if dotted in legacy_keys():
                 flat[name] = item
                 continue
-            if name not in types or section_of(name) != section:
-                home = f"; it is a key of [{section_of(name)}]" if name in types else ""
+            if name not in types or section_of(name, config_type) != section:
+                home = f"; it is a key of [{section_of(name, config_type)}]" if name in types else ""
                 raise ConfigError(f"{dotted!r} in {where}: [{section}] has no key {name!r}{home}")
             flat[name] = item
     return flat
@@ -285,7 +287,7 @@ def check_strategy_keys(values: dict[str, Any], name: str) -> None:
     unread = specific - set(strategy(name).section_names())
     config_type, types = config_class(), config_types()
     for key, value in values.items():
-        section = section_of(key) if key in types else None
+        section = section_of(key, config_type) if key in types else None
         if section in unread and value != getattr(config_type, key):
             raise ConfigError(
                 f"{key} = {value!r} is a key of [{section}], which strategy {name!r} does not read"

@@ -17,6 +17,7 @@ metadata (``driver.options_metadata``), which ``compiled:`` plays and ``export``
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -80,8 +81,10 @@ class SPSAState(struct.PyTreeNode):
     epoch: jax.Array
 
 
+@functools.cache
 def start_options(settings: SPSASettings) -> SearchOptions:
-    """The search SPSA starts from: the agent file's tuned one, else the defaults."""
+    """The search SPSA starts from: the agent file's tuned one, else the defaults (read once a
+    process: every epoch's snapshot metadata asks for it)."""
     return options_from_metadata(load_agent(settings.spsa_agent, settings.rules).metadata, SearchOptions())
 
 
@@ -93,6 +96,7 @@ def init(settings: SPSASettings, key: jax.Array) -> SPSAState:
     return SPSAState(theta, jax.tree.map(jnp.asarray, agent.params), jnp.int32(0))
 
 
+@functools.cache
 def _ranges(names: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """``(low, high, step, integer)`` [D] of the tuned parameters."""
     fields = tunable_fields()
