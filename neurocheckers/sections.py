@@ -331,6 +331,106 @@ class SPSASectionSettings(Section, section="spsa"):
         return found
 
 
+def engine_problems(section: Section, prefix: str) -> list[str]:
+    """What is impossible in an engine-game tuner's shared keys (``PREFIX_population``, ``_pairs``,
+    ``_nodes``, ``_workers``, ``_sigma``), one message each."""
+    counts = [f"{prefix}_{n}" for n in ("pairs", "nodes", "workers")]
+    found = [f"{n} must be >= 1, got {getattr(section, n)}" for n in counts if getattr(section, n) < 1]
+    population, sigma = getattr(section, f"{prefix}_population"), getattr(section, f"{prefix}_sigma")
+    if population < 2:
+        found.append(f"{prefix}_population must be >= 2, got {population}")
+    if not sigma > 0:
+        found.append(f"{prefix}_sigma must be > 0, got {sigma}")
+    return found
+
+
+class CMASearchSectionSettings(Section, section="cma_search"):
+    """CMA-ES (evosax's) over the compiled search's parameters of one agent, each scaled to its range."""
+
+    cma_agent: str = ""
+    """CMA-ES: the agent file whose search is tuned (its tuned search, if any, is the start)."""
+    cma_parameters: str = "lmr_min_depth,lmr_min_move,iir_min_depth,aspiration,next_iteration_share"
+    """CMA-ES: the compiled search's parameters tuned, comma-separated (as spsa_parameters)."""
+    cma_population: int = 8
+    """CMA-ES: candidates an epoch (one generation), each playing the mean search."""
+    cma_pairs: int = 2
+    """CMA-ES: game pairs each candidate plays against the mean, on the epoch's shared openings."""
+    cma_nodes: int = 2000
+    """CMA-ES: nodes a move of every game."""
+    cma_sigma: float = 0.2
+    """CMA-ES: the first step size, as a share of each parameter's range."""
+    cma_workers: int = 1
+    """CMA-ES: shares an epoch's games are split into: local processes (1: this process), or Ray tasks."""
+    cma_ray_address: str = ""
+    """CMA-ES: play the shares as Ray tasks on this instance ("local", "auto", "ray://..."); "": here."""
+
+    def problems(self) -> list[str]:
+        """What is impossible in this section's values, one message each (``[]``: none)."""
+        return engine_problems(self, "cma")
+
+
+class GASearchSectionSettings(Section, section="ga_search"):
+    """The study's GA (elites, mutants, crossovers) over the compiled search's parameters of one agent."""
+
+    ga_agent: str = ""
+    """Search GA: the agent file whose search is tuned (its tuned search, if any, is the start)."""
+    ga_parameters: str = "lmr_min_depth,lmr_min_move,iir_min_depth,aspiration,next_iteration_share"
+    """Search GA: the compiled search's parameters tuned, comma-separated (as spsa_parameters)."""
+    ga_population: int = 8
+    """Search GA: members (a multiple of 4: elites, one-gene mutants, crossovers, all-gene mutants)."""
+    ga_pairs: int = 2
+    """Search GA: game pairs each member plays against the best elite, on the epoch's shared openings."""
+    ga_nodes: int = 2000
+    """Search GA: nodes a move of every game."""
+    ga_sigma: float = 0.15
+    """Search GA: the mutation's standard deviation, as a share of each parameter's range."""
+    ga_workers: int = 1
+    """Search GA: shares an epoch's games are split into: local processes (1: this process), or Ray tasks."""
+    ga_ray_address: str = ""
+    """Search GA: play the shares as Ray tasks on this instance ("local", "auto", "ray://..."); "": here."""
+
+    def problems(self) -> list[str]:
+        """What is impossible in this section's values, one message each (``[]``: none)."""
+        found = engine_problems(self, "ga")
+        if self.ga_population % 4:
+            found.append(f"ga_population must be a multiple of 4, got {self.ga_population}")
+        return found
+
+
+class NetworkESSectionSettings(Section, section="es_network"):
+    """evosax's OpenAI-ES with antithetic pairs over an agent's network, from its output layer down."""
+
+    es_agent: str = ""
+    """Network ES: the agent file (MLP or NNUE) whose network is tuned, played by its own search."""
+    es_layers: int = 1
+    """Network ES: the layers tuned, counted from the output layer down (0: the whole network)."""
+    es_population: int = 8
+    """Network ES: candidates an epoch (even: antithetic pairs, mean + z and mean - z)."""
+    es_pairs: int = 2
+    """Network ES: game pairs each candidate plays against the mean, all on the epoch's same openings."""
+    es_nodes: int = 2000
+    """Network ES: nodes a move of every game."""
+    es_sigma: float = 0.02
+    """Network ES: the noise's standard deviation, in weight units."""
+    es_learning_rate: float = 0.005
+    """Network ES: Adam's learning rate on the mean (about the step of each weight an epoch)."""
+    es_workers: int = 1
+    """Network ES: shares an epoch's games are split into: local processes (1: this process), or Ray tasks."""
+    es_ray_address: str = ""
+    """Network ES: play the shares as Ray tasks on this instance ("local", "auto", "ray://..."); "": here."""
+
+    def problems(self) -> list[str]:
+        """What is impossible in this section's values, one message each (``[]``: none)."""
+        found = engine_problems(self, "es")
+        if self.es_population % 2:
+            found.append(f"es_population must be even (antithetic pairs), got {self.es_population}")
+        if self.es_layers < 0:
+            found.append(f"es_layers must be >= 0, got {self.es_layers}")
+        if not self.es_learning_rate > 0:
+            found.append(f"es_learning_rate must be > 0, got {self.es_learning_rate}")
+        return found
+
+
 @dataclasses.dataclass(frozen=True)
 class PlaySettings(SearchSettings, ArchitectureSettings, PliesSettings, RulesSettings):
     """What agents need to play games over their networks: the game, the network and the search

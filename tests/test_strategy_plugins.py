@@ -17,7 +17,7 @@ from tiny import TINY_RUN
 from neurocheckers.cli import main
 from neurocheckers.experiment import strategy_registry
 from neurocheckers.experiment.config import ConfigError, load_config, make_config
-from neurocheckers.experiment.strategy_entries import SPSA_COLUMNS
+from neurocheckers.experiment.strategy_entries import NETWORK_ES_COLUMNS, SEARCH_TUNE_COLUMNS, SPSA_COLUMNS
 from neurocheckers.experiment.strategy_registry import (
     EVOLUTION,
     EVOLUTION_COLUMNS,
@@ -319,7 +319,13 @@ def test_a_fresh_process_loads_the_installed_plugins(toy_path, tmp_path):
 
 def test_an_entry_declares_its_columns():
     for name in strategy_registry.strategy_names():  # built-in runs keep their metrics.csv as it was
-        own = SPSA_COLUMNS if name == "spsa" else ()  # a strategy added since: its columns after them
+        own = {  # a strategy added since: its columns after them
+            "spsa": SPSA_COLUMNS,
+            "cma_search": SEARCH_TUNE_COLUMNS,
+            "ga_search": SEARCH_TUNE_COLUMNS,
+            "es_network": NETWORK_ES_COLUMNS,
+        }.get(name, ())
+        own = tuple(dict.fromkeys(c for c in own if c not in METRIC_COLUMNS))
         assert strategy_registry.strategy(name).metrics_header() == (*METRIC_COLUMNS, *own)
     assert StrategyEntry("e", EVOLUTION, None).metric_columns == EVOLUTION_COLUMNS  # the kind's
     with pytest.raises(ValueError, match="'e': the run loop fills metrics.csv column 'wall_seconds'"):

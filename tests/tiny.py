@@ -61,5 +61,18 @@ TINY_BY_STRATEGY = {
         "spsa_r_end=5.0",
         "snapshot_every=2",
     ],
+    **{
+        name: [
+            "rules=american8",
+            f"strategy={name}",
+            f"{prefix}_agent={COMMITTED_AMERICAN8}",
+            *([f"{prefix}_parameters=lmr_min_move,aspiration"] if prefix != "es" else []),
+            f"{prefix}_population=4",
+            f"{prefix}_pairs=1",
+            f"{prefix}_nodes=100",
+            "snapshot_every=2",
+        ]
+        for name, prefix in (("cma_search", "cma"), ("ga_search", "ga"), ("es_network", "es"))
+    },
 }
 """A tiny config of every strategy (``config.STRATEGIES``), for the tests that every strategy passes."""

@@ -192,15 +192,33 @@ def learning_figure(runs, names: list[str], smooth: int | None = None) -> Figure
     return fig
 
 
+TUNED_BY = {"spsa": "spsa", "cma_search": "cma", "ga_search": "ga", "es_network": "es"}
+"""The strategies tuned by engine games, with their keys' prefix (``strategy_entries.TUNERS``)."""
+
+
 def is_tuning(rows: list[dict[str, str]]) -> bool:
-    """Whether a run's rows are a search tuning's (SPSA: ``spsa_score`` filled)."""
-    return any(r.get("spsa_score") for r in rows)
+    """Whether a run's rows are a tuning's by engine games (``spsa_score`` or ``tune_score`` filled)."""
+    return any(r.get("spsa_score") or r.get("tune_score") for r in rows)
+
+
+def _tuning_words(config) -> tuple[list[str], str, str]:
+    """``(tuned parameters, score label, title)`` of a tuning run's config."""
+    prefix = TUNED_BY.get(config.strategy, "spsa")
+    names = [n.strip() for n in getattr(config, f"{prefix}_parameters", "").split(",") if n.strip()]
+    agent = Path(getattr(config, f"{prefix}_agent")).stem
+    what = f"{agent}'s network" if prefix == "es" else f"{agent}'s search"
+    games = f"{getattr(config, f'{prefix}_nodes')} nodes/move, {getattr(config, f'{prefix}_pairs')} pairs"
+    if prefix == "spsa":
+        return names, "plus vs minus", f"SPSA of {what}, {games}/iteration"
+    candidates = getattr(config, f"{prefix}_population")
+    return names, "candidates vs reference", f"{config.strategy} of {what}, {candidates} candidates x {games}"
 
 
 def tuning_figure(runs, names: list[str], smooth: int | None = None) -> Figure:
-    """A search tuning's curves (SPSA runs, ``_read_runs`` tuples): each tuned parameter's value as a
-    share of its range (``compiled.driver.tunable_fields``) and, below, the score of the plus side
-    against the minus side an iteration (0.5: no difference seen)."""
+    """A tuning's curves by engine games (``_read_runs`` tuples): each tuned search parameter's value
+    as a share of its range (``compiled.driver.tunable_fields``; a network ES: the RMS change of its
+    weights) and, below, the score an epoch (SPSA: plus against minus; an evolution strategy: its
+    candidates' mean against the reference; 0.5: no difference seen)."""
     from neurocheckers.compiled.driver import tunable_fields
 
     ranges = tunable_fields()
@@ -211,25 +229,27 @@ def tuning_figure(runs, names: list[str], smooth: int | None = None) -> Figure:
     styles = ("-", "--", ":", "-.")
     for i, (_, rows, config, _) in enumerate(runs):
         epoch = _column(rows, "epoch")
-        tuned = [n.strip() for n in config.spsa_parameters.split(",") if n.strip()]
+        tuned, score_label, _ = _tuning_words(config)
         for j, name in enumerate(tuned):
             low, high, _ = ranges[name]
             share = (_column(rows, f"tuned_{name}") - low) / (high - low)
             label = f"{name} [{low:g}, {high:g}]" + ("" if len(runs) == 1 else f" ({names[i]})")
             ax.plot(epoch, share, color=f"C{j % 10}", ls=styles[i % len(styles)], lw=1.3, label=label)
-        ax_score.plot(epoch, rolling_mean(_column(rows, "spsa_score"), window), color=f"C{i % 10}", lw=1.2)
+        if not tuned:
+            ax.plot(epoch, _column(rows, "tune_distance"), color=f"C{i % 10}", lw=1.3, label=names[i])
+        score = _column(rows, "spsa_score" if config.strategy == "spsa" else "tune_score")
+        ax_score.plot(epoch, rolling_mean(score, window), color=f"C{i % 10}", lw=1.2)
     ax_score.axhline(0.5, color="0.4", lw=0.8, ls="--")
-    ax.set_ylabel("tuned value, share of its range")
-    ax.set_ylim(-0.02, 1.02)
-    ax_score.set_ylabel("plus vs minus" + (f" (mean of {window})" if window > 1 else ""))
-    ax_score.set_xlabel("epoch (SPSA iteration)")
+    ax.set_ylabel("tuned value, share of its range" if tuned else "RMS change of the tuned weights")
+    if tuned:
+        ax.set_ylim(-0.02, 1.02)
+    ax_score.set_ylabel(score_label + (f" (mean of {window})" if window > 1 else ""))
+    ax_score.set_xlabel("epoch (iteration, generation)")
     for a in (ax, ax_score):
         a.grid(alpha=0.3)
     _, _, config, _ = runs[0]
-    agent = Path(config.spsa_agent).name
-    title = (f"{names[0]}: {config.rules}, SPSA of {agent}'s search, {config.spsa_nodes} nodes/move, "
-             f"{config.spsa_pairs} pairs/iteration")  # fmt: skip
-    ax.set_title(title if len(runs) == 1 else f"SPSA tunings ({len(runs)} runs)")
+    title = f"{names[0]}: {config.rules}, {_tuning_words(config)[2]}"
+    ax.set_title(title if len(runs) == 1 else f"Tunings by engine games ({len(runs)} runs)")
     ax.legend(fontsize=8)
     return fig
 

@@ -22,7 +22,10 @@ from neurocheckers.formats import PBT_COLUMNS
 from neurocheckers.sections import (
     PBT_MEMBER_LEARNERS,
     BossGASettings,
+    CMASearchSectionSettings,
     DQNSectionSettings,
+    GASearchSectionSettings,
+    NetworkESSectionSettings,
     PBTSectionSettings,
     SelfPlaySettings,
     SPSASectionSettings,
@@ -47,6 +50,15 @@ SEARCH_PARAMETERS = (
 this list to), named here without importing the search."""
 SPSA_COLUMNS = ("spsa_score", "spsa_c", *(f"tuned_{name}" for name in SEARCH_PARAMETERS))
 """SPSA's columns: the plus side's score, the mean perturbation (steps), each parameter's value."""
+TUNE_COLUMNS = ("tune_score", "tune_best", "tune_sigma")
+"""An engine-game evolution strategy's columns: the candidates' mean and best score against the
+reference (the mean, or the best elite), and the spread of the candidates (the step size)."""
+SEARCH_TUNE_COLUMNS = (*TUNE_COLUMNS, *(f"tuned_{name}" for name in SEARCH_PARAMETERS))
+"""CMA-ES's and the search GA's columns: ``TUNE_COLUMNS`` and each parameter's tuned value."""
+NETWORK_ES_COLUMNS = (*TUNE_COLUMNS, "tune_distance")
+"""The network ES's columns: ``TUNE_COLUMNS`` and the RMS change of the tuned weights from the file's."""
+TUNERS = {"spsa": "spsa", "cma_search": "cma", "ga_search": "ga", "es_network": "es"}
+"""The strategies tuned by engine games, with their keys' prefix (``spsa_agent``, ``cma_agent`` ...)."""
 
 CMA_ES_MAX_PARAMS = 10_000
 """The most weights CMA_ES may evolve: it keeps a full D x D covariance and decomposes it every
@@ -161,6 +173,28 @@ def check_spsa(c: ExperimentConfig) -> None:
     _need(len(set(names)) == len(names), f"spsa_parameters names a parameter twice: {c.spsa_parameters}")
 
 
+def check_search_tuner(c: ExperimentConfig) -> None:
+    """CMA-ES and the GA over the search tune the compiled search of one agent file, over parameters
+    the search has."""
+    check_learner(c)
+    prefix = TUNERS[c.strategy]
+    message = f"strategy {c.strategy!r} tunes the search of an agent: set {prefix}_agent to its file"
+    _need(bool(getattr(c, f"{prefix}_agent")), message)
+    text = getattr(c, f"{prefix}_parameters")
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    unknown = [name for name in names if name not in SEARCH_PARAMETERS]
+    _need(bool(names), f"{prefix}_parameters names no parameter")
+    _need(not unknown, f"{prefix}_parameters: no tunable search parameter {unknown[0] if unknown else ''!r}; "
+                       f"they are: {', '.join(SEARCH_PARAMETERS)}")  # fmt: skip
+    _need(len(set(names)) == len(names), f"{prefix}_parameters names a parameter twice: {text}")
+
+
+def check_network_es(c: ExperimentConfig) -> None:
+    """The network ES tunes the network of one agent file."""
+    check_learner(c)
+    _need(bool(c.es_agent), "strategy 'es_network' tunes the network of an agent: set es_agent to its file")
+
+
 def _search_words(c: ExperimentConfig, simulations: int) -> str:
     return f"alpha-beta depth {c.depth}" if c.search == "alphabeta" else f"{simulations} simulations/move"
 
@@ -207,6 +241,35 @@ def spsa_summary(c: ExperimentConfig, simulations: int) -> str:
         f"{c.spsa_pairs} pairs/epoch at {c.spsa_nodes} nodes/move, c_end {c.spsa_c_end:g} steps, "
         f"r_end {c.spsa_r_end:g}, A {c.spsa_a_share:g} of {c.spsa_iterations or c.epochs} iterations, "
         f"seed {c.seed}"
+    )
+
+
+def tuner_summary(c: ExperimentConfig, simulations: int) -> str:
+    """An engine-game evolution strategy's run in one line: its agent, what it tunes, its candidates,
+    games and step."""
+    p = TUNERS[c.strategy]
+    tuned = f"the layers of {c.es_agent} ({c.es_layers or 'all'} from the top)" if p == "es" else (
+        f"the compiled search of {getattr(c, f'{p}_agent')} ({getattr(c, f'{p}_parameters')})")  # fmt: skip
+    return (
+        f"{c.name}: {c.rules}, strategy {c.strategy}: {tuned}, {getattr(c, f'{p}_population')} candidates "
+        f"x {getattr(c, f'{p}_pairs')} pairs/epoch at {getattr(c, f'{p}_nodes')} nodes/move, "
+        f"sigma {getattr(c, f'{p}_sigma'):g}, seed {c.seed}"
+    )
+
+
+def tuner(name: str, algorithm: str, settings: str, section: type, columns: tuple, validate, doc: str):
+    """The entry of an evolution strategy tuned by engine games (a learner driven on the host)."""
+    return StrategyEntry(
+        name,
+        LEARNER,
+        algorithm=f"neurocheckers.experiment.trainers:{algorithm}",
+        settings=settings,
+        sections=(section,),
+        validate=validate,
+        metric_columns=(*GAME_COLUMNS, *columns),
+        summary=tuner_summary,
+        pure_epoch=False,
+        doc=doc,
     )
 
 
@@ -325,5 +388,38 @@ register(
         summary=spsa_summary,
         pure_epoch=False,
         doc="SPSA over the compiled search's parameters, by engine games",
+    )
+)
+register(
+    tuner(
+        "cma_search",
+        "CMA_SEARCH",
+        "neurocheckers.evolution.search_tuners:CMASearchSettings",
+        CMASearchSectionSettings,
+        SEARCH_TUNE_COLUMNS,
+        check_search_tuner,
+        "evosax's CMA-ES over the compiled search's parameters, by engine games",
+    )
+)
+register(
+    tuner(
+        "ga_search",
+        "GA_SEARCH",
+        "neurocheckers.evolution.search_tuners:GASearchSettings",
+        GASearchSectionSettings,
+        SEARCH_TUNE_COLUMNS,
+        check_search_tuner,
+        "the study's GA over the compiled search's parameters, by engine games",
+    )
+)
+register(
+    tuner(
+        "es_network",
+        "NETWORK_ES",
+        "neurocheckers.evolution.network_es:NetworkESSettings",
+        NetworkESSectionSettings,
+        NETWORK_ES_COLUMNS,
+        check_network_es,
+        "evosax's OpenAI-ES (antithetic) over a network's top layers, by engine games",
     )
 )

@@ -19,7 +19,7 @@ import jax.numpy as jnp
 
 from neurocheckers.endgame.database import EndgameDB, EndgameError
 from neurocheckers.endgame.device import device_db
-from neurocheckers.evolution import boss_ga
+from neurocheckers.evolution import boss_ga, engine_tuning, network_es, search_tuners
 from neurocheckers.evolution.selection import fixed_opponent_policy
 from neurocheckers.experiment.config import ExperimentConfig
 from neurocheckers.experiment.folder import RunError, search_metadata
@@ -236,6 +236,73 @@ SPSA = Learner(
     state_metadata=spsa.snapshot_metadata,
 )
 """SPSA over the compiled search's parameters of one agent, by engine games (``learners.spsa``)."""
+
+
+def tuner_host_epoch(epoch_on_host: Callable, prefix: str) -> Callable[[ExperimentConfig, Any], Callable]:
+    """The ``Learner.host_epoch`` of an engine-game evolution strategy whose keys start ``prefix``:
+    its games in ``PREFIX_workers`` shares, as Ray tasks on ``PREFIX_ray_address`` (connected at the
+    first epoch unless this process already is), else in local processes."""
+
+    def host_epoch(config: ExperimentConfig, settings: Any) -> Callable:
+        workers, address = getattr(config, f"{prefix}_workers"), getattr(config, f"{prefix}_ray_address")
+        if not address:
+            return engine_tuning.host_epoch(epoch_on_host, settings, workers)
+        from neurocheckers.experiment.cluster import connect_ray, import_ray
+
+        import_ray(RunError)  # before anything is written
+        on_ray = engine_tuning.host_epoch(epoch_on_host, settings, workers, ray_shares())
+
+        def epoch(state: Any, key: jax.Array, *epoch_data: Any) -> tuple:
+            connect_ray(address, RunError)
+            return on_ray(state, key)
+
+        return epoch
+
+    return host_epoch
+
+
+def tuner_network_spec(prefix: str, architectures: tuple[str, ...] = ()) -> Callable:
+    """The ``Learner.network_spec`` of a tuner: the network of its ``PREFIX_agent`` file; ``RunError``
+    naming a file that cannot be read (or whose architecture is not among ``architectures``)."""
+
+    def network_spec(config: ExperimentConfig) -> EvaluatorSpec:
+        path = getattr(config, f"{prefix}_agent")
+        try:
+            spec = load_agent(path, config.rules).spec
+        except (OSError, ValueError) as e:
+            raise RunError(f"{prefix}_agent = {path!r}: {e}") from None
+        if architectures and spec.architecture not in architectures:
+            raise RunError(f"{prefix}_agent = {path!r}: a {spec.architecture} network; the compiled search "
+                           f"plays {' and '.join(architectures)} networks")  # fmt: skip
+        return spec
+
+    return network_spec
+
+
+CMA_SEARCH = Learner(
+    search_tuners.cma_init_state,
+    None,
+    host_epoch=tuner_host_epoch(search_tuners.cma_epoch_on_host, "cma"),
+    network_spec=tuner_network_spec("cma"),
+    state_metadata=search_tuners.cma_metadata,
+)
+"""CMA-ES over the compiled search's parameters of one agent, by engine games."""
+GA_SEARCH = Learner(
+    search_tuners.ga_init_state,
+    None,
+    host_epoch=tuner_host_epoch(search_tuners.ga_epoch_on_host, "ga"),
+    network_spec=tuner_network_spec("ga"),
+    state_metadata=search_tuners.ga_metadata,
+)
+"""The study's GA over the compiled search's parameters of one agent, by engine games."""
+NETWORK_ES = Learner(
+    network_es.init,
+    None,
+    host_epoch=tuner_host_epoch(network_es.epoch_on_host, "es"),
+    network_spec=tuner_network_spec("es", ("mlp", "nnue")),
+    state_metadata=network_es.snapshot_metadata,
+)
+"""OpenAI-ES over the top layers of an agent's network, by engine games."""
 DQN = Learner(dqn_init, dqn_epoch)
 """Afterstate DQN, against the opponent its settings name."""
 

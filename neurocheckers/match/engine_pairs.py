@@ -13,10 +13,12 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from neurocheckers.compiled import network
 from neurocheckers.compiled.board import Position, SearchRules
 from neurocheckers.compiled.driver import CompiledSearch
 from neurocheckers.compiled.game import Game
 from neurocheckers.match.shares import MapShares, in_process
+from neurocheckers.networks.numpy_agent import NumpyAgent
 from neurocheckers.players.compiled import CompiledPlayer, parse_compiled
 from neurocheckers.rules.fen import read_fen
 from neurocheckers.rules.openings import load_openings
@@ -29,17 +31,45 @@ from neurocheckers.stats import pentanomial
 class EngineSide:
     """One side of engine games: the agent file whose network scores its leaves (None: material)
     and the search parameters it plays with, over its file's own (``SearchOptions`` fields by name;
-    empty: the file's, or the defaults)."""
+    empty: the file's, or the defaults). ``tensors`` (agent-file tensor name -> float32 array)
+    replace those of the file's network: an evolution strategy's candidate networks travel to the
+    shares as plain arrays, with no file of their own."""
 
     agent: str | None = None
     options: Mapping[str, float] = dataclasses.field(default_factory=dict)
+    tensors: Mapping[str, np.ndarray] = dataclasses.field(default_factory=dict)
 
     def player(self, rules_name: str, nodes: int) -> CompiledPlayer:
         """The compiled player of this side at ``nodes`` a move; ``ValueError`` (one line) naming a
-        bad file or parameter."""
+        bad file, tensor or parameter."""
         spec = f"compiled:{nodes}n" + (f":{self.agent}" if self.agent else "")
         player = parse_compiled(spec, get_rules(rules_name))
+        if self.tensors:
+            player = dataclasses.replace(player, leaves=self._leaves())
         return dataclasses.replace(player, options=dataclasses.replace(player.options, **dict(self.options)))
+
+    def _leaves(self) -> network.LeafNetwork:
+        """The agent file's network with ``tensors`` in place of its own, packed for the search."""
+        if not self.agent:
+            raise ValueError("an engine side's tensors replace its agent file's: it names no file")
+        agent = NumpyAgent.load(self.agent)
+        own = dict(agent.tensors or {})
+        for name, array in self.tensors.items():
+            if name not in own or np.shape(array) != own[name].shape:
+                raise ValueError(f"{self.agent}: no tensor {name!r} of shape {np.shape(array)} to replace")
+        merged = {**own, **{n: np.ascontiguousarray(a, np.float32) for n, a in self.tensors.items()}}
+        count = len(agent.kernels)
+        if count:  # an MLP: the search reads its kernels and biases
+            agent = dataclasses.replace(
+                agent,
+                kernels=tuple(merged[f"layer_{i}/kernel"] for i in range(count)),
+                biases=tuple(merged[f"layer_{i}/bias"] for i in range(count)),
+                material_weight=merged.get(f"layer_{count - 1}/material_weight"),
+            )
+        else:
+            agent = dataclasses.replace(agent, material_weight=merged.get("output/material_weight"))
+        agent = dataclasses.replace(agent, tensors=merged)
+        return dataclasses.replace(network.from_agent(agent), name=f"{self.agent} (tensors replaced)")
 
 
 @dataclasses.dataclass(frozen=True)
