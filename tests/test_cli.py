@@ -176,7 +176,7 @@ def test_help_texts():
     assert "..." not in top.split("Commands:")[1]
     commands = [
         *("perft", "match", "evolve", "sweep", "plot", "export", "play", "show", "lineage", "compare"),
-        *("gauntlet", "serve"),
+        *("gauntlet", "serve", "accuracy"),
     ]
     for command in commands:
         text = runner.invoke(app, [command, "--help"]).output

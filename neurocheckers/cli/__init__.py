@@ -5,7 +5,7 @@ Importing this package imports no JAX: commands import what they need when they 
 """
 
 # isort: off
-from neurocheckers.cli import matches, runs, games, lineage, endgame, web  # noqa: F401  (registers the commands)
+from neurocheckers.cli import matches, runs, games, lineage, endgame, solve, web  # noqa: F401  (registers the commands)
 
 # isort: on
 from neurocheckers.cli.common import UserError, app

@@ -21,7 +21,7 @@ import numpy as np
 from numba import njit
 
 from neurocheckers.compiled.bitops import popcount
-from neurocheckers.endgame.database import LOSS, WIN, EndgameDB, EndgameError
+from neurocheckers.endgame.database import DRAW, LOSS, WIN, EndgameDB, EndgameError
 from neurocheckers.rules.presets import Rules
 
 E_PIECES, E_SQUARES, E_EVERY, E_MOVER, E_OPP, E_SLICES, E_MEN_START, E_BINOM, E_OFFSETS, E_ENTRIES = range(10)
@@ -29,7 +29,7 @@ HEADER = 16
 MAX_DISTANCE = (1 << 29) - 1
 NONE = np.zeros(HEADER, np.int32)
 """No database: ``E_PIECES`` is 0."""
-__all__ = ["LOSS", "NONE", "WIN", "SearchDB", "load", "pack", "probe"]
+__all__ = ["DRAW", "LOSS", "NONE", "WIN", "SearchDB", "load", "pack", "probe"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -78,7 +78,7 @@ def _u32(x):
 
 
 @njit(cache=True, _nrt=False, inline="always")
-def _reversed(x, num_squares):
+def rotated(x, num_squares):
     """A bitboard turned half a turn: square ``s`` (1-based) to ``N + 1 - s``."""
     for shift, mask in ((1, 0x55555555), (2, 0x33333333), (4, 0x0F0F0F0F), (8, 0x00FF00FF)):
         x = ((x >> shift) & mask) | ((x & mask) << shift)
@@ -113,7 +113,7 @@ def probe(edb, om, ok, pm, pk, color):
     n = np.int64(edb[E_SQUARES])
     mm, mk, om2, ok2 = om, ok, pm, pk
     if color == 1:  # the database keeps positions with the mover playing Black's part
-        mm, mk, om2, ok2 = _reversed(om, n), _reversed(ok, n), _reversed(pm, n), _reversed(pk, n)
+        mm, mk, om2, ok2 = rotated(om, n), rotated(ok, n), rotated(pm, n), rotated(pk, n)
     every, mover, opp = _u32(edb[E_EVERY]), _u32(edb[E_MOVER]), _u32(edb[E_OPP])
     binom = np.int64(edb[E_BINOM])
     men = np.int64(
