@@ -47,6 +47,17 @@ def paired_interval(scores: np.ndarray) -> tuple[float, float, float]:
     return mean, max(0.0, mean - half), min(1.0, mean + half)
 
 
+def wilson_interval(successes: int, n: int) -> tuple[float, float, float]:
+    """``(p, low, high)``: the proportion ``successes / n`` and its 95% Wilson score interval, clipped
+    to [0, 1]; ``ValueError`` for no trials."""
+    if n < 1 or not 0 <= successes <= n:
+        raise ValueError(f"a proportion needs 0 <= successes <= n and n >= 1, got {successes} of {n}")
+    p, z = successes / n, 1.96
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    return p, max(0.0, centre - half), min(1.0, centre + half)
+
+
 def linked_groups(pairs: Sequence[tuple[str, str]], first: str | None = None) -> list[list[str]]:
     """The players of ``pairs`` (who played whom) in islands: groups joined by played games, each
     player in order of first appearance. ``first``'s island comes first, then the largest first (the

@@ -139,7 +139,8 @@ DECLARED_OPTIONS = {
     "gauntlet": (
         "neurocheckers.analysis.gauntlet_config:GauntletConfig",
         {"openings", "depth", "equal_depths", "seed", "batch", "ladder", "heuristic_depths",
-         "equal_time", "engine_openings", "only", "kinds", "first_opening", "endgame"},
+         "equal_time", "engine_openings", "only", "kinds", "first_opening", "endgame",
+         "perfect_play"},
     ),
 }  # fmt: skip
 """The options of ``match`` and ``gauntlet`` that their settings dataclass declares, by field (``match

@@ -182,13 +182,15 @@ def play_row(rules: Rules, kind: str, a_spec: str, b_spec: str, starts, config: 
         config.seed,
         min(config.batch, games),
         config.max_plies,
-        keep_actions=games if config.endgame else 0,
+        keep_actions=games if config.endgame or config.perfect_play else 0,
         openings=starts,
     )
     records = play_any_match(rules, a, b, options, clock=clock)
     score = np.asarray(records.score)
     mean, low, high = paired_interval(score)
     accuracy = _accuracy(rules, config.endgame, starts, records) if config.endgame else {}
+    if config.perfect_play:
+        accuracy |= _perfect(rules, config.perfect_play, starts, records)
     return Row(
         kind=kind,
         player=a_spec,
@@ -229,6 +231,19 @@ def _accuracy(rules: Rules, folder: str, starts, records) -> dict[str, int]:
     }
 
 
+def _perfect(rules: Rules, folder: str, starts, records) -> dict[str, int]:
+    """The ``Row`` fields of both sides' accuracy against perfect play over the database in
+    ``folder`` (``analysis.perfect_play``); game ``g`` started from opening ``g // 2``."""
+    from neurocheckers.analysis.perfect_play import load_oracle, perfect_accuracy, row_fields
+
+    games = len(np.asarray(records.score))
+    game_starts = jax.tree.map(lambda x: np.asarray(x)[np.arange(games) // 2], starts)
+    mine, theirs = perfect_accuracy(
+        load_oracle(folder, rules), game_starts, np.asarray(records.actions), np.asarray(records.a_is_black)
+    )
+    return row_fields("player", mine) | row_fields("opponent", theirs)
+
+
 def blunder_text(positions: int | None, blunders: int | None) -> str:
     """``12.3 (4.1..28.0) /1000 of 812``: blunders per 1,000 database positions, 95% interval."""
     from neurocheckers.endgame.accuracy import Accuracy
@@ -257,6 +272,10 @@ def gauntlet_plan(
         from neurocheckers.endgame.database import EndgameDB
 
         EndgameDB(config.endgame, rules)
+    if config.perfect_play:
+        from neurocheckers.analysis.perfect_play import load_oracle
+
+        load_oracle(config.perfect_play, rules)
     return player, pairings(player, config)
 
 
@@ -316,8 +335,22 @@ def format_gauntlet(result: GauntletResult) -> str:
                 f"{blunder_text(r.player_db_positions, r.player_blunders)} | "
                 f"{blunder_text(r.opponent_db_positions, r.opponent_blunders)}"
             )
+    if result.config.perfect_play:
+        lines += perfect_lines(result.rows, names, width, opponent_width)
     lines += format_ratings(result.rows, result.ratings, width)
     return "\n".join(lines)
+
+
+def perfect_lines(rows: Sequence[Row], names: list[str], width: int, opponent_width: int) -> list[str]:
+    """The table of both sides' accuracy against perfect play, one line a row."""
+    from neurocheckers.analysis.perfect_play import from_row
+
+    lines = ["moves that kept the value under perfect play (95% CI) of N graded, player | opponent:"]
+    for name, r in zip(names, rows, strict=True):
+        mine, theirs = (from_row(r, side) for side in ("player", "opponent"))
+        shown = [a.text() if a is not None else "-" for a in (mine, theirs)]
+        lines.append(f"  {name:<{width}} vs {r.opponent:<{opponent_width}} {shown[0]} | {shown[1]}")
+    return lines
 
 
 def format_ratings(rows: Sequence[Row], ratings: Sequence[Rating], width: int) -> list[str]:

@@ -54,6 +54,10 @@ class GauntletConfig:
     endgame: str | None = None
     """An endgame database folder (``endgame build``): every move made in a position it holds is
     judged, and each row reports both sides' blunders per 1,000 such positions."""
+    perfect_play: str | None = None
+    """An american6 endgame database folder for perfect play (the 7-piece one): every move in every
+    position is judged by the solution, and each row reports both sides' share of moves that kept
+    the value (95% Wilson interval) and the moves that threw it away."""
 
     def __post_init__(self) -> None:
         """``ValueError`` naming the first field out of range (its message begins with the name)."""

@@ -9,14 +9,23 @@ from collections.abc import Sequence
 import numpy as np
 
 from neurocheckers.analysis.gauntlet import GauntletResult, Row, rate
+from neurocheckers.analysis.perfect_play import ROW_FIELDS
 from neurocheckers.stats import paired_interval
+
+COUNT_FIELDS = tuple(
+    f"{side}_{name}"
+    for side in ("player", "opponent")
+    for name in ("db_positions", "blunders", *ROW_FIELDS.values())
+)
+"""The move counts of a row (endgame accuracy, perfect play), summed over its parts where every part
+has them."""
 
 
 def pooled_row(parts: Sequence[Row]) -> Row:
     """One row from parts of the same match played over different openings (``first_opening``):
     counts summed, the score and its paired interval over all their openings, each side's seconds
-    per move averaged with the parts' games as weights. ``ValueError`` if a part has no pair points
-    (a gauntlet written before they were kept)."""
+    per move averaged with the parts' games as weights, the move counts (``COUNT_FIELDS``) summed.
+    ``ValueError`` if a part has no pair points (a gauntlet written before they were kept)."""
     if len(parts) == 1:
         return parts[0]
     first = parts[0]
@@ -34,8 +43,13 @@ def pooled_row(parts: Sequence[Row]) -> Row:
             return None
         return sum(v * p.games for v, p in zip(values, parts, strict=True)) / games
 
+    def count(field: str) -> int | None:
+        values = [getattr(p, field) for p in parts]
+        return None if any(v is None for v in values) else sum(values)
+
     return dataclasses.replace(
-        first, games=games, wins=sum(p.wins for p in parts), draws=sum(p.draws for p in parts),
+        first, **{field: count(field) for field in COUNT_FIELDS}, games=games,
+        wins=sum(p.wins for p in parts), draws=sum(p.draws for p in parts),
         losses=sum(p.losses for p in parts), unfinished=sum(p.unfinished for p in parts),
         score=mean, low=low, high=high, player_seconds=seconds("player_seconds"),
         opponent_seconds=seconds("opponent_seconds"), player_depth=seconds("player_depth"),

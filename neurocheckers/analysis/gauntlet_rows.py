@@ -49,6 +49,25 @@ class Row:
     """The same for the opponent."""
     opponent_blunders: int | None = None
     """The opponent's blunders."""
+    player_perfect_graded: int | None = None
+    """Moves of the player graded against perfect play (with ``GauntletConfig.perfect_play``)."""
+    player_perfect_kept: int | None = None
+    """Of those, the moves that kept the position's value."""
+    player_win_to_draw: int | None = None
+    """The player's moves from a won position to a drawn one."""
+    player_win_to_loss: int | None = None
+    """The player's moves from a won position to a lost one."""
+    player_draw_to_loss: int | None = None
+    """The player's moves from a drawn position to a lost one."""
+    player_perfect_unsolved: int | None = None
+    """The player's moves not graded: no value found within the proof search's node limit."""
+    opponent_perfect_graded: int | None = None
+    """The same for the opponent."""
+    opponent_perfect_kept: int | None = None
+    opponent_win_to_draw: int | None = None
+    opponent_win_to_loss: int | None = None
+    opponent_draw_to_loss: int | None = None
+    opponent_perfect_unsolved: int | None = None
     player_depth: float | None = None
     """The player's mean search depth a move (host players reporting one; ``SearchReport``)."""
     opponent_depth: float | None = None

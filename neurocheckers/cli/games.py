@@ -185,6 +185,7 @@ def _endgame_for_search(folder: str, rules):
     epilog=example(
         "neurocheckers show runs/games.json --game 2           # writes runs/games-game2.gif",
         "neurocheckers show runs/games.json --svg-dir runs/game1",
+        "neurocheckers show runs/games.pdn --analyse --endgame-db runs/endgame/american6 --plot a.png",
     )
 )
 def show(
@@ -208,10 +209,40 @@ def show(
         str | None, typer.Option(metavar="FOLDER", help="Write one SVG per position into this folder.")
     ] = None,
     fps: Annotated[float, typer.Option(metavar="FPS", help="Frames (moves) per second of the GIF.")] = 1.5,
+    analyse: Annotated[
+        bool,
+        typer.Option(
+            "--analyse",
+            help="Print the game's analysis instead of drawing it: per move the compiled search's"
+            " evaluation, best move and line, the exact verdict where --endgame-db holds the position"
+            " (perfect play over it on american6), and ?? on a move that throws away the value.",
+        ),
+    ] = False,
+    nodes: Annotated[
+        int, typer.Option(metavar="N", help="--analyse: the search's node budget a position.")
+    ] = 20_000,
+    agent: Annotated[
+        str | None,
+        typer.Option(
+            metavar="FILE", help="--analyse: an agent file (MLP or NNUE) to score the search's leaves."
+        ),
+    ] = None,
+    endgame_db: Annotated[
+        str | None,
+        typer.Option(
+            metavar="DIR", help="--analyse: an endgame database of the game's rules (endgame build --out)."
+        ),
+    ] = None,
+    plot: Annotated[
+        str | None,
+        typer.Option(metavar="PNG", help="--analyse: also save the evaluation graph as this PNG."),
+    ] = None,
 ) -> None:
-    """Draw a saved game as an animated GIF or SVG boards.
+    """Draw a saved game (GIF or SVG boards), or analyse it.
 
-    Draws the game move by move: a GIF by default, or one SVG board per position with --svg-dir."""
+    Draws the game move by move: a GIF by default, or one SVG board per position with --svg-dir;
+    --analyse prints each position's evaluation, verdict and engine line instead (and --plot saves
+    the evaluation graph)."""
     from pathlib import Path
 
     from neurocheckers.analysis.pdn_games import load_game_file
@@ -221,6 +252,7 @@ def show(
         checks.writable_file(out, "--out", (".gif",))
     if svg_dir is not None:
         checks.writable_folder(svg_dir, "--svg-dir")
+    _check_analysis_options(analyse, agent, endgame_db, plot)
     with checks.user_errors(ValueError):
         loaded = load_game_file(games_file)
     for reason in loaded.skipped:
@@ -228,19 +260,63 @@ def show(
     chosen = loaded.game(game)
     if chosen is None:
         raise UserError(f"--game must be in {loaded.number_spans()} for {games_file!r}, got {game}")
-    from neurocheckers.analysis.board_plot import save_gif, save_svgs
-
     moves = len(chosen["moves"])
     print(f"{chosen['black']} (Black) vs {chosen['white']} (White): {moves} moves, {chosen['result']}")
+    if analyse:
+        _print_analysis(loaded.rules, chosen, nodes, agent, endgame_db, plot)
+        return
+    target = out or str(Path(games_file).with_suffix("")) + f"-game{game}.gif"
+    _draw_game(loaded.rules, chosen, svg_dir, target if out is not None or svg_dir is None else None, fps)
+
+
+def _draw_game(rules, game, svg_dir: str | None, gif: str | None, fps: float) -> None:
+    """``show``'s drawings of ``game``: SVG boards into ``svg_dir``, an animation into ``gif``."""
+    from neurocheckers.analysis.board_plot import save_gif, save_svgs
+
     try:
         if svg_dir is not None:
-            files = save_svgs(loaded.rules, chosen, svg_dir)
+            files = save_svgs(rules, game, svg_dir)
             print(f"{len(files)} SVG boards in {svg_dir}")
-        if out is not None or svg_dir is None:
-            target = out or str(Path(games_file).with_suffix("")) + f"-game{game}.gif"
-            print(f"animation: {save_gif(loaded.rules, chosen, target, fps)}")
+        if gif is not None:
+            print(f"animation: {save_gif(rules, game, gif, fps)}")
     except OSError as e:
         raise UserError(f"cannot write the drawing: {e.strerror or e}") from None
+
+
+def _check_analysis_options(
+    analyse: bool, agent: str | None, endgame_db: str | None, plot: str | None
+) -> None:
+    if not analyse and (agent or endgame_db or plot):
+        raise UserError("--agent, --endgame-db and --plot go with --analyse")
+    if plot is not None:
+        checks.writable_file(plot, "--plot", (".png",))
+
+
+def _print_analysis(rules, game, nodes: int, agent: str | None, endgame_db: str | None, plot: str | None):
+    """``show --analyse``: the analysis of ``game`` printed, its graph saved to ``plot``."""
+    from neurocheckers.analysis.game_analysis import (
+        AnalysisOptions,
+        analyse_game,
+        analysis_lines,
+        leaf_network,
+        perfect_play,
+        save_analysis_plot,
+    )
+
+    with checks.user_errors(ValueError):
+        options = AnalysisOptions(nodes=nodes)
+    try:
+        leaves = leaf_network(agent, rules)
+    except (ValueError, OSError) as e:
+        raise UserError(f"--agent {agent!r}: {e}") from None
+    database = None if endgame_db is None else _endgame_for_search(endgame_db, rules)
+    analysis = analyse_game(rules, game, options, leaves, database, perfect_play(rules, database))
+    print("\n".join(analysis_lines(analysis)))
+    if plot is not None:
+        try:
+            print(f"evaluation graph: {save_analysis_plot(analysis, plot)}")
+        except OSError as e:
+            raise UserError(f"cannot write the graph: {e.strerror or e}") from None
 
 
 @app.command(

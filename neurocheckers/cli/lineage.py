@@ -205,6 +205,9 @@ def gauntlet(
         int, gauntlet_option("first_opening", metavar="K")
     ] = GauntletConfig.first_opening,
     endgame: Annotated[str | None, gauntlet_option("endgame", metavar="DIR")] = GauntletConfig.endgame,
+    perfect_play: Annotated[
+        str | None, gauntlet_option("perfect_play", metavar="DIR")
+    ] = GauntletConfig.perfect_play,
 ) -> None:
     """Rate a player on a fixed ladder (scores, 95% intervals, Elo).
 
@@ -218,7 +221,7 @@ def gauntlet(
     config = options_from(
         GauntletConfig, openings=openings, depth=depth, seed=seed, batch=batch, ladder=ladder,
         equal_time=equal_time, engine_openings=engine_openings, only=_names(only), kinds=_names(kinds),
-        first_opening=first_opening, endgame=endgame, **depths,
+        first_opening=first_opening, endgame=endgame, perfect_play=perfect_play, **depths,
     )  # fmt: skip
     with checks.user_errors(ValueError):
         gauntlet_plan(preset, player, config)  # a bad player or selection leaves no --out folder behind
@@ -249,3 +252,57 @@ def _depth_list(text: str, name: str) -> tuple[int, ...]:
     except ValueError:
         option = "--" + name.replace("_", "-")
         raise UserError(f"{option} must be comma-separated integers, got {text!r}") from None
+
+
+@app.command(
+    epilog=example(
+        "neurocheckers accuracy runs/quick_american6_seed0_20260101-120000 --db runs/endgame/american6_7"
+        " --every 10 --openings 10 --out runs/accuracy.png"
+    )
+)
+def accuracy(
+    run_dir: RunDir,
+    db: Annotated[
+        str,
+        typer.Option(
+            metavar="DIR", help="The american6 endgame database for perfect play (endgame build --out)."
+        ),
+    ] = "runs/endgame/american6_7",
+    opponent: Annotated[
+        str, typer.Option(metavar="SPEC", help="The fixed opponent each boss plays (a player spec).")
+    ] = "alphabeta:1",
+    openings: Annotated[
+        int, typer.Option(metavar="N", help="Committed openings, each played with both colours.")
+    ] = 10,
+    every: Annotated[
+        int, typer.Option(metavar="E", help="Grade the boss every this many epochs (and the last).")
+    ] = 10,
+    simulations: Annotated[
+        int | None, typer.Option(metavar="SIMS", help="MCTS simulations per move (default: the run's).")
+    ] = None,
+    out: Annotated[
+        str | None,
+        typer.Option(metavar="PATH", help="The PNG (default: RUN_DIR/accuracy.png; a CSV beside it)."),
+    ] = None,
+) -> None:
+    """Plot a 6x6 run's accuracy under perfect play by epoch.
+
+    The boss after every E-th epoch plays the opponent from the same openings with both colours; each
+    of its moves is graded by the solution: did it keep the position's value?"""
+    from pathlib import Path
+
+    from neurocheckers.analysis.perfect_epochs import epoch_accuracy, plot_epoch_accuracy, write_accuracy_csv
+    from neurocheckers.analysis.replay import table_epochs
+    from neurocheckers.experiment.folder import RunError
+
+    with checks.user_errors(RunError, ValueError):
+        table_epochs(0, every)
+        checks.at_least("--openings", openings, 1)
+        png = Path(out) if out else Path(run_dir) / "accuracy.png"
+        progress, update = match_progress("accuracy")
+        with progress:
+            rows = epoch_accuracy(run_dir, db, opponent, openings, every, simulations, update)
+    for r in rows:
+        print(f"epoch {r.epoch:>5} boss #{r.boss_id:<4} {r.accuracy.text()}  score {r.score:.3f}")
+    csv = write_accuracy_csv(rows, png.with_suffix(".csv"))
+    print(f"wrote {plot_epoch_accuracy(run_dir, rows, png, opponent)}, {csv}")

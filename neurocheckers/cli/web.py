@@ -44,6 +44,13 @@ def serve(
             " engine:NAME:SECONDS; repeat it or give a comma list. No other program is ever started.",
         ),
     ] = None,
+    analysis_nodes: Annotated[
+        int,
+        typer.Option(
+            metavar="N",
+            help="The analysis panel's search: nodes a position (Games and Play pages: Analyse the game).",
+        ),
+    ] = 20_000,
 ) -> None:
     """Open the web app: play, replay games, watch runs.
 
@@ -56,6 +63,10 @@ def serve(
         raise UserError(f"FOLDER must be a folder, got {folder!r}")
     if not 0 <= port <= 65535:
         raise UserError(f"--port must be in 0..65535, got {port}")
+    from neurocheckers.analysis.game_analysis import MAX_ANALYSIS_NODES
+
+    if not 1 <= analysis_nodes <= MAX_ANALYSIS_NODES:
+        raise UserError(f"--analysis-nodes must be in 1..{MAX_ANALYSIS_NODES}, got {analysis_nodes}")
     import socket
 
     import uvicorn
@@ -66,7 +77,7 @@ def serve(
     folders = [part.strip() for given in endgame or [] for part in given.split(",") if part.strip()]
     engines = [part.strip() for given in engine or [] for part in given.split(",") if part.strip()]
     try:  # the databases are opened before the port is taken: a bad one is a one-line error
-        web_app = create_app(folder, endgame=folders, engines=engines)
+        web_app = create_app(folder, endgame=folders, engines=engines, analysis_nodes=analysis_nodes)
     except EndgameError as e:
         raise UserError(f"--endgame: {e}") from None
     except ValueError as e:

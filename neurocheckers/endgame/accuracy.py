@@ -71,13 +71,25 @@ def _moves(boards, color, continuing, played) -> list[tuple[int, int, int]]:
     return out
 
 
-def move_accuracy(
-    db: EndgameDB, starts: State, actions: np.ndarray, a_is_black: np.ndarray
-) -> tuple[Accuracy, Accuracy]:
-    """(player A's, player B's) accuracy over games given by their start states ([N] ``State``) and
-    actions ([N, L], -1 after the end), A having Black where ``a_is_black`` ([N] bool)."""
+@dataclasses.dataclass(frozen=True)
+class WholeMoves:
+    """Every whole move of some games (a multi-jump is one move): ``game`` [M], the boards before and
+    after it ([M, 4]: Black's men, Black's kings, White's men, White's kings), ``color`` [M], the
+    mover (``BLACK`` or ``WHITE``), and ``color_after`` [M], the side to move after it, in the order of
+    the games and their moves."""
+
+    game: np.ndarray
+    before: np.ndarray
+    after: np.ndarray
+    color: np.ndarray
+    color_after: np.ndarray
+
+
+def whole_moves(rules: Rules, starts: State, actions: np.ndarray) -> WholeMoves:
+    """The whole moves of games given by their start states ([N] ``State``) and actions ([N, L], -1
+    after the end), replayed with the JAX engine."""
     actions = np.asarray(actions, dtype=np.int32)
-    trace, final = jax.device_get(_replay(db.rules)(starts, jnp.asarray(actions)))
+    trace, final = jax.device_get(_replay(rules)(starts, jnp.asarray(actions)))
     boards, color, continuing, _ = trace
 
     def extended(part, last):
@@ -90,17 +102,32 @@ def move_accuracy(
     continuing = extended(continuing, final.continuing)
     moves = _moves(boards, color, continuing, actions >= 0)
     if not moves:
-        return Accuracy(), Accuracy()
+        empty, boards = np.zeros((0,), dtype=np.int64), np.zeros((0, 4), dtype=np.int64)
+        return WholeMoves(empty, boards, boards, empty, empty)
     game, before, after = (np.array(column) for column in zip(*moves, strict=True))
+    return WholeMoves(
+        game, boards[game, before], boards[game, after], color[game, before], color[game, after]
+    )
+
+
+def move_accuracy(
+    db: EndgameDB, starts: State, actions: np.ndarray, a_is_black: np.ndarray
+) -> tuple[Accuracy, Accuracy]:
+    """(player A's, player B's) accuracy over games given by their start states ([N] ``State``) and
+    actions ([N, L], -1 after the end), A having Black where ``a_is_black`` ([N] bool)."""
+    moves = whole_moves(db.rules, starts, actions)
+    if len(moves.game) == 0:
+        return Accuracy(), Accuracy()
     views = [
-        to_mover_view(boards[game, t], color[game, t] == BLACK, db.rules.num_squares) for t in (before, after)
+        to_mover_view(boards, color == BLACK, db.rules.num_squares)
+        for boards, color in ((moves.before, moves.color), (moves.after, moves.color_after))
     ]
     value_before, _ = db.lookup(views[0])
     value_after, _ = db.lookup(views[1])
     held = value_before != OUTSIDE
     dropped_win = (value_before == WIN) & (value_after != LOSS)
     blunder = held & (dropped_win | ((value_before == DRAW) & (value_after == WIN)))
-    by_a = (color[game, before] == BLACK) == np.asarray(a_is_black)[game]
+    by_a = (moves.color == BLACK) == np.asarray(a_is_black)[moves.game]
     return tuple(
         Accuracy(
             int((held & side).sum()), int((blunder & side).sum()), int((held & dropped_win & side).sum())

@@ -28,6 +28,7 @@ from neurocheckers.rules.presets import PRESETS, get_rules
 from neurocheckers.web import agents as agent_listing
 from neurocheckers.web import folder
 from neurocheckers.web import games as game_listing
+from neurocheckers.web.analysis import DEFAULT_NODES, Analyst, session_positions
 from neurocheckers.web.board import start_position
 from neurocheckers.web.endgame import database_info, open_databases
 from neurocheckers.web.opponents import SessionError
@@ -286,25 +287,48 @@ def _folder_routes(root: Path) -> list[Route]:
     ]
 
 
+def _analysis_routes(sessions: Sessions, analyst: Analyst) -> list[Route]:
+    """The analysis panel's API: a Play page game's analysis, and a saved game's."""
+
+    async def game_analysis(request: Request) -> JSONResponse:
+        game_id = request.path_params["id"]
+        rules, states, moves = await run_in_threadpool(sessions.read, game_id, session_positions)
+        return JSONResponse(await run_in_threadpool(analyst.analyse, rules, states, moves))
+
+    async def saved_game_analysis(request: Request) -> JSONResponse:
+        games, number = await _saved_game(request)
+        view = await run_in_threadpool(analyst.analyse_saved, games.rules, games.game(number))
+        return JSONResponse(view)
+
+    return [
+        Route("/api/games/{id}/analysis", game_analysis),
+        Route("/api/game-file/analysis", saved_game_analysis),
+    ]
+
+
 def create_app(
     root: str | Path,
     endgame: Iterable[str | Path] = (),
     save_games: bool = True,
     engines: Iterable[str] = (),
+    analysis_nodes: int = DEFAULT_NODES,
 ) -> Starlette:
     """The web app over the folder ``root`` (which must exist), with the endgame databases in the
     folders ``endgame`` (one a rules preset, opened here once: ``EndgameError`` for a bad one); the
     Play page's games saved in ``root / GAMES_DIR`` unless ``save_games`` is False. ``engines``
     (``NAME=PATH`` items, ``ValueError`` for a bad one) are the only programs a game may start,
-    asked for by their names (``engine:NAME:SECONDS``)."""
+    asked for by their names (``engine:NAME:SECONDS``). The analysis panel searches each position
+    for ``analysis_nodes`` nodes (``ValueError`` outside ``1..MAX_ANALYSIS_NODES``)."""
     root = Path(root)
     if not root.is_dir():
         raise ValueError(f"{str(root)!r} is not a folder")
     programs = named_engines(engines)
     sessions = Sessions(root, endgame=open_databases(endgame), save=save_games, engines=programs)
+    analyst = Analyst(root, sessions.endgame, analysis_nodes)
     routes = [
         *_play_routes(root, sessions),
         *_folder_routes(root),
+        *_analysis_routes(sessions, analyst),
         Mount("/static", StaticFiles(directory=STATIC), name="static"),
     ]
     app = Starlette(

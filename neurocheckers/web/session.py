@@ -302,6 +302,16 @@ def turn_positions(session: GameSession) -> list[State]:
     return [*firsts, session.state] if session.plies else [session.start]
 
 
+def whole_turns(session: GameSession) -> tuple[list[State], list[str]]:
+    """The positions at each whole turn's start (the last one the position now, unless a multi-jump
+    is unfinished: then its start) and the whole moves between them (the analysis panel's game)."""
+    positions = turn_positions(session)
+    moves = [t["notation"] for t in _turns(session)]
+    if moves and moves[-1].endswith("..."):
+        moves.pop()
+    return positions[: len(moves) + 1], moves
+
+
 def position_after(session: GameSession, turns: int) -> dict[str, Any]:
     """The position after ``turns`` whole turns (0: the start), for the page's move list."""
     positions = turn_positions(session)

@@ -309,6 +309,8 @@ function renderMoves(game) {
     button.addEventListener("click", () => viewTurn(i + 1));
     return button;
   }));
+  const analysis = analyses.play && game && analyses.play.gameId === game.id ? analyses.play : null;
+  markThrown(list, "turn", analysis);
   const current = list.querySelector(".current");
   if (play.viewing === null) list.scrollTop = list.scrollHeight;  // the last move in view
   else if (current) keepInView(list, current.closest("li"));
@@ -325,6 +327,7 @@ function renderButtons(game) {
   if (game) pdn.href = `/api/games/${game.id}/pdn`;
   else pdn.removeAttribute("href");
   $("live").hidden = play.viewing === null;
+  $("play-analyse").disabled = !game || play.busy || play.pending;
 }
 
 function renderPlay() {
@@ -349,6 +352,8 @@ function renderPlay() {
   renderEvalBar(game);
   renderButtons(game);
   renderMoves(game);
+  if (analyses.play && (!game || analyses.play.gameId !== game.id)) clearAnalysis("play");
+  else if (analyses.play && play.viewing !== null) renderAnalysis("play", play.viewing, pickPlayPosition);
 }
 
 // ---- drag and drop: press on a piece that can move, drag it onto a target square, let go ----------
@@ -734,7 +739,7 @@ function playSettingsChanged() {
 
 // ---- Games -------------------------------------------------------------------------------------
 
-const viewer = { file: null, view: null, index: 0 };
+const viewer = { file: null, view: null, index: 0, path: null, number: null };
 
 async function loadGameFiles() {
   const data = await api("GET", "/api/game-files");
@@ -776,6 +781,10 @@ async function openGame(path, number) {
   document.querySelectorAll("#game-list a").forEach(a => a.classList.toggle("current", +a.dataset.game === number));
   viewer.view = await api("GET", `/api/game-file/game?path=${q(path)}&game=${number}`);
   viewer.index = 0;
+  viewer.path = path;
+  viewer.number = number;
+  clearAnalysis("games");
+  $("games-analyse").disabled = false;
   const pdn = $("games-pdn");
   pdn.href = gamePdnUrl(path, number);
   pdn.classList.remove("disabled");
@@ -816,6 +825,7 @@ function showPly(index) {
   const series = [{ name: "Black's material", ys: view.positions.map(p => p.material.black_lead), color: "#444" }];
   if (chances) series.push({ name: "10 (chance - 1/2)", ys: chances.map(c => 10 * c - 5), color: "#1d5a8a", dash: "5 3" });
   lineChart($("games-chart"), xs, series, { width: 440, height: 180, xlabel: "move", marker: i });
+  renderAnalysis("games", i, showPly);
 }
 
 function gameKeys(event) {
@@ -825,6 +835,159 @@ function gameKeys(event) {
     event.preventDefault();
     showPly(viewer.index + moves[event.key]);
   }
+}
+
+// ---- Analysis (the Games and Play pages) ----------------------------------------------------------
+
+// The server's analysis of the open game on each page (null until asked): Black's outlook at every
+// position, the engine's best move and line, the exact verdict where a database or perfect play
+// reaches, and the moves that throw away the value. ``selected``: the position the detail shows.
+const analyses = { games: null, play: null, selected: { games: 0, play: 0 } };
+const SIDE = { black: "Black", white: "White" };
+
+function verdictWinner(p) {
+  if (!p.verdict || p.verdict === "draw") return p.verdict ? "draw" : null;
+  return (p.verdict === "win") === (p.to_move === "black") ? "black" : "white";
+}
+
+// Black's outlook over the positions (1: Black wins, -1: White wins), a dot each (filled by the
+// exact verdict where there is one), a red cross on each move that throws away the value; a click
+// anywhere over a position picks it.
+function analysisGraph(container, analysis, selected, pick) {
+  const width = 560, height = 190, left = 44, right = 12, top = 12, bottom = 26;
+  const ps = analysis.positions, last = Math.max(ps.length - 1, 1);
+  const X = i => left + i / last * (width - left - right);
+  const Y = v => top + (1 - v) / 2 * (height - top - bottom);
+  const svg = el("svg", { width, height, viewBox: `0 0 ${width} ${height}`, role: "img",
+    "aria-label": "Black's outlook over the game" });
+  [[1, "Black"], [0, "even"], [-1, "White"]].forEach(([v, label]) => {
+    svg.appendChild(el("line", { x1: left, x2: width - right, y1: Y(v), y2: Y(v), class: v ? "grid" : "axis" }));
+    svg.appendChild(el("text", { x: left - 4, y: Y(v) + 4, "text-anchor": "end" }, label));
+  });
+  for (let k = 0; k <= 5; k++) {
+    const i = Math.round(last * k / 5);
+    svg.appendChild(el("text", { x: X(i), y: height - 8, "text-anchor": "middle" }, i));
+  }
+  svg.appendChild(el("path", { class: "series", stroke: "#1d5a8a",
+    d: ps.map((p, i) => `${i ? "L" : "M"}${X(i).toFixed(1)},${Y(p.black_value).toFixed(1)}`).join("") }));
+  svg.appendChild(el("line", { x1: X(selected), x2: X(selected), y1: top, y2: height - bottom, class: "selected" }));
+  const fills = { black: "#222", white: "#fff", draw: "#999" };
+  ps.forEach((p, i) => {
+    const winner = verdictWinner(p);
+    svg.appendChild(el("circle", { cx: X(i), cy: Y(p.black_value), r: winner ? 4 : 2.5, class: "ply",
+      "data-ply": i, "data-verdict": p.verdict || "", fill: winner ? fills[winner] : "#1d5a8a", stroke: "#333" }));
+    if (p.throws) {
+      const x = X(i), y = Y(p.black_value) + (p.black_value > 0 ? 11 : -11);  // inside the plot
+      svg.appendChild(el("path", { class: "thrown", "data-ply": i, d: `M${x - 5},${y - 5}L${x + 5},${y + 5}M${x - 5},${y + 5}L${x + 5},${y - 5}` }));
+    }
+  });
+  const dx = (width - left - right) / last;
+  ps.forEach((p, i) => {
+    const hit = el("rect", { x: X(i) - dx / 2, y: top, width: dx, height: height - top - bottom, class: "ply-hit", "data-ply": i });
+    hit.appendChild(el("title", {}, `move ${i}${p.move ? `: ${p.move} played` : ""}${p.throws ? " (throws away the value)" : ""}`));
+    hit.addEventListener("click", () => pick(i));
+    svg.appendChild(hit);
+  });
+  container.replaceChildren(svg);
+}
+
+function analysisDetail(detail, p) {
+  const side = SIDE[p.to_move];
+  const parts = [html("span", {}, p.index ? `After move ${p.index}, ${side} to move. ` : `The start, ${side} to move. `)];
+  if (p.over) parts.push(html("span", {}, "The game is over. "));
+  else {
+    const outlook = p.black_chance !== null ? `Black's win chance ${Math.round(100 * p.black_chance)}%`
+      : `score ${p.score >= 0 ? "+" : ""}${p.score.toFixed(2)} for ${side}`;
+    parts.push(html("span", { class: "evaluation" }, `Engine: ${outlook} (depth ${p.depth}, ${p.nodes} nodes). `));
+    if (p.best_move) parts.push(html("span", { class: "best" }, `Best move ${p.best_move}; line: ${p.line.join(" ")}. `));
+  }
+  if (p.verdict) {
+    const what = p.verdict === "draw" ? "a draw" : `${side} ${p.verdict === "win" ? "wins" : "loses"}`;
+    const distance = p.distance ? ` in ${p.distance} move${p.distance === 1 ? "" : "s"}` : "";
+    parts.push(html("span", { class: "verdict" }, `Exact: ${what}${distance} (${p.source}). `));
+  } else parts.push(html("span", { class: "no-verdict muted" }, "No exact verdict here. "));
+  if (p.move) {
+    parts.push(html("span", {}, `Played: ${p.move}`));
+    if (p.throws) parts.push(html("span", { class: "throws" }, ` ?? throws away the ${p.verdict} (${p.verdict} -> ${p.move_leaves})`));
+    parts.push(html("span", {}, "."));
+  }
+  detail.replaceChildren(...parts);
+  detail.dataset.ply = p.index;
+  detail.dataset.verdict = p.verdict || "";
+  detail.hidden = false;
+}
+
+// Draws the page's (``which``: games or play) analysis with position ``i`` picked.
+function renderAnalysis(which, i, pick) {
+  const analysis = analyses[which];
+  if (!analysis) return;
+  i = Math.max(0, Math.min(i, analysis.positions.length - 1));
+  analyses.selected[which] = i;
+  analysisGraph($(`${which}-analysis-chart`), analysis, i, pick);
+  analysisDetail($(`${which}-analysis-detail`), analysis.positions[i]);
+}
+
+function clearAnalysis(which) {
+  analyses[which] = null;
+  $(`${which}-analysis-chart`).replaceChildren();
+  $(`${which}-analysis-detail`).hidden = true;
+  $(`${which}-analysis-status`).textContent = "";
+}
+
+function analysisSummary(analysis) {
+  const exact = analysis.positions.filter(p => p.verdict).length;
+  const thrown = analysis.positions.filter(p => p.throws).map(p => `${p.index}. ${p.move}`);
+  const leaves = analysis.leaves === "material" ? "material" : `${analysis.leaves}'s network`;
+  return `compiled search, ${analysis.nodes} nodes a position, ${leaves} at the leaves; exact verdicts at `
+    + `${exact} of ${analysis.positions.length} positions; ` + (thrown.length ? `moves that throw away the value: ${thrown.join(", ")}` : "no move throws away the value")
+    + (analysis.note ? ` (${analysis.note})` : "");
+}
+
+// Marks the moves of a move list (buttons with ``attr`` = the move's number) that throw away the value.
+function markThrown(list, attr, analysis) {
+  list.querySelectorAll("button.turn").forEach(b => {
+    const p = analysis && analysis.positions[+b.dataset[attr] - 1];
+    b.classList.toggle("thrown", Boolean(p && p.throws));
+    if (p && p.throws) b.title = `throws away the ${p.verdict} (${p.verdict} -> ${p.move_leaves})`;
+  });
+}
+
+async function analyse(which, url, then) {
+  const status = $(`${which}-analysis-status`);
+  status.textContent = "Analysing: the search at every position...";
+  $(`${which}-analyse`).disabled = true;
+  try {
+    analyses[which] = await api("GET", url);
+    status.textContent = analysisSummary(analyses[which]);
+    then();
+  } catch (error) {
+    status.textContent = error.message;
+  } finally {
+    $(`${which}-analyse`).disabled = false;
+  }
+}
+
+function analyseSavedGame() {
+  analyse("games", `/api/game-file/analysis?path=${q(viewer.path)}&game=${viewer.number}`, () => {
+    markThrown($("games-moves"), "ply", analyses.games);
+    renderAnalysis("games", viewer.index, showPly);
+  });
+}
+
+function analysePlayGame() {
+  const game = play.game;
+  if (!game) return;
+  analyse("play", `/api/games/${game.id}/analysis`, () => {
+    analyses.play.gameId = game.id;
+    renderMoves(play.game);
+    renderAnalysis("play", play.viewing ?? analyses.play.positions.length - 1, pickPlayPosition);
+  });
+}
+
+function pickPlayPosition(i) {
+  if (play.game && i < play.game.turns.length) viewTurn(i);
+  else backToGame();
+  renderAnalysis("play", i, pickPlayPosition);
 }
 
 // ---- Runs --------------------------------------------------------------------------------------
@@ -1026,6 +1189,8 @@ async function start() {
   $("play-board").addEventListener("pointerup", dragEnd);
   $("play-board").addEventListener("pointercancel", dragCancel);
   $("live").addEventListener("click", backToGame);
+  $("games-analyse").addEventListener("click", analyseSavedGame);
+  $("play-analyse").addEventListener("click", analysePlayGame);
   $("first").addEventListener("click", () => showPly(0));
   $("prev").addEventListener("click", () => showPly(viewer.index - 1));
   $("next").addEventListener("click", () => showPly(viewer.index + 1));
