@@ -101,6 +101,17 @@ def small_db(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def four_piece_db(tmp_path_factory) -> Path:
+    """An american6 endgame database of at most 4 pieces, built once for the session (seconds)."""
+    from neurocheckers.endgame.solve import build
+    from neurocheckers.rules import AMERICAN6
+
+    folder = tmp_path_factory.mktemp("endgame4") / "american6"
+    build(AMERICAN6, 4, folder)
+    return folder
+
+
+@pytest.fixture(scope="session")
 def perft_table() -> dict:
     import json
 

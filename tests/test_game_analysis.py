@@ -27,7 +27,6 @@ from neurocheckers.analysis.game_analysis import (
 from neurocheckers.analysis.games import save_games
 from neurocheckers.cli import main
 from neurocheckers.compiled.endgame import load
-from neurocheckers.endgame.solve import build
 from neurocheckers.rules import AMERICAN6, AMERICAN8
 from neurocheckers.web.app import create_app
 
@@ -53,10 +52,8 @@ def _game(start: str, moves: list[str], result: str = "*") -> dict:
 
 
 @pytest.fixture(scope="module")
-def database(tmp_path_factory) -> Path:
-    folder = tmp_path_factory.mktemp("endgame") / "american6"
-    build(AMERICAN6, 4, folder)
-    return folder
+def database(four_piece_db) -> Path:
+    return four_piece_db
 
 
 @pytest.fixture(scope="module")

@@ -29,13 +29,8 @@ and the openings' positions far from it are left unsolved fast."""
 
 
 @pytest.fixture(scope="module")
-def db4(tmp_path_factory) -> Path:
-    """An american6 endgame database of at most 4 pieces (a few seconds)."""
-    from neurocheckers.endgame.solve import build
-
-    folder = tmp_path_factory.mktemp("perfect") / "american6_4"
-    build(AMERICAN6, 4, folder)
-    return folder
+def db4(four_piece_db) -> Path:
+    return four_piece_db
 
 
 @pytest.fixture
@@ -196,3 +191,30 @@ def test_the_accuracy_command_has_an_example():
 
     text = CliRunner().invoke(app, ["accuracy", "--help"]).output
     assert "Example:" in text and "neurocheckers accuracy " in text and "--db DIR" in text
+
+
+def test_verdicts_judges_every_move_of_a_saved_game_against_perfect_play(db4, tmp_path, capsys):
+    """A 3-piece game whose first move throws a win away (Black's 7-10 lets White's king take):
+    Black keeps 1 of 2 moves (win to loss once), White both of its own."""
+    import json
+
+    from neurocheckers.analysis.games import save_games
+    from neurocheckers.cli import main
+
+    moves = ["7-10", "16x11", "10-13", "11x16"]
+    game = {
+        "black": "a",
+        "white": "b",
+        "start_fen": "B:WK16:BK13,7",
+        "moves": moves,
+        "result": "0-1",
+        "plies": 4,
+    }
+    path = save_games(tmp_path / "games.json", AMERICAN6, [game])
+    assert main(["verdicts", str(path), "--endgame-db", str(db4), "--perfect-play", "--json"]) == 0
+    graded = json.loads(capsys.readouterr().out)["perfect_play"]
+    assert graded["player_a"] == "a" and graded["a"]["graded"] == 2 and graded["a"]["kept"] == 1
+    assert graded["a"]["win_to_loss"] == 1
+    assert graded["b"]["graded"] == 2 and graded["b"]["kept"] == 2
+    assert main(["verdicts", str(path), "--endgame-db", str(db4), "--perfect-play"]) == 0
+    assert "against perfect play, a: 0.500" in capsys.readouterr().out

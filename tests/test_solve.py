@@ -32,13 +32,9 @@ N = AMERICAN6.num_squares
 
 
 @pytest.fixture(scope="module")
-def four_pieces(tmp_path_factory):
-    """The truth for 4-piece positions: a database of at most 4 pieces (seconds)."""
-    from neurocheckers.endgame.solve import build
-
-    folder = tmp_path_factory.mktemp("endgame4") / "american6"
-    build(AMERICAN6, 4, folder)
-    return EndgameDB(folder, AMERICAN6)
+def four_pieces(four_piece_db):
+    """The truth for 4-piece positions: a database of at most 4 pieces."""
+    return EndgameDB(four_piece_db, AMERICAN6)
 
 
 @pytest.fixture(scope="module")

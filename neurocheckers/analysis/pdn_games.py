@@ -280,3 +280,18 @@ def format_file_verdicts(verdicts: dict[str, Any]) -> str:
             f" {missing['decisive']} decisive games"
         )
     return "\n".join(lines)
+
+
+def file_perfect_accuracy(game_file: GameFile, oracle: Any) -> dict[str, Any]:
+    """Every whole move of every game of ``game_file`` judged against perfect play (``oracle``, a
+    ``solve.oracle.PerfectPlay`` of the file's rules): players A's and B's ``PerfectAccuracy``
+    (``_players``), as ``{"player_a": ..., "a": ..., "player_b": ..., "b": ...}``."""
+    from neurocheckers.analysis.games import replay_game
+    from neurocheckers.analysis.perfect_play import grade_games
+    from neurocheckers.compiled.board import Position
+
+    games = game_file.games
+    a, b, a_is_black = _players(games)
+    lines = [[Position.from_state(s) for s in replay_game(game_file.rules, g)[0]] for g in games]
+    accuracy_a, accuracy_b = grade_games(oracle, lines, a_is_black)
+    return {"player_a": a, "a": accuracy_a, "player_b": b, "b": accuracy_b}

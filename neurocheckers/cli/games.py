@@ -340,6 +340,14 @@ def verdicts(
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the counts and each game's value as JSON.")
     ] = False,
+    perfect_play: Annotated[
+        bool,
+        typer.Option(
+            "--perfect-play",
+            help="Also judge every move against perfect play over the database (american6, the solved"
+            " board): each player's share of moves that kept the value, with a 95% interval.",
+        ),
+    ] = False,
 ) -> None:
     """Look each saved game's end up in an endgame database.
 
@@ -364,4 +372,27 @@ def verdicts(
     except EndgameError as e:
         raise UserError(f"--endgame-db {endgame_db!r}: {e}") from None
     found = {"games_file": games_file, **found}
+    if perfect_play:
+        found["perfect_play"] = _perfect_play_of(loaded, endgame_db)
     print(json.dumps(found, indent=1) if as_json else f"{games_file}: {format_file_verdicts(found)}")
+    if perfect_play and not as_json:
+        graded = found["perfect_play"]
+        for side in ("a", "b"):
+            print(f"  against perfect play, {graded['player_' + side]}: {graded[side + '_text']}")
+
+
+def _perfect_play_of(loaded, endgame_db: str) -> dict:
+    """``verdicts --perfect-play``: each player's accuracy against perfect play, JSON-ready."""
+    import dataclasses
+
+    from neurocheckers.analysis.pdn_games import file_perfect_accuracy
+    from neurocheckers.analysis.perfect_play import load_oracle
+
+    with checks.user_errors(ValueError):
+        graded = file_perfect_accuracy(loaded, load_oracle(endgame_db, loaded.rules))
+    out = {}
+    for side in ("a", "b"):
+        out[f"player_{side}"] = graded[f"player_{side}"]
+        out[side] = dataclasses.asdict(graded[side])
+        out[f"{side}_text"] = graded[side].text()
+    return out
