@@ -199,6 +199,8 @@ class SelfPlaySettings(Section, section="td_lambda"):
     initial_agent: str = ""
     """TD learners: an exported agent file whose network the run starts from (a fine-tuning), with a fresh
     optimiser; its network must be [network]'s ("": a fresh network)."""
+    anchor_weight: float = 0.0
+    """TD learners: each target's share taken from initial_agent's value (a pull to the start; 0: off)."""
     endgame_targets: str = ""
     """TD learners: an endgame database folder (endgame build); its positions get exact targets ("": off)."""
     endgame_draws: bool = True

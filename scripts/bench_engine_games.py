@@ -5,13 +5,16 @@ at a fixed node budget a move, from the committed openings, each with both colou
 Usage:
   python scripts/bench_engine_games.py [--nodes 1000 4000 16000] [--pairs 32] [--repeats 3]
       [--modes one-core two-processes ray-two-workers] [--agent results/best_american8.safetensors]
+      [--pieces-a-share 4]
 
-Modes: ``one-core`` plays every pair in this process (one core); ``two-processes`` splits them into
-two shares over a pool of two spawned processes (``match.shares.process_pool``); ``ray-two-workers``
-into two Ray tasks on a local Ray instance of two CPUs (``ray.init(num_cpus=2)``). Each mode plays
-one warm-up batch first (numba's cache loaded, each worker's imports paid), then ``--repeats`` timed
-batches of the same pairs; it prints the median games a second with the range, and the plies a
-second. The same pairs give the same games in every mode (a node budget is deterministic).
+Modes: ``one-core`` plays every pair in this process (one core); ``two-processes`` splits them over
+a pool of two spawned processes (``match.shares.process_pool``); ``ray-two-workers`` over two Ray
+workers on a local Ray instance of two CPUs (``ray.init(num_cpus=2)``). With two workers the pairs
+go in ``--pieces-a-share`` pieces a worker (``engine_pairs.PIECES_A_SHARE``; 1: one big share
+each). Each mode plays one warm-up batch first (numba's cache loaded, each worker's imports paid),
+then ``--repeats`` timed batches of the same pairs; it prints the median games a second with the
+range, and the plies a second. The same pairs give the same games in every mode (a node budget is
+deterministic).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from neurocheckers.match import engine_pairs  # noqa: E402
 from neurocheckers.match.engine_pairs import EngineSide, play_pairs  # noqa: E402
 from neurocheckers.match.shares import in_process, process_pool, ray_shares  # noqa: E402
 
@@ -49,10 +53,13 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--modes", nargs="+", choices=MODES, default=list(MODES))
     parser.add_argument("--agent", default="results/best_american8.safetensors")
+    parser.add_argument("--pieces-a-share", type=int, default=engine_pairs.PIECES_A_SHARE)
     args = parser.parse_args()
+    engine_pairs.PIECES_A_SHARE = args.pieces_a_share
     a = EngineSide(args.agent)
     b = EngineSide(args.agent, {"lmr_min_move": 4})
-    print(f"american8, {args.agent} against itself with lmr_min_move 4, {args.pairs} pairs a batch")
+    print(f"american8, {args.agent} against itself with lmr_min_move 4, {args.pairs} pairs a batch, "
+          f"{args.pieces_a_share} pieces a share")  # fmt: skip
     for mode in args.modes:
         map_shares, shares, close = mode_runner(mode)
         try:

@@ -68,3 +68,16 @@ def test_the_engine_loop_plays_the_host_loops_games(whole):
     assert pentanomial(scores).tolist() == whole.counts.tolist()
     assert np.bincount(np.rint(scores * 2).astype(int), minlength=3).tolist() == whole.results.tolist()
     assert int(np.sum(records.length)) == whole.plies
+
+
+def test_the_committed_openings_are_read_once_and_handed_out_as_copies():
+    """Each engine-game share asks for the openings: they are read and checked once a process, and a
+    caller that changes its list does not change the next caller's."""
+    from neurocheckers.rules.openings import committed_openings, load_openings
+    from neurocheckers.rules.presets import AMERICAN8
+
+    openings = load_openings(AMERICAN8)
+    hits = committed_openings.cache_info().hits
+    openings.clear()
+    assert len(load_openings(AMERICAN8)) == 500 and committed_openings.cache_info().hits == hits + 1
+    assert load_openings(AMERICAN8, 2, first=3) == list(committed_openings(AMERICAN8)[3:5])

@@ -183,6 +183,29 @@ def test_a_td_run_starts_from_an_agent_file_and_refuses_one_that_does_not_fit(tm
         load_config(None, [*TINY_BY_STRATEGY["dqn"], f"initial_agent={start}"])
 
 
+def test_anchor_weight_pulls_the_targets_to_the_start_network(tmp_path):
+    """``anchor_weight`` w: each target is ``(1 - w) target + w v_start``, so at w = 1, starting from
+    the anchor, every target is the network's own value (no error before the updates) and the
+    network barely moves; at w = 0 the TD targets differ from it. Without ``initial_agent`` it is a
+    one-line error."""
+    keys = [*TINY_BY_STRATEGY["td_lambda"], "epochs=1", "bootstrap_positions=0"]
+    trainer = make_trainer(load_config(None, keys))
+    start = str(tmp_path / "start.safetensors")
+    save_agent(start, "simple6", trainer.spec, trainer.init(trainer.settings, jax.random.key(3)).params)
+    errors = {}
+    for weight in (0.0, 1.0):
+        pulled = make_trainer(load_config(None, [*keys, f"initial_agent={start}", f"anchor_weight={weight}"]))
+        assert len(pulled.epoch_data) == (2 if weight else 0)
+        state = pulled.init(pulled.settings, jax.random.key(0))
+        _, metrics = pulled.run_epoch(state, jax.random.key(1))
+        errors[weight] = float(metrics["learner_loss_before"])
+    assert errors[1.0] < 1e-10 < errors[0.0]
+    with pytest.raises(ConfigError, match="anchor_weight = 0.5 .*set initial_agent"):
+        load_config(None, [*keys, "anchor_weight=0.5"])
+    with pytest.raises(ConfigError, match="anchor_weight must be in \\[0, 1\\], got 2"):
+        load_config(None, [*keys, f"initial_agent={start}", "anchor_weight=2"])
+
+
 PIECED_RUN = [*LEARNER_RUN, "selfplay_games=32", "epochs=2", "strength_every=0", "bootstrap_positions=0"]
 """32 self-play games: with a budget, an epoch plays them in 2 pieces of 16 (``piece_games``)."""
 

@@ -6,6 +6,7 @@ chosen here (saving uses matplotlib's Agg renderer; no display is needed).
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -249,7 +250,8 @@ def tuning_figure(runs, names: list[str], smooth: int | None = None) -> Figure:
         a.grid(alpha=0.3)
     _, _, config, _ = runs[0]
     title = f"{names[0]}: {config.rules}, {_tuning_words(config)[2]}"
-    ax.set_title(title if len(runs) == 1 else f"Tunings by engine games ({len(runs)} runs)")
+    title = title if len(runs) == 1 else f"Tunings by engine games ({len(runs)} runs)"
+    ax.set_title(textwrap.fill(title, 90))  # a long run name and recipe would run off the figure
     ax.legend(fontsize=8)
     return fig
 

@@ -51,6 +51,11 @@ def validate_learner(c: Config) -> None:
         c.exploration != "epsilon" or c.exploration_rate <= 1,
         f"exploration_rate (epsilon's probability) must be <= 1, got {c.exploration_rate}",
     )
+    need(0 <= c.anchor_weight <= 1, f"anchor_weight must be in [0, 1], got {c.anchor_weight}")
+    need(
+        c.anchor_weight == 0 or bool(c.initial_agent),
+        f"anchor_weight = {c.anchor_weight} pulls towards initial_agent's values: set initial_agent",
+    )
     for name in ("updates_per_epoch", "bootstrap_positions", "bootstrap_steps"):
         need(getattr(c, name) >= 0, f"{name} must be >= 0, got {getattr(c, name)}")
     for name in ("batch_size", "snapshot_every"):

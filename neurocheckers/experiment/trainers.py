@@ -365,7 +365,7 @@ def learner_trainer(config: ExperimentConfig, simulations: int, entry: StrategyE
         },
         non_finite_hint=f"learning_rate ({config.learning_rate})",
         memory_hint="selfplay_games, max_plies, simulations or depth",
-        epoch_data=endgame_targets(config, entry),
+        epoch_data=learner_epoch_data(config, entry),
         # With a wall-time budget the epoch is played in pieces, so the run can stop inside one.
         epoch_steps=learner.epoch_steps if config.budget_minutes > 0 else None,
         host_epoch=learner.host_epoch(config, settings) if learner.host_epoch else None,
@@ -403,6 +403,15 @@ def endgame_targets(config: ExperimentConfig, entry: StrategyEntry) -> tuple:
         return (device_db(EndgameDB(folder, config.rules)),)
     except EndgameError as e:
         raise RunError(f"endgame_targets = {folder!r}: {e}") from None
+
+
+def learner_epoch_data(config: ExperimentConfig, entry: StrategyEntry) -> tuple:
+    """What a learner's epoch takes after its key: ``endgame_targets``' database, then, with an
+    ``anchor_weight``, ``initial_agent``'s network (the targets' pull; the database None without one)."""
+    exact = endgame_targets(config, entry)
+    if not config.anchor_weight or "td_lambda" not in entry.section_names():
+        return exact
+    return (exact[0] if exact else None, load_agent(config.initial_agent, config.rules).params)
 
 
 @functools.cache

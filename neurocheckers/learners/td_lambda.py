@@ -18,7 +18,10 @@ The targets are computed once per epoch with the network that played the games (
 lambda-return). With an endgame database (``endgame_targets``; ``epoch``'s ``exact``), every
 recorded position it holds takes its exact value (win, draw or loss, ``endgame.device.exact_value``;
 wins and losses only without ``endgame_draws``) both as its target and as the value the positions
-before it bootstrap from.
+before it bootstrap from. With ``anchor_weight`` w > 0 (``epoch``'s ``anchor``: the start network's
+parameters, a fine-tuning's ``initial_agent``) each target becomes ``(1 - w) target + w v_anchor``:
+a joint objective that keeps what the start network knew (its deep-search targets) while TDLeaf
+teaches the values a shallow search reads.
 
 ``init(settings, key)`` and ``epoch(settings, state, key)`` are pure and jitted with the settings
 static (the evosax / PureJaxRL style).
@@ -142,7 +145,11 @@ def start_from(settings: TDSettings, params: Any, key: jax.Array) -> LearnerStat
 
 @functools.partial(jax.jit, static_argnums=0)
 def epoch(
-    settings: TDSettings, state: LearnerState, key: jax.Array, exact: DeviceDB | None = None
+    settings: TDSettings,
+    state: LearnerState,
+    key: jax.Array,
+    exact: DeviceDB | None = None,
+    anchor: Any = None,
 ) -> tuple[LearnerState, dict]:
     """One epoch: self-play games, TD(lambda) targets (exact where the endgame database ``exact``
     holds a position), Adam updates. Metrics: ``td_error`` (mean |target - value| before the
@@ -151,7 +158,7 @@ def epoch(
     rate), ``value_mean``, and the games' counts (``wins``/``losses``: games Black / White won)."""
     play_key, _ = jax.random.split(key)
     batch = selfplay(settings, state.params, play_key, jnp.float32(settings.exploration_rate))
-    return learn(settings, state, key, batch, exact)
+    return learn(settings, state, key, batch, exact, anchor)
 
 
 def learn(
@@ -160,11 +167,15 @@ def learn(
     key: jax.Array,
     batch: SelfPlayBatch,
     exact: DeviceDB | None = None,
+    anchor: Any = None,
 ) -> tuple[LearnerState, dict]:
     """The rest of ``epoch`` (its key ``key``) once its self-play games ``batch`` are played."""
     _, fit_key = jax.random.split(key)
     rate = jnp.float32(settings.exploration_rate)
     obs, targets, weights, values, _ = training_data(settings, state.params, batch, exact)
+    if anchor is not None and settings.anchor_weight > 0:
+        pull = value(learner_spec(settings), anchor, obs)
+        targets = (1.0 - settings.anchor_weight) * targets + settings.anchor_weight * pull
     count = jnp.maximum(jnp.sum(weights), 1.0)
     loss_before = jnp.sum(jnp.square(targets - values) * weights) / count
     new_state, _ = regress(settings, state, obs, targets, weights, fit_key, settings.updates_per_epoch)
@@ -209,12 +220,18 @@ def _play_piece(settings: TDSettings, params, key: jax.Array, first: jax.Array, 
 
 
 @functools.partial(jax.jit, static_argnums=0)
-def _learn_pieces(settings: TDSettings, state: LearnerState, key: jax.Array, pieces: list, exact=None):
-    return learn(settings, state, key, concatenate_batches(pieces), exact)
+def _learn_pieces(
+    settings: TDSettings, state: LearnerState, key: jax.Array, pieces: list, exact=None, anchor=None
+):
+    return learn(settings, state, key, concatenate_batches(pieces), exact, anchor)
 
 
 def epoch_in_pieces(
-    settings: TDSettings, state: LearnerState, key: jax.Array, exact: DeviceDB | None = None
+    settings: TDSettings,
+    state: LearnerState,
+    key: jax.Array,
+    exact: DeviceDB | None = None,
+    anchor: Any = None,
 ) -> Generator[None, None, tuple[LearnerState, dict]]:
     """``epoch`` step by step, for a caller that may stop between steps: a generator that yields
     after each piece of the self-play games (``piece_games`` games, each one call) and returns
@@ -227,4 +244,4 @@ def epoch_in_pieces(
             jax.block_until_ready(_play_piece(settings, state.params, key, jnp.int32(first), count))
         )
         yield
-    return _learn_pieces(settings, state, key, pieces, exact)
+    return _learn_pieces(settings, state, key, pieces, exact, anchor)

@@ -26,6 +26,10 @@ from neurocheckers.rules.playout import default_max_plies
 from neurocheckers.rules.presets import get_rules
 from neurocheckers.stats import pentanomial
 
+PIECES_A_SHARE = 4
+"""``play_pairs`` cuts each of its shares into this many pieces (at most one a pair): games differ in
+length, and with small pieces a worker that finishes early takes the next one instead of idling."""
+
 
 @dataclasses.dataclass(frozen=True)
 class EngineSide:
@@ -153,13 +157,15 @@ def play_pairs(
     seed: int = 0, shares: int = 1, map_shares: MapShares = in_process, max_plies: int | None = None,
 ) -> PairResult:  # fmt: skip
     """``pairs`` game pairs of A against B at ``nodes`` a move over consecutive committed openings
-    from ``first_opening``, split into ``shares`` shares run by ``map_shares`` (in this process, a
-    process pool, Ray tasks); the same arguments give the same games however they are split (the
-    compiled search at a node budget is deterministic)."""
+    from ``first_opening``, for ``shares`` workers run by ``map_shares`` (in this process, a process
+    pool, Ray tasks), in ``PIECES_A_SHARE`` pieces a worker when there are several; the same
+    arguments give the same games however they are split (the compiled search at a node budget is
+    deterministic)."""
     if pairs < 1 or shares < 1:
         raise ValueError(f"pairs and shares must be >= 1, got {pairs} and {shares}")
     a.player(rules_name, nodes), b.player(rules_name, nodes)  # a bad side fails here, not in a worker
-    sizes = [pairs // shares + (i < pairs % shares) for i in range(min(shares, pairs))]
+    pieces = min(pairs, shares if shares == 1 else shares * PIECES_A_SHARE)
+    sizes = [pairs // pieces + (i < pairs % pieces) for i in range(pieces)]
     starts = np.cumsum([0, *sizes[:-1]])
     work = [(rules_name, a, b, first_opening + int(s), n, nodes, seed + int(s), max_plies)
             for s, n in zip(starts, sizes, strict=True)]  # fmt: skip

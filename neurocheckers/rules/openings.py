@@ -12,6 +12,7 @@ starting with ``#`` are comments.
 
 from __future__ import annotations
 
+import functools
 from importlib import resources
 
 import jax
@@ -74,15 +75,22 @@ def read_openings(rules: Rules, text: str) -> list[tuple[str, int, int]]:
     return openings
 
 
-def load_openings(rules: Rules, count: int | None = None, first: int = 0) -> list[tuple[str, int, int]]:
-    """The committed openings ``first`` .. ``first + count - 1`` of ``rules`` (default: all from
-    ``first``); ``ValueError`` naming the bad value if the set has fewer."""
+@functools.cache
+def committed_openings(rules: Rules) -> tuple[tuple[str, int, int], ...]:
+    """Every committed opening of ``rules``, read and checked once a process (each engine-game share
+    asks for them, and checking 500 positions takes a sixth of a second)."""
     name = f"openings_{rules.base_name}.txt"
     try:
         text = resources.files("neurocheckers.data").joinpath(name).read_text()
     except FileNotFoundError:
         raise ValueError(f"no committed opening set for rules {rules.name!r} ({name})") from None
-    openings = read_openings(rules, text)
+    return tuple(read_openings(rules, text))
+
+
+def load_openings(rules: Rules, count: int | None = None, first: int = 0) -> list[tuple[str, int, int]]:
+    """The committed openings ``first`` .. ``first + count - 1`` of ``rules`` (default: all from
+    ``first``); ``ValueError`` naming the bad value if the set has fewer."""
+    openings = list(committed_openings(rules))
     if not 0 <= first < len(openings):
         raise ValueError(f"--first-opening must be in 0..{len(openings) - 1} for {rules.name}, got {first}")
     if count is None:
